@@ -1,0 +1,772 @@
+//! Native throughput and memory of the core on the benchmark workloads (`bench/workloads.mjs`).
+//!
+//! `cargo run --release -p forgestream-core --example bench_core`
+//!
+//! - **W1** (`target/bench/w1.sse`, one long live turn): fed in 64 KiB reads through
+//!   [`SseParser`] and [`SessionView::apply_live`]; the median of several runs gives MB/s
+//!   (10^6 bytes) and events/s, plus parse-only MB/s for reference. The final view is checked
+//!   against `w1.json` (text bytes and characters of every message, tool-call arguments, turn and
+//!   thread status, no warnings); a mismatch exits non-zero.
+//! - **Memory**: a counting global allocator (this example only) tracks live and peak heap
+//!   bytes. Peak heap while parsing + reducing W1 (above the already-loaded input) and the heap
+//!   the view retains afterwards are reported as ratios to the final text bytes.
+//! - **W2** (`target/bench/w2-pages.json`, 100,000 persisted events in 100-event pages): each
+//!   page is decoded with serde_json into [`SessionEventsPage`] and applied with
+//!   [`SessionView::apply_session_events`]; events/s, checked against `w2.json`. A time budget
+//!   (`FORGESTREAM_BENCH_W2_BUDGET_S`, default 120 s per run) stops a run that is too slow, and
+//!   then the figure is reported as partial, never extrapolated.
+//!
+//! Environment: `FORGESTREAM_BENCH_DIR` (default `<repo>/target/bench`), `FORGESTREAM_BENCH_RUNS`
+//! (default 7, at least 5). Results are also written to `<bench dir>/results-core.json` for
+//! `scripts/bench`.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use forgestream_core::reduce::{ItemBody, ReducerConfig, SessionView, ThreadStatus, TurnStatus};
+use forgestream_core::sse::{ParserConfig, SseItem, SseParser};
+use forgestream_core::wire::SessionEventsPage;
+use serde_json::{json, Value};
+
+// ------------------------------------------------------------------ counting allocator
+
+/// Wraps the system allocator and counts live and peak heap bytes (requested sizes).
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+fn grew(bytes: usize) {
+    let now = LIVE.fetch_add(bytes, Ordering::Relaxed) + bytes;
+    PEAK.fetch_max(now, Ordering::Relaxed);
+}
+
+fn shrank(bytes: usize) {
+    LIVE.fetch_sub(bytes, Ordering::Relaxed);
+}
+
+// SAFETY: every call is forwarded unchanged to `System`, which upholds the `GlobalAlloc`
+// contract; the counters are only bookkeeping.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: same contract as the caller's.
+        let ptr = unsafe { System.alloc(layout) };
+        if !ptr.is_null() {
+            grew(layout.size());
+        }
+        ptr
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: same contract as the caller's.
+        let ptr = unsafe { System.alloc_zeroed(layout) };
+        if !ptr.is_null() {
+            grew(layout.size());
+        }
+        ptr
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) };
+        shrank(layout.size());
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: same contract as the caller's.
+        let moved = unsafe { System.realloc(ptr, layout, new_size) };
+        if !moved.is_null() {
+            if new_size >= layout.size() {
+                grew(new_size - layout.size());
+            } else {
+                shrank(layout.size() - new_size);
+            }
+        }
+        moved
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// Starts a peak measurement: the peak is reset to the current live bytes, which are returned.
+fn heap_mark() -> usize {
+    let now = LIVE.load(Ordering::Relaxed);
+    PEAK.store(now, Ordering::Relaxed);
+    now
+}
+
+// ------------------------------------------------------------------ helpers
+
+type Fallible<T> = Result<T, String>;
+
+fn bench_dir() -> PathBuf {
+    let dir = std::env::var_os("FORGESTREAM_BENCH_DIR").map_or_else(
+        || PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target/bench")),
+        PathBuf::from,
+    );
+    std::fs::canonicalize(&dir).unwrap_or(dir)
+}
+
+fn read_json(path: &PathBuf) -> Fallible<Value> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn field_u64(meta: &Value, key: &str) -> Fallible<u64> {
+    meta.get(key)
+        .and_then(Value::as_u64)
+        .ok_or_else(|| format!("metadata lacks numeric `{key}`"))
+}
+
+fn field_str<'a>(meta: &'a Value, key: &str) -> Fallible<&'a str> {
+    meta.get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("metadata lacks string `{key}`"))
+}
+
+fn median(samples: &mut [f64]) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    let n = samples.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => samples[n / 2],
+        _ => (samples[n / 2 - 1] + samples[n / 2]) / 2.0,
+    }
+}
+
+fn runs() -> usize {
+    std::env::var("FORGESTREAM_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(7usize)
+        .max(5)
+}
+
+/// Sum of text bytes over every message item of the view, and the number of messages.
+fn message_text_totals(view: &SessionView) -> (u64, u64) {
+    let mut bytes = 0u64;
+    let mut count = 0u64;
+    for turn in view.turns() {
+        for item in turn.items.values() {
+            if let ItemBody::Message(m) = &item.body {
+                count += 1;
+                bytes += m.content.as_ref().map_or(0, |c| c.text().len()) as u64;
+            }
+        }
+    }
+    (bytes, count)
+}
+
+// ------------------------------------------------------------------ W1
+
+const READ_SIZE: usize = 64 * 1024;
+
+/// The `turn_id` of a `turn.created` frame.
+fn turn_id_of(data: &str) -> Fallible<String> {
+    let event: Value = serde_json::from_str(data).map_err(|e| format!("first frame: {e}"))?;
+    if event.get("type").and_then(Value::as_str) != Some("turn.created") {
+        return Err("the first frame is not turn.created".into());
+    }
+    event
+        .get("turn_id")
+        .and_then(Value::as_str)
+        .map(String::from)
+        .ok_or_else(|| "turn.created without turn_id".into())
+}
+
+/// Parses and reduces the whole stream as a client would; returns the view and the event count.
+fn reduce_w1(input: &[u8], session_id: &str) -> Fallible<(SessionView, u64, String)> {
+    let mut parser = SseParser::new(ParserConfig::default());
+    let mut view = SessionView::new(session_id, ReducerConfig::default());
+    let mut items = Vec::new();
+    let mut turn_id: Option<String> = None;
+    let mut events = 0u64;
+    for chunk in input.chunks(READ_SIZE) {
+        parser.feed(chunk, &mut items).map_err(|e| e.to_string())?;
+        for item in items.drain(..) {
+            let SseItem::Event(event) = item else {
+                continue;
+            };
+            if turn_id.is_none() {
+                turn_id = Some(turn_id_of(&event.data)?);
+            }
+            let tid = turn_id.as_deref().unwrap_or_default();
+            let seq = event.id.as_deref().and_then(|s| s.parse::<u64>().ok());
+            view.apply_live(tid, seq, &event.data)
+                .map_err(|e| format!("apply_live seq {seq:?}: {e}"))?;
+            events += 1;
+        }
+    }
+    parser.finish();
+    Ok((view, events, turn_id.unwrap_or_default()))
+}
+
+/// Parse only: frames out of the SSE parser, nothing reduced. Returns (events, data bytes).
+fn parse_w1(input: &[u8]) -> Fallible<(u64, u64)> {
+    let mut parser = SseParser::new(ParserConfig::default());
+    let mut items = Vec::new();
+    let (mut events, mut data_bytes) = (0u64, 0u64);
+    for chunk in input.chunks(READ_SIZE) {
+        parser.feed(chunk, &mut items).map_err(|e| e.to_string())?;
+        for item in items.drain(..) {
+            if let SseItem::Event(event) = item {
+                events += 1;
+                data_bytes += black_box(event.data.len()) as u64;
+            }
+        }
+    }
+    parser.finish();
+    Ok((events, data_bytes))
+}
+
+/// Checks the final W1 view against `w1.json`; returns every mismatch found.
+fn verify_w1(view: &SessionView, turn_id: &str, events: u64, meta: &Value) -> Vec<String> {
+    let mut errors = Vec::new();
+    if let Ok(expected) = field_u64(meta, "events") {
+        if events != expected {
+            errors.push(format!("{events} events reduced, expected {expected}"));
+        }
+    }
+    match field_str(meta, "turn_id") {
+        Ok(t) if t != turn_id => errors.push(format!("turn id {turn_id}, expected {t}")),
+        _ => {}
+    }
+    let Some(turn) = view.turn(turn_id) else {
+        errors.push(format!("turn {turn_id} missing from the view"));
+        return errors;
+    };
+    if turn.status != TurnStatus::Done {
+        errors.push(format!("turn status {:?}, expected Done", turn.status));
+    }
+    if turn.last_sequence_number != meta.get("last_seq").and_then(Value::as_u64) {
+        errors.push(format!(
+            "last sequence number {:?}",
+            turn.last_sequence_number
+        ));
+    }
+    if view.warning_count() != 0 {
+        errors.push(format!(
+            "{} warnings, expected none: {:?}",
+            view.warning_count(),
+            view.warnings().iter().take(3).collect::<Vec<_>>()
+        ));
+    }
+    let expected_messages = meta
+        .get("messages")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for m in &expected_messages {
+        let id = m.get("id").and_then(Value::as_str).unwrap_or_default();
+        let Some(ItemBody::Message(msg)) = view.item(turn_id, id).map(|i| &i.body) else {
+            errors.push(format!("message {id} missing"));
+            continue;
+        };
+        let text = msg.content.as_ref().map(|c| c.text()).unwrap_or_default();
+        let want_bytes = m.get("text_bytes").and_then(Value::as_u64);
+        let want_chars = m.get("text_chars").and_then(Value::as_u64);
+        if Some(text.len() as u64) != want_bytes || Some(text.chars().count() as u64) != want_chars
+        {
+            errors.push(format!(
+                "message {id}: {} bytes / {} chars, expected {want_bytes:?} / {want_chars:?}",
+                text.len(),
+                text.chars().count()
+            ));
+        }
+        let want_calls = m
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        if want_calls.len() != msg.tool_calls.len() {
+            errors.push(format!(
+                "message {id}: {} tool calls, expected {}",
+                msg.tool_calls.len(),
+                want_calls.len()
+            ));
+        }
+        for (want, got) in want_calls.iter().zip(&msg.tool_calls) {
+            let same = want.get("id").and_then(Value::as_str) == Some(got.tool_call_id.as_str())
+                && want.get("name").and_then(Value::as_str) == Some(got.name.as_str())
+                && want.get("arguments_bytes").and_then(Value::as_u64)
+                    == Some(got.arguments_text.len() as u64)
+                && got.arguments.is_some();
+            if !same {
+                errors.push(format!(
+                    "message {id}: tool call {} differs",
+                    got.tool_call_id
+                ));
+            }
+        }
+    }
+    let (total, count) = message_text_totals(view);
+    let want_total = field_u64(meta, "total_text_bytes").unwrap_or(u64::MAX);
+    if total != want_total || count != expected_messages.len() as u64 {
+        errors.push(format!(
+            "view holds {count} messages with {total} text bytes, expected {} with {want_total}",
+            expected_messages.len()
+        ));
+    }
+    for t in meta
+        .get("threads")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let id = t
+            .get("thread_id")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        match view.thread(id) {
+            Some(thread) if thread.status == ThreadStatus::Done => {}
+            Some(thread) => errors.push(format!("thread {id}: status {:?}", thread.status)),
+            None => errors.push(format!("thread {id} missing")),
+        }
+    }
+    errors
+}
+
+struct W1Figures {
+    bytes: usize,
+    events: u64,
+    runs: usize,
+    reduce_secs: f64,
+    parse_secs: f64,
+    text_bytes: u64,
+    peak_heap: usize,
+    retained_heap: usize,
+}
+
+fn bench_w1(dir: &std::path::Path, runs: usize) -> Fallible<W1Figures> {
+    let meta = read_json(&dir.join("w1.json"))?;
+    let sse_path = dir.join("w1.sse");
+    let input = std::fs::read(&sse_path).map_err(|e| format!("{}: {e}", sse_path.display()))?;
+    if input.len() as u64 != field_u64(&meta, "bytes")? {
+        return Err(
+            "w1.sse does not match w1.json: regenerate with node bench/workloads.mjs".into(),
+        );
+    }
+    let session_id = field_str(&meta, "session_id")?.to_string();
+    let text_bytes = field_u64(&meta, "total_text_bytes")?;
+    println!(
+        "W1: {} ({:.2} MB, {} frames, {} text bytes in {} messages), {} KiB reads, {runs} runs",
+        sse_path.display(),
+        input.len() as f64 / 1e6,
+        field_u64(&meta, "events")?,
+        text_bytes,
+        field_u64(&meta, "model_messages")?,
+        READ_SIZE / 1024
+    );
+
+    // Memory: one dedicated run, measured from the moment the input is already loaded.
+    let base = heap_mark();
+    let (view, events, turn_id) = reduce_w1(&input, &session_id)?;
+    let peak_heap = PEAK.load(Ordering::Relaxed).saturating_sub(base);
+    let retained_heap = LIVE.load(Ordering::Relaxed).saturating_sub(base);
+    let errors = verify_w1(&view, &turn_id, events, &meta);
+    if !errors.is_empty() {
+        for e in &errors {
+            eprintln!("W1 verification FAILED: {e}");
+        }
+        return Err(format!(
+            "W1 view does not match w1.json ({} mismatches)",
+            errors.len()
+        ));
+    }
+    println!(
+        "  verified: final view matches w1.json ({text_bytes} text bytes, turn done, no warnings)"
+    );
+    drop(view);
+
+    let mut reduce = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let started = Instant::now();
+        let (view, n, _) = reduce_w1(&input, &session_id)?;
+        reduce.push(started.elapsed().as_secs_f64());
+        if n != events || message_text_totals(&view).0 != text_bytes {
+            return Err("a timed W1 run produced a different view".into());
+        }
+        drop(black_box(view));
+    }
+    let mut parse = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let started = Instant::now();
+        let (n, _) = black_box(parse_w1(&input)?);
+        parse.push(started.elapsed().as_secs_f64());
+        if n != events {
+            return Err(format!("parse-only run saw {n} events, expected {events}"));
+        }
+    }
+    let f = W1Figures {
+        bytes: input.len(),
+        events,
+        runs,
+        reduce_secs: median(&mut reduce),
+        parse_secs: median(&mut parse),
+        text_bytes,
+        peak_heap,
+        retained_heap,
+    };
+    let mb = f.bytes as f64 / 1e6;
+    println!(
+        "  parse + reduce: median {:.1} ms = {:.1} MB/s, {:.0} events/s (runs: {})",
+        f.reduce_secs * 1e3,
+        mb / f.reduce_secs,
+        f.events as f64 / f.reduce_secs,
+        fmt_ms(&reduce)
+    );
+    println!(
+        "  parse only:     median {:.1} ms = {:.1} MB/s, {:.0} events/s",
+        f.parse_secs * 1e3,
+        mb / f.parse_secs,
+        f.events as f64 / f.parse_secs
+    );
+    println!(
+        "  heap: peak during parse + reduce {:.2} MB = {:.2}x final text; retained by the view {:.2} MB = {:.2}x final text",
+        f.peak_heap as f64 / 1e6,
+        f.peak_heap as f64 / f.text_bytes as f64,
+        f.retained_heap as f64 / 1e6,
+        f.retained_heap as f64 / f.text_bytes as f64
+    );
+    Ok(f)
+}
+
+fn fmt_ms(sorted: &[f64]) -> String {
+    sorted
+        .iter()
+        .map(|s| format!("{:.0}", s * 1e3))
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+// ------------------------------------------------------------------ W2
+
+struct W2Run {
+    secs: f64,
+    /// Elapsed seconds at the end of each applied page.
+    page_ends: Vec<f64>,
+    pages: usize,
+    events: u64,
+    complete: bool,
+    view: SessionView,
+}
+
+/// Decodes and applies pages in file order (newest first) until done or over `budget`.
+fn reduce_w2(pages: &[&str], session_id: &str, budget: Duration) -> Fallible<W2Run> {
+    let mut view = SessionView::new(session_id, ReducerConfig::default());
+    let started = Instant::now();
+    let mut events = 0u64;
+    let mut done = 0usize;
+    let mut page_ends = Vec::with_capacity(pages.len());
+    for (i, page) in pages.iter().enumerate() {
+        let page: SessionEventsPage =
+            serde_json::from_str(page).map_err(|e| format!("page {i}: {e}"))?;
+        events += page.data.len() as u64;
+        view.apply_session_events(page.data)
+            .map_err(|e| format!("page {i}: {e}"))?;
+        done = i + 1;
+        page_ends.push(started.elapsed().as_secs_f64());
+        if started.elapsed() > budget && done < pages.len() {
+            break;
+        }
+    }
+    Ok(W2Run {
+        secs: started.elapsed().as_secs_f64(),
+        page_ends,
+        pages: done,
+        events,
+        complete: done == pages.len(),
+        view,
+    })
+}
+
+/// Events per second over the first and the last tenth of the pages a run applied (every page
+/// but possibly the last holds the same number of events): equal rates mean linear work, a
+/// falling rate means the cost per event grows with the view.
+fn w2_scaling(run: &W2Run) -> (f64, f64, usize) {
+    let ends = &run.page_ends;
+    let tenth = (ends.len() / 10).max(1);
+    if ends.len() < 2 * tenth {
+        return (f64::NAN, f64::NAN, tenth);
+    }
+    let first = ends[tenth - 1];
+    let last = ends[ends.len() - 1] - ends[ends.len() - 1 - tenth];
+    let per_page = run.events as f64 / run.pages.max(1) as f64;
+    (
+        tenth as f64 * per_page / first,
+        tenth as f64 * per_page / last,
+        tenth,
+    )
+}
+
+fn verify_w2(view: &SessionView, meta: &Value) -> Vec<String> {
+    let mut errors = Vec::new();
+    let turns = view.turn_ids().len() as u64;
+    if Some(turns) != meta.get("turns").and_then(Value::as_u64) {
+        errors.push(format!("{turns} turns in the view"));
+    }
+    if view.turn_ids().last().map(String::as_str)
+        != meta.get("last_turn_id").and_then(Value::as_str)
+    {
+        errors.push("the newest turn in chain order is not last_turn_id".into());
+    }
+    let not_done = view
+        .turns()
+        .filter(|t| t.status != TurnStatus::Done)
+        .count();
+    if not_done != 0 {
+        errors.push(format!("{not_done} turns not done"));
+    }
+    let (bytes, count) = message_text_totals(view);
+    if Some(bytes) != meta.get("total_text_bytes").and_then(Value::as_u64)
+        || Some(count) != meta.get("model_messages").and_then(Value::as_u64)
+    {
+        errors.push(format!("{count} messages with {bytes} text bytes"));
+    }
+    if view.warning_count() != 0 {
+        errors.push(format!("{} warnings", view.warning_count()));
+    }
+    errors
+}
+
+struct W2Figures {
+    events_total: u64,
+    runs: usize,
+    complete: bool,
+    events_done: u64,
+    pages_done: usize,
+    secs: f64,
+    decode_secs: f64,
+    decode_runs: usize,
+    /// Events/s over the first and last tenth of the first run's pages, and the tenth's size.
+    scaling: (f64, f64, usize),
+    retained_heap: Option<usize>,
+    text_bytes: u64,
+    budget_s: f64,
+}
+
+fn bench_w2(dir: &std::path::Path, runs: usize) -> Fallible<W2Figures> {
+    let meta = read_json(&dir.join("w2.json"))?;
+    let path = dir.join("w2-pages.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    // One page per line (see bench/workloads.mjs); brackets and separators are not pages.
+    let pages: Vec<&str> = text
+        .lines()
+        .map(|l| l.trim_end_matches(','))
+        .filter(|l| l.starts_with('{'))
+        .collect();
+    let events_total = field_u64(&meta, "events")?;
+    if pages.len() as u64 != field_u64(&meta, "pages")? {
+        return Err(
+            "w2-pages.json does not match w2.json: regenerate with node bench/workloads.mjs".into(),
+        );
+    }
+    let session_id = field_str(&meta, "session_id")?.to_string();
+    let text_bytes = field_u64(&meta, "total_text_bytes")?;
+    let budget_s: f64 = std::env::var("FORGESTREAM_BENCH_W2_BUDGET_S")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(120.0);
+    let budget = Duration::from_secs_f64(budget_s);
+    println!(
+        "W2: {} ({:.2} MB, {} events in {} pages, {} turns), up to {runs} runs, budget {budget_s} s per run",
+        path.display(),
+        text.len() as f64 / 1e6,
+        events_total,
+        pages.len(),
+        field_u64(&meta, "turns")?
+    );
+
+    // Decode only (serde), for reference: how much of the time is JSON.
+    let mut decode = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let started = Instant::now();
+        let mut n = 0usize;
+        for page in &pages {
+            let page: SessionEventsPage = serde_json::from_str(page).map_err(|e| e.to_string())?;
+            n += black_box(page).data.len();
+        }
+        decode.push(started.elapsed().as_secs_f64());
+        if n as u64 != events_total {
+            return Err(format!("decoded {n} events, expected {events_total}"));
+        }
+    }
+    let decode_secs = median(&mut decode);
+    println!(
+        "  decode only (serde_json -> SessionEventsPage): median {:.0} ms = {:.0} events/s",
+        decode_secs * 1e3,
+        events_total as f64 / decode_secs
+    );
+
+    // First run: verification and retained heap (when it completes).
+    let base = heap_mark();
+    let first = reduce_w2(&pages, &session_id, budget)?;
+    let retained = LIVE.load(Ordering::Relaxed).saturating_sub(base);
+    let scaling = w2_scaling(&first);
+    println!(
+        "  scaling (first run): {:.0} events/s over its first {} pages, {:.0} events/s over its last {}",
+        scaling.0,
+        scaling.2,
+        scaling.1,
+        scaling.2
+    );
+    if !first.complete {
+        println!(
+            "  NOT MEASURED: decode + apply did not finish within the {budget_s} s budget: {} of {} pages ({} events) in {:.1} s = {:.0} events/s over that prefix only (partial; not extrapolated)",
+            first.pages,
+            pages.len(),
+            first.events,
+            first.secs,
+            first.events as f64 / first.secs
+        );
+        return Ok(W2Figures {
+            events_total,
+            runs: 1,
+            complete: false,
+            events_done: first.events,
+            pages_done: first.pages,
+            secs: first.secs,
+            decode_secs,
+            decode_runs: runs,
+            scaling,
+            retained_heap: None,
+            text_bytes,
+            budget_s,
+        });
+    }
+    let errors = verify_w2(&first.view, &meta);
+    if !errors.is_empty() {
+        for e in &errors {
+            eprintln!("W2 verification FAILED: {e}");
+        }
+        return Err(format!(
+            "W2 view does not match w2.json ({} mismatches)",
+            errors.len()
+        ));
+    }
+    println!("  verified: final view matches w2.json (turns, chain tip, {text_bytes} text bytes, no warnings)");
+    let mut secs = vec![first.secs];
+    drop(first);
+    for _ in 1..runs {
+        let run = reduce_w2(&pages, &session_id, budget)?;
+        if !run.complete {
+            println!(
+                "  a later run exceeded the budget; median over {} complete runs",
+                secs.len()
+            );
+            break;
+        }
+        secs.push(run.secs);
+    }
+    let runs_done = secs.len();
+    let med = median(&mut secs);
+    println!(
+        "  decode + apply_session_events: median {:.0} ms = {:.0} events/s (runs: {})",
+        med * 1e3,
+        events_total as f64 / med,
+        fmt_ms(&secs)
+    );
+    println!(
+        "  heap retained by the view: {:.2} MB = {:.2}x its text bytes",
+        retained as f64 / 1e6,
+        retained as f64 / text_bytes as f64
+    );
+    Ok(W2Figures {
+        events_total,
+        runs: runs_done,
+        complete: true,
+        events_done: events_total,
+        pages_done: pages.len(),
+        secs: med,
+        decode_secs,
+        decode_runs: runs,
+        scaling,
+        retained_heap: Some(retained),
+        text_bytes,
+        budget_s,
+    })
+}
+
+// ------------------------------------------------------------------ main
+
+/// JSON has no NaN: an unmeasurable figure is `null`.
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
+}
+
+fn main() -> ExitCode {
+    let dir = bench_dir();
+    let runs = runs();
+    if cfg!(debug_assertions) {
+        println!("warning: debug build; use --release for meaningful figures");
+    }
+    let w1 = match bench_w1(&dir, runs) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("bench_core: W1: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let w2 = match bench_w2(&dir, runs) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("bench_core: W2: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mb = w1.bytes as f64 / 1e6;
+    let results = json!({
+        "profile": if cfg!(debug_assertions) { "debug" } else { "release" },
+        "read_size": READ_SIZE,
+        "w1": {
+            "bytes": w1.bytes,
+            "events": w1.events,
+            "runs": w1.runs,
+            "reduce_median_s": w1.reduce_secs,
+            "reduce_mb_per_s": mb / w1.reduce_secs,
+            "reduce_events_per_s": w1.events as f64 / w1.reduce_secs,
+            "parse_median_s": w1.parse_secs,
+            "parse_mb_per_s": mb / w1.parse_secs,
+            "parse_events_per_s": w1.events as f64 / w1.parse_secs,
+            "text_bytes": w1.text_bytes,
+            "peak_heap_bytes": w1.peak_heap,
+            "peak_heap_ratio": w1.peak_heap as f64 / w1.text_bytes as f64,
+            "retained_heap_bytes": w1.retained_heap,
+            "retained_heap_ratio": w1.retained_heap as f64 / w1.text_bytes as f64,
+            "verified": true,
+        },
+        "w2": {
+            "events": w2.events_total,
+            "complete": w2.complete,
+            "budget_s": w2.budget_s,
+            "runs": w2.runs,
+            "pages_done": w2.pages_done,
+            "events_done": w2.events_done,
+            "apply_median_s": w2.secs,
+            "apply_events_per_s": w2.events_done as f64 / w2.secs,
+            "decode_median_s": w2.decode_secs,
+            "decode_runs": w2.decode_runs,
+            "decode_events_per_s": w2.events_total as f64 / w2.decode_secs,
+            "scaling_pages": w2.scaling.2,
+            "first_pages_events_per_s": finite(w2.scaling.0),
+            "last_pages_events_per_s": finite(w2.scaling.1),
+            "text_bytes": w2.text_bytes,
+            "retained_heap_bytes": w2.retained_heap,
+            "retained_heap_ratio": w2.retained_heap.map(|r| r as f64 / w2.text_bytes as f64),
+            "verified": w2.complete,
+        },
+    });
+    let out = dir.join("results-core.json");
+    let text = serde_json::to_string_pretty(&results).unwrap_or_default();
+    if let Err(e) = std::fs::write(&out, text + "\n") {
+        eprintln!("bench_core: {}: {e}", out.display());
+        return ExitCode::FAILURE;
+    }
+    println!("results written to {}", out.display());
+    ExitCode::SUCCESS
+}

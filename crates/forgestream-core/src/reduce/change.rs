@@ -1,0 +1,277 @@
+//! What an `apply_*` call reports: the change set, warnings and errors.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+use serde::Serialize;
+
+/// One changed (or removed) item, with its new version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct ItemChange {
+    /// Turn holding the item.
+    pub turn_id: String,
+    /// The item key (its event id).
+    pub key: String,
+    /// The item's version after the change (monotonic per item).
+    pub version: u64,
+    /// True when the item was removed (e.g. an unfinished message of a cancelled turn).
+    pub removed: bool,
+}
+
+/// Non-fatal findings while reducing. Kept on the view (bounded) and returned per change set.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Warning {
+    /// Deltas whose base `model.message` never arrived before the turn ended (FIELD C9).
+    #[serde(rename_all = "camelCase")]
+    OrphanDeltasDropped {
+        /// Turn.
+        turn_id: String,
+        /// The missing base's event id.
+        message_id: String,
+        /// How many deltas were dropped.
+        count: u64,
+    },
+    /// A live event for a turn whose `turn.done` was already applied; it was ignored.
+    #[serde(rename_all = "camelCase")]
+    EventAfterTurnDone {
+        /// Turn.
+        turn_id: String,
+        /// The ignored event's `type`.
+        event_type: String,
+    },
+    /// A live frame's sequence number skipped ahead: frames in between were not seen.
+    #[serde(rename_all = "camelCase")]
+    SequenceGap {
+        /// Turn.
+        turn_id: String,
+        /// The sequence number that was due.
+        expected: u64,
+        /// The one that arrived.
+        received: u64,
+    },
+    /// A message still streaming when its turn was cancelled or failed was removed, as the
+    /// server's persisted history does not keep it (PROTOCOL §9).
+    #[serde(rename_all = "camelCase")]
+    UnfinishedMessageDiscarded {
+        /// Turn.
+        turn_id: String,
+        /// The message.
+        message_id: String,
+    },
+    /// A finished tool call's arguments are not valid JSON; the raw text is kept.
+    #[serde(rename_all = "camelCase")]
+    ArgumentsUnparsed {
+        /// Turn.
+        turn_id: String,
+        /// The proposing message.
+        message_id: String,
+        /// The call.
+        tool_call_id: String,
+    },
+    /// A persisted event or listing item could not be decoded and was skipped.
+    #[serde(rename_all = "camelCase")]
+    EventSkipped {
+        /// Turn.
+        turn_id: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// What one `apply_*` call changed, so a UI updates in O(change).
+///
+/// `items` holds each changed item once (latest version). `turns` lists turns whose header
+/// (status, usage, chain links, …) changed. Flags say whether the ordered turn list, the pending
+/// set, the thread tree or the session usage changed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct ChangeSet {
+    /// Turns whose header changed (deduplicated, first-change order).
+    pub turns: Vec<String>,
+    /// Changed items.
+    pub items: Vec<ItemChange>,
+    /// The chain order of turns changed (a turn was added or re-linked).
+    pub order_changed: bool,
+    /// [`super::SessionView::pending_actions`] changed.
+    pub pending_changed: bool,
+    /// The thread tree changed.
+    pub threads_changed: bool,
+    /// Session usage totals changed.
+    pub usage_changed: bool,
+    /// Warnings raised by this call.
+    pub warnings: Vec<Warning>,
+}
+
+impl ChangeSet {
+    /// True when nothing changed and nothing was reported.
+    pub fn is_empty(&self) -> bool {
+        self.turns.is_empty()
+            && self.items.is_empty()
+            && !self.order_changed
+            && !self.pending_changed
+            && !self.threads_changed
+            && !self.usage_changed
+            && self.warnings.is_empty()
+    }
+
+    pub(crate) fn turn(&mut self, turn_id: &str) {
+        if !self.turns.iter().any(|t| t == turn_id) {
+            self.turns.push(String::from(turn_id));
+        }
+    }
+
+    pub(crate) fn item(&mut self, turn_id: &str, key: &str, version: u64, removed: bool) {
+        // Recent items are the likely duplicates (a delta burst on one message): search from the
+        // end, and only a short window, so a long batch stays linear; `normalize` dedupes fully.
+        let window = self.items.len().saturating_sub(8);
+        let recent = self.items.get_mut(window..).unwrap_or_default();
+        if let Some(existing) = recent
+            .iter_mut()
+            .rev()
+            .find(|c| c.key == key && c.turn_id == turn_id)
+        {
+            existing.version = version;
+            existing.removed = removed;
+            return;
+        }
+        self.items.push(ItemChange {
+            turn_id: String::from(turn_id),
+            key: String::from(key),
+            version,
+            removed,
+        });
+    }
+
+    /// Merges `other` (a later change) into `self`.
+    pub fn merge(&mut self, other: ChangeSet) {
+        for turn in other.turns {
+            self.turn(&turn);
+        }
+        for item in other.items {
+            self.item(&item.turn_id, &item.key, item.version, item.removed);
+        }
+        self.order_changed |= other.order_changed;
+        self.pending_changed |= other.pending_changed;
+        self.threads_changed |= other.threads_changed;
+        self.usage_changed |= other.usage_changed;
+        self.warnings.extend(other.warnings);
+        self.normalize();
+    }
+
+    /// Keeps one entry per item (the highest version), in first-change order.
+    pub(crate) fn normalize(&mut self) {
+        if self.items.len() < 2 {
+            return;
+        }
+        let mut seen: alloc::collections::BTreeMap<(String, String), usize> =
+            alloc::collections::BTreeMap::new();
+        let mut out: Vec<ItemChange> = Vec::with_capacity(self.items.len());
+        for change in core::mem::take(&mut self.items) {
+            let id = (change.turn_id.clone(), change.key.clone());
+            match seen.get(&id).and_then(|&i| out.get_mut(i)) {
+                Some(existing) => {
+                    if change.version >= existing.version {
+                        existing.version = change.version;
+                        existing.removed = change.removed;
+                    }
+                }
+                None => {
+                    seen.insert(id, out.len());
+                    out.push(change);
+                }
+            }
+        }
+        self.items = out;
+    }
+}
+
+/// A typed reducer error. The view keeps everything applied before it; the offending frame or
+/// event is not applied (its sequence number still counts as processed, so a replay does not
+/// stall on it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReduceError {
+    /// The frame's `data` is not JSON, or a known event type has an invalid shape. `line` and
+    /// `column` are 1-based positions in the data (0 when the error is about shape).
+    MalformedJson {
+        /// Turn of the frame.
+        turn_id: String,
+        /// Its sequence number, if it had one.
+        sequence_number: Option<u64>,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// serde_json's message.
+        message: String,
+    },
+    /// The turn reached [`super::ReducerConfig::max_events_per_turn`].
+    EventCapExceeded {
+        /// Turn.
+        turn_id: String,
+        /// The cap.
+        cap: usize,
+    },
+    /// A delta (or merged message) does not fit its base: the id names a non-message item, or
+    /// its `thread_id` differs from the base's (PROTOCOL §5: an error for that delta only).
+    DeltaMismatch {
+        /// Turn.
+        turn_id: String,
+        /// Event id.
+        event_id: String,
+        /// What did not match.
+        reason: String,
+    },
+    /// A `turn.created` for another turn arrived on this turn's stream.
+    TurnMismatch {
+        /// The stream's turn.
+        expected: String,
+        /// The turn named by the event.
+        received: String,
+    },
+}
+
+impl fmt::Display for ReduceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReduceError::MalformedJson {
+                turn_id,
+                sequence_number,
+                line,
+                column,
+                message,
+            } => {
+                write!(
+                    f,
+                    "malformed event in turn {turn_id} (sequence {sequence_number:?}) at {line}:{column}: {message}"
+                )
+            }
+            ReduceError::EventCapExceeded { turn_id, cap } => {
+                write!(f, "turn {turn_id} exceeded the cap of {cap} events")
+            }
+            ReduceError::DeltaMismatch {
+                turn_id,
+                event_id,
+                reason,
+            } => {
+                write!(
+                    f,
+                    "event {event_id} in turn {turn_id} does not fit its base: {reason}"
+                )
+            }
+            ReduceError::TurnMismatch { expected, received } => {
+                write!(
+                    f,
+                    "turn.created for {received} arrived on the stream of {expected}"
+                )
+            }
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for ReduceError {}

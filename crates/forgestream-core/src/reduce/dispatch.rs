@@ -1,0 +1,1131 @@
+//! Applying one event to the session: lifecycle, items, links between calls, results and
+//! threads, usage.
+
+use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use serde_json::Value;
+
+use super::change::{ChangeSet, ReduceError, Warning};
+use super::merge;
+use super::view::{
+    ItemBody, ItemView, McpAuthServerView, McpServerView, MessageView, PendingKind,
+    RequiredCallView, ThreadStatus, ThreadView, ToolResultView, TurnInternal, TurnStatus, TurnView,
+    UsageView,
+};
+use super::{CallRef, ItemRef, SessionView};
+use crate::wire;
+
+fn is_subagent(thread_id: Option<&str>) -> Option<&str> {
+    thread_id.filter(|t| !t.is_empty() && *t != "main")
+}
+
+impl SessionView {
+    pub(super) fn ensure_turn(&mut self, turn_id: &str, cs: &mut ChangeSet) {
+        if self.turns.contains_key(turn_id) {
+            return;
+        }
+        self.turns.insert(
+            String::from(turn_id),
+            TurnView {
+                turn_id: String::from(turn_id),
+                previous_turn_id: None,
+                status: TurnStatus::Running,
+                cancel_reason: None,
+                error_message: None,
+                input: None,
+                created_at: None,
+                completed_at: None,
+                items: BTreeMap::new(),
+                usage: UsageView::default(),
+                last_sequence_number: None,
+                late_events_ignored: 0,
+                version: 1,
+                internal: TurnInternal::default(),
+            },
+        );
+        cs.turn(turn_id);
+        self.reorder(cs);
+    }
+
+    /// Chain order: a turn comes after its `previous_turn_id`; otherwise by id (ULIDs sort by
+    /// time). Kahn's algorithm with an ordered ready set; a cycle's members go last, by id.
+    fn reorder(&mut self, cs: &mut ChangeSet) {
+        let mut children: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        let mut ready: BTreeSet<&str> = BTreeSet::new();
+        for (id, turn) in &self.turns {
+            match turn
+                .previous_turn_id
+                .as_deref()
+                .filter(|p| self.turns.contains_key(*p))
+            {
+                Some(parent) if parent != id => children.entry(parent).or_default().push(id),
+                _ => {
+                    ready.insert(id);
+                }
+            }
+        }
+        let mut order: Vec<String> = Vec::with_capacity(self.turns.len());
+        while let Some(next) = ready.pop_first() {
+            order.push(String::from(next));
+            if let Some(kids) = children.remove(next) {
+                ready.extend(kids);
+            }
+        }
+        for id in self.turns.keys() {
+            if !order.iter().any(|o| o == id) {
+                order.push(id.clone());
+            }
+        }
+        if order != self.order {
+            self.order = order;
+            cs.order_changed = true;
+            self.pending_dirty = true;
+        }
+    }
+
+    pub(super) fn set_turn_header(
+        &mut self,
+        turn_id: &str,
+        previous_turn_id: Option<&str>,
+        input: Option<&Vec<wire::InputItem>>,
+        created_at: Option<&str>,
+        cs: &mut ChangeSet,
+    ) {
+        let Some(turn) = self.turns.get_mut(turn_id) else {
+            return;
+        };
+        let mut changed = false;
+        let mut relink = false;
+        if let Some(prev) = previous_turn_id {
+            if turn.previous_turn_id.as_deref() != Some(prev) {
+                turn.previous_turn_id = Some(String::from(prev));
+                changed = true;
+                relink = true;
+            }
+        }
+        if let Some(input) = input {
+            let value = serde_json::to_value(input).ok();
+            if value.is_some() && turn.input != value {
+                turn.input = value;
+                changed = true;
+            }
+        }
+        if turn.created_at.is_none() {
+            if let Some(at) = created_at {
+                turn.created_at = Some(String::from(at));
+                changed = true;
+            }
+        }
+        if changed {
+            turn.version += 1;
+            cs.turn(turn_id);
+        }
+        if relink {
+            self.reorder(cs);
+        }
+    }
+
+    /// A live event after dedupe: the late-event rule, then the common path.
+    pub(super) fn apply_live_event(
+        &mut self,
+        turn_id: &str,
+        event: wire::Event,
+        cs: &mut ChangeSet,
+    ) -> Result<(), ReduceError> {
+        let Some(turn) = self.turns.get_mut(turn_id) else {
+            return Ok(());
+        };
+        let frozen = turn.internal.terminal
+            && turn.cancel_reason.as_deref() == Some("cancelled-for-next-turn");
+        if turn.internal.done_event_seen || frozen {
+            if matches!(event, wire::Event::TurnDone(_)) {
+                // The frozen turn's own late `turn.done` (first terminal state already won).
+                turn.internal.done_event_seen = true;
+                return Ok(());
+            }
+            turn.late_events_ignored = turn.late_events_ignored.saturating_add(1);
+            turn.version += 1;
+            cs.turn(turn_id);
+            if !frozen {
+                let event_type = String::from(event.event_type());
+                self.warn(
+                    Warning::EventAfterTurnDone {
+                        turn_id: String::from(turn_id),
+                        event_type,
+                    },
+                    cs,
+                );
+            }
+            return Ok(());
+        }
+        self.apply_one(turn_id, event, cs)
+    }
+
+    /// A persisted event: errors other than the cap become warnings.
+    pub(super) fn apply_persisted(
+        &mut self,
+        turn_id: &str,
+        event: wire::Event,
+        cs: &mut ChangeSet,
+    ) -> Result<(), ReduceError> {
+        match self.apply_one(turn_id, event, cs) {
+            Err(err @ ReduceError::EventCapExceeded { .. }) => Err(err),
+            Err(other) => {
+                let reason = other.to_string();
+                self.warn(
+                    Warning::EventSkipped {
+                        turn_id: String::from(turn_id),
+                        reason,
+                    },
+                    cs,
+                );
+                Ok(())
+            }
+            Ok(()) => Ok(()),
+        }
+    }
+
+    fn apply_one(
+        &mut self,
+        turn_id: &str,
+        event: wire::Event,
+        cs: &mut ChangeSet,
+    ) -> Result<(), ReduceError> {
+        let cap = self.config.max_events_per_turn;
+        let Some(turn) = self.turns.get_mut(turn_id) else {
+            return Ok(());
+        };
+        if turn.internal.event_count >= cap {
+            return Err(ReduceError::EventCapExceeded {
+                turn_id: String::from(turn_id),
+                cap,
+            });
+        }
+        turn.internal.event_count += 1;
+        match event {
+            wire::Event::TurnCreated(e) => {
+                if e.turn_id != turn_id {
+                    return Err(ReduceError::TurnMismatch {
+                        expected: String::from(turn_id),
+                        received: e.turn_id,
+                    });
+                }
+                self.set_turn_header(
+                    turn_id,
+                    e.previous_turn_id.as_deref(),
+                    e.input.as_ref(),
+                    e.created_at.as_deref(),
+                    cs,
+                );
+                Ok(())
+            }
+            wire::Event::TurnDone(e) => {
+                self.apply_state(turn_id, &e.state, true, cs);
+                Ok(())
+            }
+            wire::Event::ModelMessage(m) => self.apply_message(turn_id, &m, cs),
+            wire::Event::ModelMessageDelta(d) => self.apply_delta(turn_id, d, cs),
+            wire::Event::ToolResponse(r) => {
+                self.apply_tool_response(turn_id, &r, cs);
+                Ok(())
+            }
+            wire::Event::ToolApprovalRequired(_)
+            | wire::Event::ToolResponseRequired(_)
+            | wire::Event::McpAuthRequired(_) => {
+                self.apply_required(turn_id, event, cs);
+                Ok(())
+            }
+            wire::Event::McpInitialize(e) => {
+                let servers = e
+                    .mcp_servers
+                    .iter()
+                    .map(|s| McpServerView {
+                        id: s.id.clone(),
+                        name: s.name.clone(),
+                        transport_type: s.transport_type.clone(),
+                    })
+                    .collect();
+                let body = ItemBody::McpInitialize { servers };
+                self.put_item(
+                    turn_id,
+                    &e.id,
+                    e.thread_id.as_deref(),
+                    e.created_at.as_deref(),
+                    body,
+                    cs,
+                );
+                Ok(())
+            }
+            wire::Event::SandboxCreated(e) => {
+                let body = ItemBody::SandboxCreated {
+                    sandbox_id: e.sandbox_id.clone(),
+                };
+                self.put_item(
+                    turn_id,
+                    &e.id,
+                    e.thread_id.as_deref(),
+                    e.created_at.as_deref(),
+                    body,
+                    cs,
+                );
+                Ok(())
+            }
+            wire::Event::ThreadCreated(e) => {
+                self.apply_thread_created(turn_id, &e, cs);
+                Ok(())
+            }
+            wire::Event::ThreadDone(e) => self.apply_thread_done(turn_id, &e, cs),
+            wire::Event::Unknown { event_type, raw } => {
+                let id = raw
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
+                let thread = raw
+                    .get("thread_id")
+                    .and_then(Value::as_str)
+                    .map(String::from);
+                let created = raw
+                    .get("created_at")
+                    .and_then(Value::as_str)
+                    .map(String::from);
+                let body = ItemBody::Unknown { event_type, raw };
+                self.put_item(
+                    turn_id,
+                    &id,
+                    thread.as_deref(),
+                    created.as_deref(),
+                    body,
+                    cs,
+                );
+                Ok(())
+            }
+        }
+    }
+
+    /// Registers a subagent thread first seen through one of its events (never root).
+    fn touch_thread(&mut self, thread_id: Option<&str>, turn_id: &str, cs: &mut ChangeSet) {
+        let Some(thread) = is_subagent(thread_id) else {
+            return;
+        };
+        if self.threads.contains_key(thread) {
+            return;
+        }
+        self.threads.insert(
+            String::from(thread),
+            ThreadView {
+                thread_id: String::from(thread),
+                title: None,
+                agent_name: None,
+                parent_thread_id: None,
+                parent_tool_call_id: None,
+                status: ThreadStatus::Running,
+                placeholder: true,
+                turn_id: String::from(turn_id),
+                output_message_id: None,
+                usage: UsageView::default(),
+                version: 1,
+            },
+        );
+        cs.threads_changed = true;
+    }
+
+    /// Inserts or updates a non-message item (same body = no change). Returns its key.
+    fn put_item(
+        &mut self,
+        turn_id: &str,
+        id: &str,
+        thread_id: Option<&str>,
+        created_at: Option<&str>,
+        body: ItemBody,
+        cs: &mut ChangeSet,
+    ) -> String {
+        self.touch_thread(thread_id, turn_id, cs);
+        let Some(turn) = self.turns.get_mut(turn_id) else {
+            return String::new();
+        };
+        let key = if id.is_empty() {
+            // No id to merge by: place it after the current last item.
+            turn.internal.synthetic_keys += 1;
+            let last = turn.items.keys().next_back().cloned().unwrap_or_default();
+            format!("{last}~{:08}", turn.internal.synthetic_keys)
+        } else {
+            String::from(id)
+        };
+        match turn.items.get_mut(&key) {
+            Some(existing) => {
+                if existing.body != body {
+                    existing.body = body;
+                    existing.version += 1;
+                    cs.item(turn_id, &key, existing.version, false);
+                }
+            }
+            None => {
+                turn.items.insert(
+                    key.clone(),
+                    ItemView {
+                        key: key.clone(),
+                        turn_id: String::from(turn_id),
+                        thread_id: thread_id.map(String::from),
+                        version: 1,
+                        created_at: created_at.map(String::from),
+                        body,
+                    },
+                );
+                cs.item(turn_id, &key, 1, false);
+            }
+        }
+        key
+    }
+
+    pub(super) fn apply_message(
+        &mut self,
+        turn_id: &str,
+        message: &wire::ModelMessage,
+        cs: &mut ChangeSet,
+    ) -> Result<(), ReduceError> {
+        if message.id.is_empty() {
+            self.warn(
+                Warning::EventSkipped {
+                    turn_id: String::from(turn_id),
+                    reason: String::from("model.message without an id"),
+                },
+                cs,
+            );
+            return Ok(());
+        }
+        let key = message.id.clone();
+        self.touch_thread(message.thread_id.as_deref(), turn_id, cs);
+        let Some(turn) = self.turns.get_mut(turn_id) else {
+            return Ok(());
+        };
+        let placeholder = message.is_placeholder();
+        let mut unparsed = Vec::new();
+        let mut old_usage = None;
+        match turn.items.get_mut(&key) {
+            Some(item) => {
+                let ItemBody::Message(existing) = &mut item.body else {
+                    return Err(mismatch(turn_id, &key, "the id names a non-message item"));
+                };
+                if let (Some(a), Some(b)) = (&item.thread_id, &message.thread_id) {
+                    if a != b {
+                        return Err(mismatch(turn_id, &key, "thread_id differs from the base"));
+                    }
+                }
+                if placeholder {
+                    return Ok(());
+                }
+                let (mut full, bad) = merge::from_full(message);
+                merge::carry_links(existing, &mut full);
+                unparsed = bad;
+                if !merge::same_view(existing, &full) {
+                    old_usage = Some(existing.usage.clone());
+                    *existing = full;
+                    item.version += 1;
+                    cs.item(turn_id, &key, item.version, false);
+                } else {
+                    existing.merged = true;
+                    existing.complete = true;
+                    return Ok(());
+                }
+            }
+            None => {
+                let view = if placeholder {
+                    merge::empty_message(&key)
+                } else {
+                    let (full, bad) = merge::from_full(message);
+                    unparsed = bad;
+                    old_usage = Some(None);
+                    full
+                };
+                turn.items.insert(
+                    key.clone(),
+                    ItemView {
+                        key: key.clone(),
+                        turn_id: String::from(turn_id),
+                        thread_id: message.thread_id.clone(),
+                        version: 1,
+                        created_at: message.created_at.clone(),
+                        body: ItemBody::Message(view),
+                    },
+                );
+                cs.item(turn_id, &key, 1, false);
+                let held = turn.internal.held_deltas.remove(&key);
+                if placeholder {
+                    for delta in held.into_iter().flatten() {
+                        self.apply_delta(turn_id, delta, cs)?;
+                    }
+                }
+            }
+        }
+        for tool_call_id in unparsed {
+            self.warn(
+                Warning::ArgumentsUnparsed {
+                    turn_id: String::from(turn_id),
+                    message_id: key.clone(),
+                    tool_call_id,
+                },
+                cs,
+            );
+        }
+        if let Some(old) = old_usage {
+            self.message_usage_changed(turn_id, &key, old, cs);
+        }
+        self.relink_message(turn_id, &key, cs);
+        Ok(())
+    }
+
+    pub(super) fn apply_delta(
+        &mut self,
+        turn_id: &str,
+        delta: wire::MessageDelta,
+        cs: &mut ChangeSet,
+    ) -> Result<(), ReduceError> {
+        let Some(turn) = self.turns.get_mut(turn_id) else {
+            return Ok(());
+        };
+        let key = delta.id.clone();
+        let Some(item) = turn.items.get_mut(&key) else {
+            // Orphan: hold until the base arrives (FIELD C9); counted by the event cap.
+            turn.internal
+                .held_deltas
+                .entry(key)
+                .or_default()
+                .push(delta);
+            return Ok(());
+        };
+        let ItemBody::Message(message) = &mut item.body else {
+            return Err(mismatch(turn_id, &key, "the id names a non-message item"));
+        };
+        if let (Some(a), Some(b)) = (&item.thread_id, &delta.thread_id) {
+            if a != b {
+                return Err(mismatch(turn_id, &key, "thread_id differs from the base"));
+            }
+        }
+        if message.merged {
+            // The merged message already holds everything its deltas carry.
+            return Ok(());
+        }
+        let fx = merge::apply_delta(message, &delta);
+        if fx.changed {
+            item.version += 1;
+            cs.item(turn_id, &key, item.version, false);
+        }
+        let pending_call = fx.changed
+            && delta.tool_calls.is_some()
+            && message
+                .tool_calls
+                .iter()
+                .any(|c| self.required_history.contains_key(&c.tool_call_id));
+        for tool_call_id in fx.unparsed {
+            self.warn(
+                Warning::ArgumentsUnparsed {
+                    turn_id: String::from(turn_id),
+                    message_id: key.clone(),
+                    tool_call_id,
+                },
+                cs,
+            );
+        }
+        if let Some(old) = fx.usage_changed {
+            self.message_usage_changed(turn_id, &key, old, cs);
+        }
+        if fx.call_ids_changed {
+            self.relink_message(turn_id, &key, cs);
+        }
+        if pending_call {
+            self.pending_dirty = true;
+        }
+        Ok(())
+    }
+
+    fn apply_tool_response(&mut self, turn_id: &str, r: &wire::ToolResponse, cs: &mut ChangeSet) {
+        let content = match &r.content {
+            Value::String(text) => text.clone(),
+            Value::Null => String::new(),
+            other => other.to_string(),
+        };
+        let call = self.calls.get(&r.tool_call_id).cloned();
+        let body = ItemBody::ToolResult(ToolResultView {
+            tool_call_id: r.tool_call_id.clone(),
+            content,
+            call_message_id: call.as_ref().map(|c| c.message_id.clone()),
+            call_turn_id: call.as_ref().map(|c| c.turn_id.clone()),
+        });
+        let key = self.put_item(
+            turn_id,
+            &r.id,
+            r.thread_id.as_deref(),
+            r.created_at.as_deref(),
+            body,
+            cs,
+        );
+        if !self.results.contains_key(&r.tool_call_id) {
+            self.results.insert(
+                r.tool_call_id.clone(),
+                ItemRef {
+                    turn_id: String::from(turn_id),
+                    key,
+                },
+            );
+            if let Some(call) = call {
+                self.relink_message(&call.turn_id, &call.message_id, cs);
+            }
+        }
+    }
+
+    fn apply_required(&mut self, turn_id: &str, event: wire::Event, cs: &mut ChangeSet) {
+        let id = event.id().unwrap_or("").to_string();
+        let thread = event.thread_id().map(String::from);
+        let (body, created_at) = match &event {
+            wire::Event::ToolApprovalRequired(e) | wire::Event::ToolResponseRequired(e) => {
+                let action = if matches!(event, wire::Event::ToolApprovalRequired(_)) {
+                    PendingKind::ToolApproval
+                } else {
+                    PendingKind::ToolResponse
+                };
+                for call in &e.tool_calls {
+                    let turns = self.required_history.entry(call.id.clone()).or_default();
+                    if !turns.iter().any(|t| t == turn_id) {
+                        turns.push(String::from(turn_id));
+                    }
+                }
+                let tool_calls = e
+                    .tool_calls
+                    .iter()
+                    .map(|c| RequiredCallView {
+                        tool_call_id: c.id.clone(),
+                        source_event_id: c.source_event_id.clone(),
+                    })
+                    .collect();
+                (
+                    ItemBody::ActionRequired { action, tool_calls },
+                    e.created_at.clone(),
+                )
+            }
+            wire::Event::McpAuthRequired(e) => {
+                let servers = e
+                    .mcp_servers
+                    .iter()
+                    .map(|s| McpAuthServerView {
+                        id: s.id.clone(),
+                        name: s.name.clone(),
+                        auth_url: s.auth_url.clone(),
+                    })
+                    .collect();
+                (ItemBody::McpAuthRequired { servers }, e.created_at.clone())
+            }
+            _ => return,
+        };
+        let key = self.put_item(
+            turn_id,
+            &id,
+            thread.as_deref(),
+            created_at.as_deref(),
+            body,
+            cs,
+        );
+        if let Some(turn) = self.turns.get_mut(turn_id) {
+            if let alloc::collections::btree_map::Entry::Vacant(slot) =
+                turn.internal.required.entry(key)
+            {
+                slot.insert(event);
+                self.refresh_status(turn_id, cs);
+            }
+        }
+        self.pending_dirty = true;
+    }
+
+    fn bind_thread(
+        &mut self,
+        thread_id: &str,
+        parent: Option<&wire::ThreadParent>,
+        cs: &mut ChangeSet,
+    ) {
+        let Some(parent) = parent else { return };
+        let Some(thread) = self.threads.get_mut(thread_id) else {
+            return;
+        };
+        let mut changed = false;
+        if thread.parent_thread_id.is_none() && parent.thread_id.is_some() {
+            thread.parent_thread_id = parent.thread_id.clone();
+            changed = true;
+        }
+        if thread.parent_tool_call_id.is_none() {
+            if let Some(call_id) = &parent.tool_call_id {
+                thread.parent_tool_call_id = Some(call_id.clone());
+                changed = true;
+                let list = self.spawned.entry(call_id.clone()).or_default();
+                if !list.iter().any(|t| t == thread_id) {
+                    list.push(String::from(thread_id));
+                }
+                if let Some(call) = self.calls.get(call_id).cloned() {
+                    self.relink_message(&call.turn_id, &call.message_id, cs);
+                }
+            }
+        }
+        if changed {
+            if let Some(thread) = self.threads.get_mut(thread_id) {
+                thread.version += 1;
+            }
+            cs.threads_changed = true;
+        }
+    }
+
+    fn apply_thread_created(&mut self, turn_id: &str, e: &wire::ThreadCreated, cs: &mut ChangeSet) {
+        let body = ItemBody::ThreadCreated {
+            title: e.title.clone(),
+            parent_thread_id: e.parent.as_ref().and_then(|p| p.thread_id.clone()),
+            parent_tool_call_id: e.parent.as_ref().and_then(|p| p.tool_call_id.clone()),
+            agent_name: e.agent_info.as_ref().map(|a| a.name.clone()),
+        };
+        self.put_item(
+            turn_id,
+            &e.id,
+            e.thread_id.as_deref(),
+            e.created_at.as_deref(),
+            body,
+            cs,
+        );
+        let Some(thread_id) = is_subagent(e.thread_id.as_deref()) else {
+            return;
+        };
+        if let Some(thread) = self.threads.get_mut(thread_id) {
+            let before = thread.clone();
+            thread.placeholder = false;
+            if thread.title.is_none() {
+                thread.title = e.title.clone();
+            }
+            if thread.agent_name.is_none() {
+                thread.agent_name = e.agent_info.as_ref().map(|a| a.name.clone());
+            }
+            if *thread != before {
+                thread.version += 1;
+                cs.threads_changed = true;
+            }
+        }
+        let thread_id = String::from(thread_id);
+        self.bind_thread(&thread_id, e.parent.as_ref(), cs);
+    }
+
+    fn apply_thread_done(
+        &mut self,
+        turn_id: &str,
+        e: &wire::ThreadDone,
+        cs: &mut ChangeSet,
+    ) -> Result<(), ReduceError> {
+        let body = ItemBody::ThreadDone {
+            title: e.title.clone(),
+            status: e.state.status.clone(),
+            error: e.state.error.clone(),
+            output_message_id: e.state.output.as_ref().map(|m| m.id.clone()),
+        };
+        self.put_item(
+            turn_id,
+            &e.id,
+            e.thread_id.as_deref(),
+            e.created_at.as_deref(),
+            body,
+            cs,
+        );
+        if let Some(thread_id) = is_subagent(e.thread_id.as_deref()) {
+            let thread_id = String::from(thread_id);
+            if let Some(thread) = self.threads.get_mut(&thread_id) {
+                let before = thread.clone();
+                thread.status = if e.state.status == "done" {
+                    ThreadStatus::Done
+                } else {
+                    ThreadStatus::Error
+                };
+                if thread.title.is_none() {
+                    thread.title = e.title.clone();
+                }
+                if let Some(out) = &e.state.output {
+                    thread.output_message_id = Some(out.id.clone());
+                }
+                if *thread != before {
+                    thread.version += 1;
+                    cs.threads_changed = true;
+                }
+            }
+            self.bind_thread(&thread_id, e.parent.as_ref(), cs);
+        }
+        if let Some(output) = &e.state.output {
+            self.apply_message(turn_id, output, cs)?;
+        }
+        Ok(())
+    }
+
+    /// Applies a turn state: first terminal state wins (PROTOCOL §6).
+    pub(super) fn apply_state(
+        &mut self,
+        turn_id: &str,
+        state: &wire::TurnState,
+        from_event: bool,
+        cs: &mut ChangeSet,
+    ) {
+        let Some(turn) = self.turns.get_mut(turn_id) else {
+            return;
+        };
+        if from_event {
+            turn.internal.done_event_seen = true;
+        }
+        if turn.internal.terminal || !state.is_terminal() {
+            return;
+        }
+        turn.internal.terminal = true;
+        turn.internal.metrics = state.metrics().cloned();
+        match state {
+            wire::TurnState::Done(done) => {
+                turn.completed_at = done.completed_at.clone();
+            }
+            wire::TurnState::Cancelled(c) => {
+                turn.status = TurnStatus::Cancelled;
+                turn.cancel_reason = Some(String::from(c.reason.as_str()));
+                turn.completed_at = c.completed_at.clone();
+            }
+            wire::TurnState::Error(e) => {
+                turn.status = TurnStatus::Error;
+                turn.error_message = Some(e.message.clone());
+                turn.completed_at = e.completed_at.clone();
+            }
+            _ => {}
+        }
+        turn.version += 1;
+        cs.turn(turn_id);
+        if let wire::TurnState::Done(done) = state {
+            if let Some(output) = &done.output {
+                if let Err(err) = self.apply_message(turn_id, output, cs) {
+                    let reason = err.to_string();
+                    self.warn(
+                        Warning::EventSkipped {
+                            turn_id: String::from(turn_id),
+                            reason,
+                        },
+                        cs,
+                    );
+                }
+            }
+            for action in &done.required_actions {
+                self.apply_required(turn_id, action.clone(), cs);
+            }
+        }
+        self.finalize(turn_id, cs);
+        self.refresh_status(turn_id, cs);
+        self.recompute_turn_usage(turn_id, cs);
+        self.pending_dirty = true;
+    }
+
+    /// End-of-turn clean-up: orphan deltas, unfinished messages, uncertain calls.
+    fn finalize(&mut self, turn_id: &str, cs: &mut ChangeSet) {
+        let Some(turn) = self.turns.get_mut(turn_id) else {
+            return;
+        };
+        let held = core::mem::take(&mut turn.internal.held_deltas);
+        let interrupted = matches!(turn.status, TurnStatus::Cancelled | TurnStatus::Error);
+        let mut removed: Vec<RemovedMessage> = Vec::new();
+        if interrupted {
+            let keys: Vec<String> = turn
+                .items
+                .iter()
+                .filter(|(_, item)| matches!(&item.body, ItemBody::Message(m) if !m.complete))
+                .map(|(k, _)| k.clone())
+                .collect();
+            for key in keys {
+                if let Some(item) = turn.items.remove(&key) {
+                    if let ItemBody::Message(m) = item.body {
+                        let calls = m
+                            .tool_calls
+                            .iter()
+                            .map(|c| c.tool_call_id.clone())
+                            .collect();
+                        removed.push(RemovedMessage {
+                            message_id: key.clone(),
+                            thread_id: item.thread_id,
+                            usage: m.usage,
+                            calls,
+                        });
+                    }
+                    cs.item(turn_id, &key, item.version + 1, true);
+                }
+            }
+        }
+        let message_keys: Vec<String> = turn
+            .items
+            .iter()
+            .filter(|(_, item)| matches!(item.body, ItemBody::Message(_)))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for (message_id, deltas) in held {
+            let count = u64::try_from(deltas.len()).unwrap_or(u64::MAX);
+            self.warn(
+                Warning::OrphanDeltasDropped {
+                    turn_id: String::from(turn_id),
+                    message_id,
+                    count,
+                },
+                cs,
+            );
+        }
+        for RemovedMessage {
+            message_id,
+            thread_id,
+            usage,
+            calls,
+        } in removed
+        {
+            for call in calls {
+                if self
+                    .calls
+                    .get(&call)
+                    .is_some_and(|c| c.message_id == message_id)
+                {
+                    self.calls.remove(&call);
+                }
+            }
+            if let Some(usage) = usage {
+                self.thread_usage_delta(thread_id.as_deref(), Some(&usage), None, cs);
+            }
+            self.warn(
+                Warning::UnfinishedMessageDiscarded {
+                    turn_id: String::from(turn_id),
+                    message_id,
+                },
+                cs,
+            );
+        }
+        for key in message_keys {
+            self.relink_message(turn_id, &key, cs);
+        }
+        self.recompute_message_usage(turn_id);
+    }
+
+    /// Recomputes the links of every call of one message (results, spawned threads,
+    /// uncertainty) and registers the calls in the index.
+    pub(super) fn relink_message(&mut self, turn_id: &str, message_id: &str, cs: &mut ChangeSet) {
+        let Some(turn) = self.turns.get(turn_id) else {
+            return;
+        };
+        let Some(item) = turn.items.get(message_id) else {
+            return;
+        };
+        let ItemBody::Message(message) = &item.body else {
+            return;
+        };
+        let interrupted = turn.internal.terminal
+            && matches!(turn.status, TurnStatus::Cancelled | TurnStatus::Error);
+        let mut updated: Vec<(usize, Option<ItemRef>, Vec<String>, bool)> = Vec::new();
+        let mut new_ids: Vec<String> = Vec::new();
+        for (i, call) in message.tool_calls.iter().enumerate() {
+            if call.tool_call_id.is_empty() {
+                continue;
+            }
+            if !self.calls.contains_key(&call.tool_call_id) {
+                new_ids.push(call.tool_call_id.clone());
+            }
+            let result = self.results.get(&call.tool_call_id).cloned();
+            let spawned = self
+                .spawned
+                .get(&call.tool_call_id)
+                .cloned()
+                .unwrap_or_default();
+            let uncertain = interrupted
+                && result.is_none()
+                && !self.required_history.contains_key(&call.tool_call_id);
+            let same = call.result_event_id.as_ref() == result.as_ref().map(|r| &r.key)
+                && call.result_turn_id.as_ref() == result.as_ref().map(|r| &r.turn_id)
+                && call.spawned_thread_ids == spawned
+                && call.uncertain == uncertain;
+            if !same {
+                updated.push((i, result, spawned, uncertain));
+            }
+        }
+        for id in &new_ids {
+            self.calls.insert(
+                id.clone(),
+                CallRef {
+                    turn_id: String::from(turn_id),
+                    message_id: String::from(message_id),
+                },
+            );
+        }
+        // Results that arrived before their call (listing order) now have a call: mark them.
+        for id in &new_ids {
+            if let Some(at) = self.results.get(id).cloned() {
+                if let Some(item) = self
+                    .turns
+                    .get_mut(&at.turn_id)
+                    .and_then(|t| t.items.get_mut(&at.key))
+                {
+                    if let ItemBody::ToolResult(r) = &mut item.body {
+                        if r.call_message_id.is_none() {
+                            r.call_message_id = Some(String::from(message_id));
+                            r.call_turn_id = Some(String::from(turn_id));
+                            item.version += 1;
+                            cs.item(&at.turn_id, &at.key, item.version, false);
+                        }
+                    }
+                }
+            }
+        }
+        if !new_ids.is_empty()
+            && new_ids
+                .iter()
+                .any(|id| self.required_history.contains_key(id))
+        {
+            self.pending_dirty = true;
+        }
+        if updated.is_empty() {
+            return;
+        }
+        let Some(item) = self
+            .turns
+            .get_mut(turn_id)
+            .and_then(|t| t.items.get_mut(message_id))
+        else {
+            return;
+        };
+        let ItemBody::Message(message) = &mut item.body else {
+            return;
+        };
+        for (i, result, spawned, uncertain) in updated {
+            if let Some(call) = message.tool_calls.get_mut(i) {
+                call.result_event_id = result.as_ref().map(|r| r.key.clone());
+                call.result_turn_id = result.map(|r| r.turn_id);
+                call.spawned_thread_ids = spawned;
+                call.uncertain = uncertain;
+            }
+        }
+        item.version += 1;
+        cs.item(turn_id, message_id, item.version, false);
+    }
+
+    /// Status from the terminal state and the required set (paused = done + required).
+    pub(super) fn refresh_status(&mut self, turn_id: &str, cs: &mut ChangeSet) {
+        let Some(turn) = self.turns.get_mut(turn_id) else {
+            return;
+        };
+        if !turn.internal.terminal {
+            return;
+        }
+        if matches!(turn.status, TurnStatus::Cancelled | TurnStatus::Error) {
+            return;
+        }
+        let status = if turn.internal.required.is_empty() {
+            TurnStatus::Done
+        } else {
+            TurnStatus::Paused
+        };
+        if turn.status != status {
+            turn.status = status;
+            turn.version += 1;
+            cs.turn(turn_id);
+        }
+    }
+
+    fn message_usage_changed(
+        &mut self,
+        turn_id: &str,
+        message_id: &str,
+        old: Option<UsageView>,
+        cs: &mut ChangeSet,
+    ) {
+        let Some(item) = self
+            .turns
+            .get(turn_id)
+            .and_then(|t| t.items.get(message_id))
+        else {
+            return;
+        };
+        let ItemBody::Message(MessageView { usage: new, .. }) = &item.body else {
+            return;
+        };
+        let new = new.clone();
+        let thread = item.thread_id.clone();
+        self.thread_usage_delta(thread.as_deref(), old.as_ref(), new.as_ref(), cs);
+        self.recompute_message_usage(turn_id);
+        self.recompute_turn_usage(turn_id, cs);
+    }
+
+    fn thread_usage_delta(
+        &mut self,
+        thread_id: Option<&str>,
+        old: Option<&UsageView>,
+        new: Option<&UsageView>,
+        cs: &mut ChangeSet,
+    ) {
+        let Some(thread_id) = is_subagent(thread_id) else {
+            return;
+        };
+        let Some(thread) = self.threads.get_mut(thread_id) else {
+            return;
+        };
+        if let Some(old) = old {
+            thread.usage.sub(old);
+        }
+        if let Some(new) = new {
+            thread.usage.add(new);
+        }
+        thread.version += 1;
+        cs.threads_changed = true;
+    }
+
+    /// Sum of the turn's message usage. O(items); runs once per finished message.
+    fn recompute_message_usage(&mut self, turn_id: &str) {
+        let Some(turn) = self.turns.get_mut(turn_id) else {
+            return;
+        };
+        let mut sum = UsageView::default();
+        for item in turn.items.values() {
+            if let ItemBody::Message(MessageView { usage: Some(u), .. }) = &item.body {
+                sum.add(u);
+            }
+        }
+        turn.internal.message_usage = sum;
+    }
+
+    /// Turn usage: metrics when present (breakdown from messages), else the message sum.
+    fn recompute_turn_usage(&mut self, turn_id: &str, cs: &mut ChangeSet) {
+        let Some(turn) = self.turns.get_mut(turn_id) else {
+            return;
+        };
+        let messages = &turn.internal.message_usage;
+        let usage = match &turn.internal.metrics {
+            Some(m) => UsageView {
+                input_tokens: m.total_input_tokens,
+                output_tokens: m.total_output_tokens,
+                total_tokens: m.total_tokens,
+                cache_read_tokens: m.total_cache_read_tokens.unwrap_or(0),
+                cache_write_tokens: m.total_cache_write_tokens.unwrap_or(0),
+                reasoning_tokens: m.total_reasoning_tokens.unwrap_or(0),
+                cost_usd: m.total_cost_in_usd,
+                breakdown: messages.breakdown.clone(),
+            },
+            None => messages.clone(),
+        };
+        if turn.usage != usage {
+            turn.usage = usage;
+            turn.version += 1;
+            cs.turn(turn_id);
+            self.usage_dirty = true;
+        }
+    }
+}
+
+/// A message removed at the end of an interrupted turn.
+struct RemovedMessage {
+    message_id: String,
+    thread_id: Option<String>,
+    usage: Option<UsageView>,
+    calls: Vec<String>,
+}
+
+fn mismatch(turn_id: &str, event_id: &str, reason: &str) -> ReduceError {
+    ReduceError::DeltaMismatch {
+        turn_id: String::from(turn_id),
+        event_id: String::from(event_id),
+        reason: String::from(reason),
+    }
+}

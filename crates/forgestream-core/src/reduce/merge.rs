@@ -1,0 +1,311 @@
+//! The PROTOCOL §5 delta merge rule and merged-message conversion, as pure functions on
+//! [`MessageView`]. Cost per delta is O(delta size): text is appended in place, tool-call
+//! arguments are scanned incrementally (see [`super::args`]).
+
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use super::args::ArgScanner;
+use super::view::{
+    ContentPartView, ContentView, MessageView, ToolCallView, ToolInfoView, UsageView,
+};
+use crate::wire;
+
+/// What a delta changed that the reducer must follow up on.
+#[derive(Debug, Default)]
+pub(crate) struct DeltaEffects {
+    /// The message changed at all.
+    pub(crate) changed: bool,
+    /// A call got (or changed) its `tool_call_id`: re-link results and threads.
+    pub(crate) call_ids_changed: bool,
+    /// Usage changed (old value).
+    pub(crate) usage_changed: Option<Option<UsageView>>,
+    /// Calls whose arguments were finished and still do not parse.
+    pub(crate) unparsed: Vec<String>,
+}
+
+pub(crate) fn empty_message(id: &str) -> MessageView {
+    MessageView {
+        id: String::from(id),
+        name: None,
+        content: None,
+        reasoning: None,
+        refusal: None,
+        tool_calls: Vec::new(),
+        finish_reason: None,
+        usage: None,
+        complete: false,
+        merged: false,
+    }
+}
+
+fn part_view(part: &wire::ContentPart) -> ContentPartView {
+    match part {
+        wire::ContentPart::Text { text } => ContentPartView::Text { text: text.clone() },
+        wire::ContentPart::Refusal { refusal } => ContentPartView::Refusal {
+            refusal: refusal.clone(),
+        },
+        wire::ContentPart::Unknown { raw, .. } => ContentPartView::Other { raw: raw.clone() },
+    }
+}
+
+fn append_text(content: &mut Option<ContentView>, text: &str) {
+    if text.is_empty() {
+        return;
+    }
+    match content {
+        None => *content = Some(ContentView::Text(String::from(text))),
+        Some(ContentView::Text(existing)) => existing.push_str(text),
+        Some(ContentView::Parts(parts)) => match parts.last_mut() {
+            Some(ContentPartView::Text { text: last }) => last.push_str(text),
+            _ => parts.push(ContentPartView::Text {
+                text: String::from(text),
+            }),
+        },
+    }
+}
+
+fn append_part(content: &mut Option<ContentView>, part: &wire::ContentPart) {
+    match part {
+        wire::ContentPart::Text { text } => append_text(content, text),
+        other => match content {
+            Some(ContentView::Parts(parts)) => parts.push(part_view(other)),
+            Some(ContentView::Text(existing)) => {
+                let first = ContentPartView::Text {
+                    text: core::mem::take(existing),
+                };
+                *content = Some(ContentView::Parts(alloc::vec![first, part_view(other)]));
+            }
+            None => *content = Some(ContentView::Parts(alloc::vec![part_view(other)])),
+        },
+    }
+}
+
+fn append_opt(target: &mut Option<String>, text: &str) {
+    if text.is_empty() {
+        return;
+    }
+    match target {
+        Some(existing) => existing.push_str(text),
+        None => *target = Some(String::from(text)),
+    }
+}
+
+fn try_parse(call: &mut ToolCallView) {
+    match serde_json::from_str::<serde_json::Value>(&call.arguments_text) {
+        Ok(value) => {
+            call.arguments = Some(value);
+            call.arguments_error = None;
+        }
+        Err(_) => call.arguments = None,
+    }
+}
+
+/// At the end of a message: parse what is not parsed yet; report what never parses.
+fn finish_arguments(call: &mut ToolCallView) -> bool {
+    if call.arguments.is_some() || call.arguments_text.trim().is_empty() {
+        return false;
+    }
+    match serde_json::from_str::<serde_json::Value>(&call.arguments_text) {
+        Ok(value) => {
+            call.arguments = Some(value);
+            call.arguments_error = None;
+            false
+        }
+        Err(err) => {
+            call.arguments_error = Some(err.to_string());
+            true
+        }
+    }
+}
+
+fn new_call(index: u32) -> ToolCallView {
+    ToolCallView {
+        index,
+        tool_call_id: String::new(),
+        name: String::new(),
+        arguments_text: String::new(),
+        arguments: None,
+        arguments_error: None,
+        tool_info: None,
+        result_event_id: None,
+        result_turn_id: None,
+        spawned_thread_ids: Vec::new(),
+        uncertain: false,
+        scanner: ArgScanner::default(),
+    }
+}
+
+/// Applies one delta to its base (PROTOCOL §5 "Delta merge rule").
+pub(crate) fn apply_delta(message: &mut MessageView, delta: &wire::MessageDelta) -> DeltaEffects {
+    let mut fx = DeltaEffects::default();
+    match &delta.content {
+        Some(wire::Content::Text(text)) if !text.is_empty() => {
+            append_text(&mut message.content, text);
+            fx.changed = true;
+        }
+        Some(wire::Content::Parts(parts)) if !parts.is_empty() => {
+            for part in parts {
+                append_part(&mut message.content, part);
+            }
+            fx.changed = true;
+        }
+        _ => {}
+    }
+    if let Some(reasoning) = delta.reasoning_content.as_deref().filter(|r| !r.is_empty()) {
+        append_opt(&mut message.reasoning, reasoning);
+        fx.changed = true;
+    }
+    if let Some(refusal) = delta.refusal.as_deref().filter(|r| !r.is_empty()) {
+        append_opt(&mut message.refusal, refusal);
+        fx.changed = true;
+    }
+    for fragment in delta.tool_calls.iter().flatten() {
+        fx.changed = true;
+        let position = match message
+            .tool_calls
+            .iter()
+            .position(|c| c.index >= fragment.index)
+        {
+            Some(p) if message.tool_calls.get(p).map(|c| c.index) == Some(fragment.index) => p,
+            Some(p) => {
+                message.tool_calls.insert(p, new_call(fragment.index));
+                p
+            }
+            None => {
+                message.tool_calls.push(new_call(fragment.index));
+                message.tool_calls.len() - 1
+            }
+        };
+        let Some(call) = message.tool_calls.get_mut(position) else {
+            continue;
+        };
+        if let Some(id) = fragment.id.as_deref().filter(|id| *id != call.tool_call_id) {
+            call.tool_call_id = String::from(id);
+            fx.call_ids_changed = true;
+        }
+        if let Some(info) = &fragment.tool_info {
+            call.tool_info = Some(ToolInfoView::from_wire(info));
+        }
+        if let Some(function) = &fragment.function {
+            if let Some(name) = &function.name {
+                if !name.is_empty() || call.name.is_empty() {
+                    call.name = name.clone();
+                }
+            }
+            if let Some(arguments) = function.arguments.as_deref().filter(|a| !a.is_empty()) {
+                call.arguments_text.push_str(arguments);
+                let closed = call.scanner.feed(arguments);
+                if call.scanner.has_trailing() {
+                    // Text after a complete value: no longer valid JSON; re-checked at finish.
+                    call.arguments = None;
+                } else if closed {
+                    try_parse(call);
+                }
+            }
+        }
+    }
+    if let Some(reason) = &delta.finish_reason {
+        let spelled = Some(String::from(reason.as_str()));
+        if message.finish_reason != spelled || !message.complete {
+            message.finish_reason = spelled;
+            message.complete = true;
+            fx.changed = true;
+        }
+        for call in &mut message.tool_calls {
+            if finish_arguments(call) {
+                fx.unparsed.push(call.tool_call_id.clone());
+            }
+        }
+    }
+    if let Some(usage) = &delta.usage {
+        let new = Some(UsageView::from_message(usage));
+        if message.usage != new {
+            fx.usage_changed = Some(core::mem::replace(&mut message.usage, new));
+            fx.changed = true;
+        }
+    }
+    fx
+}
+
+/// Builds the view of a merged (full) message. Links (results, threads, uncertainty) are filled
+/// by the reducer afterwards. Returns the view and the calls whose arguments do not parse.
+pub(crate) fn from_full(message: &wire::ModelMessage) -> (MessageView, Vec<String>) {
+    let mut view = empty_message(&message.id);
+    view.name = message.name.clone();
+    view.content = match &message.content {
+        Some(wire::Content::Text(text)) if !text.is_empty() => {
+            Some(ContentView::Text(text.clone()))
+        }
+        Some(wire::Content::Parts(parts)) if !parts.is_empty() => {
+            Some(ContentView::Parts(parts.iter().map(part_view).collect()))
+        }
+        _ => None,
+    };
+    view.reasoning = message.reasoning_content.clone().filter(|r| !r.is_empty());
+    view.refusal = message.refusal.clone().filter(|r| !r.is_empty());
+    let mut unparsed = Vec::new();
+    for (position, call) in message.tool_calls.iter().flatten().enumerate() {
+        let mut item = new_call(u32::try_from(position).unwrap_or(u32::MAX));
+        item.tool_call_id = call.id.clone();
+        item.name = call.function.name.clone();
+        item.arguments_text = call.function.arguments.clone();
+        item.scanner.feed(&call.function.arguments);
+        item.tool_info = call.tool_info.as_ref().map(ToolInfoView::from_wire);
+        if finish_arguments(&mut item) {
+            unparsed.push(item.tool_call_id.clone());
+        }
+        view.tool_calls.push(item);
+    }
+    view.finish_reason = message
+        .finish_reason
+        .as_ref()
+        .map(|r| String::from(r.as_str()));
+    view.usage = message.usage.as_ref().map(UsageView::from_message);
+    view.complete = true;
+    view.merged = true;
+    (view, unparsed)
+}
+
+/// Copies the reducer-maintained links of `old`'s calls onto `new`'s calls with the same id,
+/// so replacing a message by its merged form does not look like a change.
+pub(crate) fn carry_links(old: &MessageView, new: &mut MessageView) {
+    for call in &mut new.tool_calls {
+        if let Some(prev) = old
+            .tool_calls
+            .iter()
+            .find(|c| c.tool_call_id == call.tool_call_id)
+        {
+            call.result_event_id = prev.result_event_id.clone();
+            call.result_turn_id = prev.result_turn_id.clone();
+            call.spawned_thread_ids = prev.spawned_thread_ids.clone();
+            call.uncertain = prev.uncertain;
+        }
+    }
+}
+
+/// Equality that ignores reducer-private state (scanner, merged flag).
+pub(crate) fn same_view(a: &MessageView, b: &MessageView) -> bool {
+    a.id == b.id
+        && a.name == b.name
+        && a.content == b.content
+        && a.reasoning == b.reasoning
+        && a.refusal == b.refusal
+        && a.finish_reason == b.finish_reason
+        && a.usage == b.usage
+        && a.complete == b.complete
+        && a.tool_calls.len() == b.tool_calls.len()
+        && a.tool_calls.iter().zip(b.tool_calls.iter()).all(|(x, y)| {
+            x.index == y.index
+                && x.tool_call_id == y.tool_call_id
+                && x.name == y.name
+                && x.arguments_text == y.arguments_text
+                && x.arguments == y.arguments
+                && x.arguments_error == y.arguments_error
+                && x.tool_info == y.tool_info
+                && x.result_event_id == y.result_event_id
+                && x.result_turn_id == y.result_turn_id
+                && x.spawned_thread_ids == y.spawned_thread_ids
+                && x.uncertain == y.uncertain
+        })
+}

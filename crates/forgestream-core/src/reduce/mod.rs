@@ -1,0 +1,390 @@
+//! The session reducer: [`SessionView`] folds live frames, persisted listings and fetched turns
+//! into one view of a session (DESIGN.md "Core invariants"; PROTOCOL §5–§9).
+//!
+//! - Dedupe live frames by sequence number per turn (a high-water mark: O(1) state); merge by
+//!   event id. A frame without a sequence number is applied.
+//! - Items of a turn are ordered by event id (ULIDs sort by creation time, PROTOCOL §1), so the
+//!   live stream, a turn listing (oldest first) and session timeline pages (newest first, any
+//!   page order) give the same order.
+//! - A delta never becomes an item; an orphan delta is held until its base arrives and dropped
+//!   with a warning when the turn ends (FIELD C9). A merged `model.message` replaces the
+//!   assembled one; deltas for a merged message are ignored (a replay cannot double text).
+//! - Turn lifecycle is keyed by turn id; the first terminal state wins; live events after an
+//!   applied `turn.done` are ignored with a warning; a frozen `cancelled-for-next-turn` turn's
+//!   late deltas are ignored silently (PROTOCOL §9).
+//! - When a turn ends cancelled or in error, messages still streaming are removed (the
+//!   server's persisted history drops them, so live and persisted views agree), and tool calls
+//!   left with neither result nor pending action are marked `uncertain`.
+
+mod args;
+mod change;
+mod dispatch;
+mod merge;
+mod pending;
+mod summary;
+mod view;
+
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+pub use change::{ChangeSet, ItemChange, ReduceError, Warning};
+pub use view::{
+    BreakdownView, ContentPartView, ContentView, ItemBody, ItemView, McpAuthServerView,
+    McpServerView, MessageView, PendingAction, PendingKind, QuestionView, RequiredCallView,
+    ThreadStatus, ThreadView, ToolCallView, ToolInfoView, ToolResultView, TurnStatus, TurnView,
+    UsageView,
+};
+
+use crate::wire;
+
+/// Reducer limits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReducerConfig {
+    /// Events accepted per turn (live frames after dedupe, plus listing events) before
+    /// [`ReduceError::EventCapExceeded`]. Default 1,000,000.
+    pub max_events_per_turn: usize,
+    /// Warnings kept on the view (older ones are discarded; the count keeps growing).
+    /// Default 256.
+    pub max_kept_warnings: usize,
+}
+
+impl Default for ReducerConfig {
+    fn default() -> Self {
+        ReducerConfig {
+            max_events_per_turn: 1_000_000,
+            max_kept_warnings: 256,
+        }
+    }
+}
+
+/// Where a tool call lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CallRef {
+    pub(crate) turn_id: String,
+    pub(crate) message_id: String,
+}
+
+/// Where an item lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ItemRef {
+    pub(crate) turn_id: String,
+    pub(crate) key: String,
+}
+
+/// The whole session as a UI renders it. See the module docs for the rules.
+#[derive(Debug, Clone)]
+pub struct SessionView {
+    session_id: String,
+    config: ReducerConfig,
+    /// Turns by id.
+    turns: BTreeMap<String, TurnView>,
+    /// Turn ids in chain order.
+    order: Vec<String>,
+    threads: BTreeMap<String, ThreadView>,
+    pending: Vec<PendingAction>,
+    usage: UsageView,
+    warnings: Vec<Warning>,
+    warning_count: u64,
+    /// `tool_call_id` → proposing message.
+    calls: BTreeMap<String, CallRef>,
+    /// `tool_call_id` → first `tool.response`.
+    results: BTreeMap<String, ItemRef>,
+    /// `tool_call_id` → threads it spawned.
+    spawned: BTreeMap<String, Vec<String>>,
+    /// `tool_call_id` → turns whose `*_required` events named it (to tell stale from unknown).
+    required_history: BTreeMap<String, Vec<String>>,
+    pending_dirty: bool,
+    usage_dirty: bool,
+}
+
+impl SessionView {
+    /// An empty view of session `session_id`.
+    pub fn new(session_id: &str, config: ReducerConfig) -> Self {
+        SessionView {
+            session_id: String::from(session_id),
+            config,
+            turns: BTreeMap::new(),
+            order: Vec::new(),
+            threads: BTreeMap::new(),
+            pending: Vec::new(),
+            usage: UsageView::default(),
+            warnings: Vec::new(),
+            warning_count: 0,
+            calls: BTreeMap::new(),
+            results: BTreeMap::new(),
+            spawned: BTreeMap::new(),
+            required_history: BTreeMap::new(),
+            pending_dirty: false,
+            usage_dirty: false,
+        }
+    }
+
+    /// The session id.
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    /// One live SSE frame of `turn_id`'s stream (PROTOCOL §3, §5). `sequence_number` is the
+    /// frame's own SSE `id` parsed as u64 (`None` when the frame had no id line: applied).
+    /// Frames at or below the turn's high-water mark are skipped (empty change set).
+    ///
+    /// Errors: [`ReduceError::MalformedJson`] (bad JSON or a known type with a bad shape),
+    /// [`ReduceError::EventCapExceeded`], [`ReduceError::DeltaMismatch`],
+    /// [`ReduceError::TurnMismatch`]. The frame's sequence number counts as processed either way.
+    pub fn apply_live(
+        &mut self,
+        turn_id: &str,
+        sequence_number: Option<u64>,
+        data: &str,
+    ) -> Result<ChangeSet, ReduceError> {
+        let mut cs = ChangeSet::default();
+        if !self.admit(turn_id, sequence_number, &mut cs) {
+            return Ok(ChangeSet::default());
+        }
+        let result = match wire::Event::from_json(data) {
+            Ok(event) => self.apply_live_event(turn_id, event, &mut cs),
+            Err(err) => Err(ReduceError::MalformedJson {
+                turn_id: String::from(turn_id),
+                sequence_number,
+                line: err.line(),
+                column: err.column(),
+                message: alloc::string::ToString::to_string(&err),
+            }),
+        };
+        self.finish(&mut cs);
+        result.map(|()| cs)
+    }
+
+    /// Same as [`Self::apply_live`] for an already-decoded event.
+    pub fn apply_event(
+        &mut self,
+        turn_id: &str,
+        sequence_number: Option<u64>,
+        event: wire::Event,
+    ) -> Result<ChangeSet, ReduceError> {
+        let mut cs = ChangeSet::default();
+        if !self.admit(turn_id, sequence_number, &mut cs) {
+            return Ok(ChangeSet::default());
+        }
+        let result = self.apply_live_event(turn_id, event, &mut cs);
+        self.finish(&mut cs);
+        result.map(|()| cs)
+    }
+
+    /// A turn from `GET …/turns/{tid}` or `GET …/turns` (PROTOCOL §6): chain link, input,
+    /// state (first terminal state wins), its `output` message and `required_actions`.
+    pub fn apply_turn(&mut self, turn: &wire::Turn) -> ChangeSet {
+        let mut cs = ChangeSet::default();
+        self.ensure_turn(&turn.id, &mut cs);
+        self.set_turn_header(
+            &turn.id,
+            turn.previous_turn_id.as_deref(),
+            turn.input.as_ref(),
+            turn.created_at.as_deref(),
+            &mut cs,
+        );
+        self.apply_state(&turn.id, &turn.state, false, &mut cs);
+        self.finish(&mut cs);
+        cs
+    }
+
+    /// Persisted events of one turn (`GET …/turns/{tid}/events`), oldest first. Events that do
+    /// not fit (a delta mismatch, a foreign `turn.created`) are skipped with a warning; the cap
+    /// stops the batch with an error (events before it stay applied).
+    pub fn apply_turn_events(
+        &mut self,
+        turn_id: &str,
+        events: Vec<wire::Event>,
+    ) -> Result<ChangeSet, ReduceError> {
+        let mut cs = ChangeSet::default();
+        self.ensure_turn(turn_id, &mut cs);
+        let mut result = Ok(());
+        for event in events {
+            if let Err(err) = self.apply_persisted(turn_id, event, &mut cs) {
+                result = Err(err);
+                break;
+            }
+        }
+        self.finish(&mut cs);
+        result.map(|()| cs)
+    }
+
+    /// A page of the session timeline (`GET /sessions/{sid}/events`: items `{turn_id, event}`,
+    /// newest first by default; any order and any page order give the same view).
+    pub fn apply_session_events(
+        &mut self,
+        items: Vec<wire::SessionEventItem>,
+    ) -> Result<ChangeSet, ReduceError> {
+        let mut cs = ChangeSet::default();
+        let mut result = Ok(());
+        for item in items {
+            self.ensure_turn(&item.turn_id, &mut cs);
+            if let Err(err) = self.apply_persisted(&item.turn_id, item.event, &mut cs) {
+                result = Err(err);
+                break;
+            }
+        }
+        self.finish(&mut cs);
+        result.map(|()| cs)
+    }
+
+    /// The highest live sequence number applied for `turn_id` (the reconnect cursor).
+    pub fn last_sequence_number(&self, turn_id: &str) -> Option<u64> {
+        self.turns.get(turn_id).and_then(|t| t.last_sequence_number)
+    }
+
+    /// One turn.
+    pub fn turn(&self, turn_id: &str) -> Option<&TurnView> {
+        self.turns.get(turn_id)
+    }
+
+    /// Turns in chain order (`previous_turn_id` links; unrelated turns by id).
+    pub fn turns(&self) -> impl Iterator<Item = &TurnView> + '_ {
+        self.order.iter().filter_map(move |id| self.turns.get(id))
+    }
+
+    /// Turn ids in chain order.
+    pub fn turn_ids(&self) -> &[String] {
+        &self.order
+    }
+
+    /// The newest turn in chain order.
+    pub fn newest_turn(&self) -> Option<&TurnView> {
+        self.order.last().and_then(|id| self.turns.get(id))
+    }
+
+    /// One item of a turn by key (event id).
+    pub fn item(&self, turn_id: &str, key: &str) -> Option<&ItemView> {
+        self.turns.get(turn_id).and_then(|t| t.items.get(key))
+    }
+
+    /// Subagent threads by id.
+    pub fn threads(&self) -> &BTreeMap<String, ThreadView> {
+        &self.threads
+    }
+
+    /// One thread.
+    pub fn thread(&self, thread_id: &str) -> Option<&ThreadView> {
+        self.threads.get(thread_id)
+    }
+
+    /// The live pending set: the newest turn's required actions, keyed by
+    /// (thread, tool call) and per MCP server.
+    pub fn pending_actions(&self) -> &[PendingAction] {
+        &self.pending
+    }
+
+    /// Session usage totals (sum of turn usage).
+    pub fn usage(&self) -> &UsageView {
+        &self.usage
+    }
+
+    /// Kept warnings (the newest [`ReducerConfig::max_kept_warnings`]).
+    pub fn warnings(&self) -> &[Warning] {
+        &self.warnings
+    }
+
+    /// All warnings ever raised.
+    pub fn warning_count(&self) -> u64 {
+        self.warning_count
+    }
+
+    /// The turns whose `*_required` events named `tool_call_id` (oldest first). Used to tell a
+    /// stale answer from an unknown one.
+    pub fn required_in_turns(&self, tool_call_id: &str) -> &[String] {
+        self.required_history
+            .get(tool_call_id)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    }
+
+    /// The tool call with `tool_call_id`, wherever it is.
+    pub fn tool_call(&self, tool_call_id: &str) -> Option<&ToolCallView> {
+        let at = self.calls.get(tool_call_id)?;
+        match &self.item(&at.turn_id, &at.message_id)?.body {
+            ItemBody::Message(m) => m.tool_calls.iter().find(|c| c.tool_call_id == tool_call_id),
+            _ => None,
+        }
+    }
+
+    /// Tool results whose call is not known (unmatched), as (turn id, event id).
+    pub fn unmatched_tool_results(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for turn in self.turns() {
+            for item in turn.items.values() {
+                if let ItemBody::ToolResult(r) = &item.body {
+                    if r.call_message_id.is_none() {
+                        out.push((turn.turn_id.clone(), item.key.clone()));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    // ---- internals shared by the submodules ----
+
+    /// Creates the turn if needed and applies the sequence-number dedupe. False = skip.
+    fn admit(&mut self, turn_id: &str, sequence_number: Option<u64>, cs: &mut ChangeSet) -> bool {
+        let Some(n) = sequence_number else {
+            self.ensure_turn(turn_id, cs);
+            return true;
+        };
+        if let Some(turn) = self.turns.get(turn_id) {
+            if turn.last_sequence_number.is_some_and(|hwm| n <= hwm) {
+                return false;
+            }
+        }
+        self.ensure_turn(turn_id, cs);
+        let Some(turn) = self.turns.get_mut(turn_id) else {
+            return false;
+        };
+        let expected = turn
+            .last_sequence_number
+            .map_or(1, |hwm| hwm.saturating_add(1));
+        turn.last_sequence_number = Some(n);
+        if n != expected {
+            self.warn(
+                Warning::SequenceGap {
+                    turn_id: String::from(turn_id),
+                    expected,
+                    received: n,
+                },
+                cs,
+            );
+        }
+        true
+    }
+
+    fn warn(&mut self, warning: Warning, cs: &mut ChangeSet) {
+        self.warning_count = self.warning_count.saturating_add(1);
+        if self.config.max_kept_warnings > 0 {
+            if self.warnings.len() >= self.config.max_kept_warnings {
+                self.warnings.remove(0);
+            }
+            self.warnings.push(warning.clone());
+        }
+        cs.warnings.push(warning);
+    }
+
+    /// Post-processing after every public apply: pending set, usage totals, dedupe changes.
+    fn finish(&mut self, cs: &mut ChangeSet) {
+        if self.pending_dirty {
+            self.pending_dirty = false;
+            self.rebuild_pending(cs);
+        }
+        if self.usage_dirty {
+            self.usage_dirty = false;
+            let mut total = UsageView::default();
+            for turn in self.turns.values() {
+                total.add(&turn.usage);
+            }
+            if total != self.usage {
+                self.usage = total;
+                cs.usage_changed = true;
+            }
+        }
+        cs.normalize();
+    }
+}

@@ -1,0 +1,607 @@
+//! The view types the reducer maintains. All serialise camelCase (the TS surface); each item is
+//! serialisable on its own so the web layer can ship only changed items.
+
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::vec::Vec;
+use serde::{Serialize, Serializer};
+use serde_json::Value;
+
+use super::args::ArgScanner;
+use crate::wire;
+
+/// Token usage (tokens) and cost (USD) of a message, turn, thread or session.
+///
+/// For a turn, the totals come from the terminal state's `metrics` when present, else from the
+/// sum of its messages' usage; `breakdown` always sums the messages' `input_tokens_breakdown`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct UsageView {
+    /// Input tokens.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Input + output (metrics' `total_tokens` when given).
+    pub total_tokens: u64,
+    /// Cached input tokens read.
+    pub cache_read_tokens: u64,
+    /// Cached input tokens written.
+    pub cache_write_tokens: u64,
+    /// Reasoning tokens (metrics only).
+    pub reasoning_tokens: u64,
+    /// Cost in USD, when the server reported one.
+    pub cost_usd: Option<f64>,
+    /// Where input tokens went.
+    pub breakdown: BreakdownView,
+}
+
+/// `input_tokens_breakdown`, summed (tokens).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct BreakdownView {
+    /// Harness prompt.
+    pub harness: u64,
+    /// Skills.
+    pub skills: u64,
+    /// Instructions.
+    pub instructions: u64,
+    /// Tool definitions.
+    pub tool_definitions: u64,
+    /// Conversation messages.
+    pub messages: u64,
+}
+
+impl UsageView {
+    pub(crate) fn from_message(usage: &wire::Usage) -> Self {
+        let b = usage.input_tokens_breakdown.clone().unwrap_or_default();
+        UsageView {
+            input_tokens: usage.input_tokens,
+            output_tokens: usage.output_tokens,
+            total_tokens: usage.input_tokens.saturating_add(usage.output_tokens),
+            cache_read_tokens: usage.cache_read_tokens.unwrap_or(0),
+            cache_write_tokens: usage.cache_write_tokens.unwrap_or(0),
+            reasoning_tokens: 0,
+            cost_usd: None,
+            breakdown: BreakdownView {
+                harness: b.harness,
+                skills: b.skills,
+                instructions: b.instructions,
+                tool_definitions: b.tool_definitions,
+                messages: b.messages,
+            },
+        }
+    }
+
+    pub(crate) fn sub(&mut self, other: &UsageView) {
+        self.input_tokens = self.input_tokens.saturating_sub(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_sub(other.output_tokens);
+        self.total_tokens = self.total_tokens.saturating_sub(other.total_tokens);
+        self.cache_read_tokens = self
+            .cache_read_tokens
+            .saturating_sub(other.cache_read_tokens);
+        self.cache_write_tokens = self
+            .cache_write_tokens
+            .saturating_sub(other.cache_write_tokens);
+        self.reasoning_tokens = self.reasoning_tokens.saturating_sub(other.reasoning_tokens);
+        let (s, o) = (&mut self.breakdown, &other.breakdown);
+        s.harness = s.harness.saturating_sub(o.harness);
+        s.skills = s.skills.saturating_sub(o.skills);
+        s.instructions = s.instructions.saturating_sub(o.instructions);
+        s.tool_definitions = s.tool_definitions.saturating_sub(o.tool_definitions);
+        s.messages = s.messages.saturating_sub(o.messages);
+    }
+
+    pub(crate) fn add(&mut self, other: &UsageView) {
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.total_tokens = self.total_tokens.saturating_add(other.total_tokens);
+        self.cache_read_tokens = self
+            .cache_read_tokens
+            .saturating_add(other.cache_read_tokens);
+        self.cache_write_tokens = self
+            .cache_write_tokens
+            .saturating_add(other.cache_write_tokens);
+        self.reasoning_tokens = self.reasoning_tokens.saturating_add(other.reasoning_tokens);
+        self.cost_usd = match (self.cost_usd, other.cost_usd) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
+        let (s, o) = (&mut self.breakdown, &other.breakdown);
+        s.harness = s.harness.saturating_add(o.harness);
+        s.skills = s.skills.saturating_add(o.skills);
+        s.instructions = s.instructions.saturating_add(o.instructions);
+        s.tool_definitions = s.tool_definitions.saturating_add(o.tool_definitions);
+        s.messages = s.messages.saturating_add(o.messages);
+    }
+}
+
+/// A turn's status as a UI needs it. `paused` = `done` with a non-empty pending set
+/// (PROTOCOL §6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub enum TurnStatus {
+    /// Streaming, or not yet known to be finished.
+    Running,
+    /// Done, waiting for required actions.
+    Paused,
+    /// Done.
+    Done,
+    /// Cancelled (see `cancel_reason`).
+    Cancelled,
+    /// Failed (see `error_message`).
+    Error,
+}
+
+/// `tool_info` in view form: `kind` is `truefoundry-system`, `mcp`, or the unknown type.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct ToolInfoView {
+    /// The wire `type`.
+    pub kind: String,
+    /// Tool name, when given.
+    pub name: Option<String>,
+    /// MCP server id.
+    pub server_id: Option<String>,
+    /// MCP server name.
+    pub server_name: Option<String>,
+}
+
+impl ToolInfoView {
+    pub(crate) fn from_wire(info: &wire::ToolInfo) -> Self {
+        match info {
+            wire::ToolInfo::System { name } => ToolInfoView {
+                kind: String::from("truefoundry-system"),
+                name: Some(name.clone()),
+                server_id: None,
+                server_name: None,
+            },
+            wire::ToolInfo::Mcp {
+                server_id,
+                server_name,
+                name,
+            } => ToolInfoView {
+                kind: String::from("mcp"),
+                name: Some(name.clone()),
+                server_id: Some(server_id.clone()),
+                server_name: Some(server_name.clone()),
+            },
+            wire::ToolInfo::Unknown { info_type, raw } => ToolInfoView {
+                kind: info_type.clone(),
+                name: raw.get("name").and_then(Value::as_str).map(String::from),
+                server_id: None,
+                server_name: None,
+            },
+        }
+    }
+}
+
+/// One tool call of a message, assembled from deltas or taken from a merged message.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCallView {
+    /// Position in the message (`index` of the deltas).
+    pub index: u32,
+    /// `tool_call_id` (empty until a fragment names it).
+    pub tool_call_id: String,
+    /// Tool name.
+    pub name: String,
+    /// Raw arguments text, exactly as concatenated.
+    pub arguments_text: String,
+    /// Parsed arguments once the text is complete JSON; `None` while incomplete (never `{}`).
+    #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
+    pub arguments: Option<Value>,
+    /// Set when the message finished and the text is not valid JSON.
+    pub arguments_error: Option<String>,
+    /// Which tool family.
+    pub tool_info: Option<ToolInfoView>,
+    /// The `tool.response` bound by `tool_call_id` (its event id), if seen.
+    pub result_event_id: Option<String>,
+    /// The turn holding that result (a denial's result arrives on the next turn).
+    pub result_turn_id: Option<String>,
+    /// Subagent threads spawned by this call (`thread.created.parent.tool_call_id`).
+    pub spawned_thread_ids: Vec<String>,
+    /// The turn ended in error/cancelled with this call neither answered nor pending: its
+    /// effect is unknown (PROTOCOL §8, problem 3).
+    pub uncertain: bool,
+    #[serde(skip)]
+    pub(crate) scanner: ArgScanner,
+}
+
+/// One part of an assembled array content.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum ContentPartView {
+    /// Text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// Refusal.
+    Refusal {
+        /// The refusal text.
+        refusal: String,
+    },
+    /// A part kind this SDK does not know.
+    Other {
+        /// The raw part.
+        #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
+        raw: Value,
+    },
+}
+
+/// Assembled message content: a string or parts, as the wire had it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(untagged)]
+pub enum ContentView {
+    /// Plain text.
+    Text(String),
+    /// Parts.
+    Parts(Vec<ContentPartView>),
+}
+
+impl ContentView {
+    /// The text of the content (text parts joined).
+    pub fn text(&self) -> String {
+        match self {
+            ContentView::Text(text) => text.clone(),
+            ContentView::Parts(parts) => {
+                let mut out = String::new();
+                for part in parts {
+                    if let ContentPartView::Text { text } = part {
+                        out.push_str(text);
+                    }
+                }
+                out
+            }
+        }
+    }
+}
+
+/// A model message: the live placeholder filled by deltas, or the merged message.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct MessageView {
+    /// Event id (shared with its deltas).
+    pub id: String,
+    /// Optional author name.
+    pub name: Option<String>,
+    /// Content; `None` while nothing arrived (empty text is normalised to `None`).
+    pub content: Option<ContentView>,
+    /// Reasoning text.
+    pub reasoning: Option<String>,
+    /// Refusal text.
+    pub refusal: Option<String>,
+    /// Tool calls in index order.
+    pub tool_calls: Vec<ToolCallView>,
+    /// Why generation stopped (wire spelling).
+    pub finish_reason: Option<String>,
+    /// This model call's usage.
+    pub usage: Option<UsageView>,
+    /// Finished: a `finish_reason` arrived or the merged message was applied.
+    pub complete: bool,
+    /// Set from a merged (full) message: later deltas for it are ignored.
+    #[serde(skip)]
+    pub(crate) merged: bool,
+}
+
+/// A `tool.response`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResultView {
+    /// The call it answers.
+    pub tool_call_id: String,
+    /// Result text (JSON text for structured results; non-string content is JSON-encoded).
+    pub content: String,
+    /// The proposing message, once the call is known (`None` = unmatched so far).
+    pub call_message_id: Option<String>,
+    /// The turn holding that message.
+    pub call_turn_id: Option<String>,
+}
+
+/// Which kind of input a `*_required` event or pending action asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub enum PendingKind {
+    /// `tool.approval_required`: allow or deny.
+    ToolApproval,
+    /// `tool.response_required`: a client tool's result (e.g. `ask_user_question`).
+    ToolResponse,
+    /// `mcp.auth_required`: open `auth_url`, then continue with empty input.
+    McpAuth,
+}
+
+/// A `{tool_call_id, source_event_id}` reference.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct RequiredCallView {
+    /// The waiting call.
+    pub tool_call_id: String,
+    /// The proposing message.
+    pub source_event_id: Option<String>,
+}
+
+/// An MCP server needing authorisation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct McpAuthServerView {
+    /// Server id.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Where to authorise.
+    pub auth_url: String,
+}
+
+/// An MCP server connected by `mcp.initialize`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerView {
+    /// Server id.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Transport, e.g. `streamable-http`.
+    pub transport_type: Option<String>,
+}
+
+/// What an item is.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum ItemBody {
+    /// A model message.
+    Message(MessageView),
+    /// A tool result.
+    ToolResult(ToolResultView),
+    /// `tool.approval_required` / `tool.response_required`.
+    #[serde(rename_all = "camelCase")]
+    ActionRequired {
+        /// Approval or response.
+        action: PendingKind,
+        /// The waiting calls.
+        tool_calls: Vec<RequiredCallView>,
+    },
+    /// `mcp.auth_required`.
+    #[serde(rename_all = "camelCase")]
+    McpAuthRequired {
+        /// Servers to authorise.
+        servers: Vec<McpAuthServerView>,
+    },
+    /// `mcp.initialize`.
+    #[serde(rename_all = "camelCase")]
+    McpInitialize {
+        /// Connected servers.
+        servers: Vec<McpServerView>,
+    },
+    /// `sandbox.created`.
+    #[serde(rename_all = "camelCase")]
+    SandboxCreated {
+        /// The sandbox.
+        sandbox_id: String,
+    },
+    /// `thread.created` (the item's `thread_id` is the new thread).
+    #[serde(rename_all = "camelCase")]
+    ThreadCreated {
+        /// Title.
+        title: Option<String>,
+        /// Parent thread.
+        parent_thread_id: Option<String>,
+        /// Spawning call.
+        parent_tool_call_id: Option<String>,
+        /// Subagent name.
+        agent_name: Option<String>,
+    },
+    /// `thread.done`.
+    #[serde(rename_all = "camelCase")]
+    ThreadDone {
+        /// Title.
+        title: Option<String>,
+        /// `done` / `error` / other.
+        status: String,
+        /// The failure, on error.
+        #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
+        error: Option<Value>,
+        /// The child's final message id.
+        output_message_id: Option<String>,
+    },
+    /// An event type this SDK does not know, surfaced as is.
+    #[serde(rename_all = "camelCase")]
+    Unknown {
+        /// Its `type`.
+        event_type: String,
+        /// The whole event.
+        #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
+        raw: Value,
+    },
+}
+
+/// One entry of a turn's timeline, keyed by event id.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct ItemView {
+    /// The event id (a synthetic key for events without one).
+    pub key: String,
+    /// Owner turn.
+    pub turn_id: String,
+    /// Owner thread (`main`, a subagent UUID, or null for run-level notices).
+    pub thread_id: Option<String>,
+    /// Bumped on every change; a UI re-renders an item when its version moves.
+    pub version: u64,
+    /// ISO-8601 of the first record seen (live and listings may differ; not compared).
+    pub created_at: Option<String>,
+    /// What the item is.
+    pub body: ItemBody,
+}
+
+/// Where a thread stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub enum ThreadStatus {
+    /// Running (or not known to be finished).
+    Running,
+    /// `thread.done` with `done`.
+    Done,
+    /// `thread.done` with `error` (or another status).
+    Error,
+}
+
+/// A subagent thread. Bound to its parent only by `parent.tool_call_id`; a thread seen only
+/// through its events (its `thread.created` was missed) is a `placeholder` with no parent, and
+/// is never merged into the root.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadView {
+    /// The thread's UUID.
+    pub thread_id: String,
+    /// Title.
+    pub title: Option<String>,
+    /// Subagent name.
+    pub agent_name: Option<String>,
+    /// Parent thread (`main` or another subagent).
+    pub parent_thread_id: Option<String>,
+    /// Spawning call.
+    pub parent_tool_call_id: Option<String>,
+    /// Status.
+    pub status: ThreadStatus,
+    /// No `thread.created` seen yet.
+    pub placeholder: bool,
+    /// Turn where the thread was first seen.
+    pub turn_id: String,
+    /// The final message (from `thread.done.state.output`).
+    pub output_message_id: Option<String>,
+    /// Sum of its messages' usage.
+    pub usage: UsageView,
+    /// Bumped on every change.
+    pub version: u64,
+}
+
+/// A pending action: everything a UI needs to render its card (PROTOCOL §7, §8 problem 2).
+///
+/// Tool actions are keyed by (`thread_id`, `tool_call_id`), MCP auth per server id. Only the
+/// newest turn's actions are pending; older ones are stale.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct PendingAction {
+    /// `tool:<thread_id>:<tool_call_id>` or `mcp:<server_id>`.
+    pub key: String,
+    /// What is asked.
+    pub kind: PendingKind,
+    /// The turn that paused.
+    pub turn_id: String,
+    /// The `*_required` event id.
+    pub required_event_id: String,
+    /// Owner thread (answers must name it; taken from here, never from the app).
+    pub thread_id: Option<String>,
+    /// The waiting call.
+    pub tool_call_id: Option<String>,
+    /// The proposing message.
+    pub source_event_id: Option<String>,
+    /// Tool name, once the proposing message is known.
+    pub tool_name: Option<String>,
+    /// Raw arguments text.
+    pub arguments_text: Option<String>,
+    /// Parsed arguments.
+    #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
+    pub arguments: Option<Value>,
+    /// Tool family (MCP server for MCP tools).
+    pub tool_info: Option<ToolInfoView>,
+    /// For `ask_user_question`: the question and its options (free text is always allowed).
+    pub question: Option<QuestionView>,
+    /// For MCP auth: the server and its `auth_url`.
+    pub mcp_server: Option<McpAuthServerView>,
+}
+
+/// `ask_user_question` arguments.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct QuestionView {
+    /// The question.
+    pub question: String,
+    /// 0..5 suggested answers.
+    pub options: Vec<String>,
+}
+
+/// One turn of the session.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct TurnView {
+    /// Turn id.
+    pub turn_id: String,
+    /// Chain parent.
+    pub previous_turn_id: Option<String>,
+    /// Status (paused = done with required actions).
+    pub status: TurnStatus,
+    /// `cancelled` reason (wire spelling).
+    pub cancel_reason: Option<String>,
+    /// `error` message.
+    pub error_message: Option<String>,
+    /// Input items the turn was created with (wire shape).
+    #[cfg_attr(feature = "tsify", tsify(type = "unknown[] | null"))]
+    pub input: Option<Value>,
+    /// ISO-8601.
+    pub created_at: Option<String>,
+    /// ISO-8601.
+    pub completed_at: Option<String>,
+    /// Items in stream order (ordered by event id: ULIDs sort by creation time, §1).
+    #[serde(serialize_with = "items_in_order")]
+    #[cfg_attr(feature = "tsify", tsify(type = "ItemView[]"))]
+    pub items: BTreeMap<String, ItemView>,
+    /// Turn usage.
+    pub usage: UsageView,
+    /// Highest sequence number applied from a live stream.
+    pub last_sequence_number: Option<u64>,
+    /// Live events ignored because they came after the turn ended (a frozen
+    /// `cancelled-for-next-turn` turn keeps streaming deltas, §9).
+    pub late_events_ignored: u64,
+    /// Bumped on every header change.
+    pub version: u64,
+    #[serde(skip)]
+    pub(crate) internal: TurnInternal,
+}
+
+fn items_in_order<S: Serializer>(
+    items: &BTreeMap<String, ItemView>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.collect_seq(items.values())
+}
+
+/// Reducer bookkeeping that is not part of the view.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct TurnInternal {
+    /// Deltas whose base has not arrived, by message id, in arrival order.
+    pub(crate) held_deltas: BTreeMap<String, Vec<wire::MessageDelta>>,
+    /// Events accepted for this turn (the cap counts these).
+    pub(crate) event_count: usize,
+    /// A `turn.done` event (not just a fetched state) was applied.
+    pub(crate) done_event_seen: bool,
+    /// The terminal state was applied.
+    pub(crate) terminal: bool,
+    /// `*_required` events of this turn (streamed or from `required_actions`), by event id.
+    pub(crate) required: BTreeMap<String, wire::Event>,
+    /// Sum of message usage.
+    pub(crate) message_usage: UsageView,
+    /// Terminal metrics, if any.
+    pub(crate) metrics: Option<wire::Metrics>,
+    /// Counter for synthetic item keys.
+    pub(crate) synthetic_keys: u64,
+}

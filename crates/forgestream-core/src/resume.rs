@@ -1,0 +1,798 @@
+//! The connection/recovery state machine of ONE turn's stream (DESIGN.md "Sans-IO connection
+//! logic", PROTOCOL.md §3, §4 and §8).
+//!
+//! Sans-IO in the style of quinn-proto: the web layer feeds [`Input`]s with the current time
+//! (`handle(input, now_ms)`), drains [`Command`]s (`poll_command()`), and calls
+//! `handle(Input::Tick, now)` once [`Connection::poll_timeout`] has passed. The machine owns no
+//! clock, no randomness source and no IO, so native tests drive it with a fake clock.
+//!
+//! One machine follows one turn: events of another turn never reach it (FIELD C17). The policy:
+//!
+//! - `CreateTurn` POSTs exactly once; a POST that fails without a definite answer is followed by
+//!   `LookupNewestTurn` (effect recovery, §8.3), never by a second POST (FIELD C8).
+//! - Every reconnect first reads the turn (`GetTurn`): running → `Subscribe { after: cursor }`;
+//!   terminal → `Rebuild` (a cursor at the end of a finished turn hangs, §9; FIELD C13).
+//! - Waits use exponential backoff with full jitter and a cap; `retry:` sets the base within
+//!   bounds; 429/503 honour `Retry-After` within bounds; the attempt counter resets when a
+//!   stream delivers a new sequence number; `max_attempts` ends in `TooManyAttempts`.
+//! - EOF without `turn.done` resubscribes after the last processed sequence number (FIELD C4).
+//! - The idle watchdog aborts a request silent for `idle_timeout_ms`; comments count (C3).
+//! - Offline aborts and pauses; online reconnects at once. Page visibility is no input at all.
+//! - 401 → `RefreshHeaders` once, then the same request with the same cursor; a second 401 →
+//!   `Failed(Auth)` (C14). 400/403/404 → `Failed`, never retried. 412 on subscribe → `Rebuild`
+//!   once, then `Done` or `LiveUnavailable` (C5), never a retry loop.
+//! - `turn.done` → `Abort` (if still open), `ClearPersisted`, `Status(Done)`; after `Done` or
+//!   `Disconnect` nothing more is emitted.
+//! - At most one request is open at a time: a new one is always preceded by `Abort` of the
+//!   previous one if it was still open (C16c).
+
+mod backoff;
+mod command;
+mod config;
+mod input;
+
+pub use command::{Command, ConnectionError, ConnectionStatus};
+pub use config::Config;
+pub use input::{Input, StartMode};
+
+use alloc::collections::VecDeque;
+use backoff::{ceiling, Jitter};
+
+/// A request the machine issues; also "what to do next" after a wait or a pause.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    Post,
+    Lookup,
+    GetTurn,
+    Subscribe,
+    Rebuild,
+}
+
+impl Step {
+    /// Whether the request's body is the live event stream.
+    fn is_stream(self) -> bool {
+        matches!(self, Step::Post | Step::Subscribe)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Before `Start`.
+    Idle,
+    /// `step` is in flight; for streams, `streaming` once 2xx headers (or a frame) arrived.
+    InFlight { step: Step, streaming: bool },
+    /// Transitional: the request just closed and the handler is choosing the next phase. Never
+    /// observable between two `handle` calls.
+    Closed,
+    /// A 401 asked the header provider again; `retry` repeats once it answers.
+    RefreshingHeaders { retry: Step },
+    /// Backoff: `next` starts at `until_ms`.
+    Waiting { until_ms: u64, next: Step },
+    /// The browser is offline; `next` starts on `Online`.
+    Offline { next: Step },
+    /// 412 and the rebuilt turn still runs (FIELD C5b).
+    LiveUnavailable,
+    /// Stopped with an error; `Refresh` may restart a retryable one.
+    Failed(ConnectionError),
+    /// The turn settled. Final.
+    Done,
+    /// The app disconnected. Final.
+    Disconnected,
+}
+
+/// The connection state machine of one turn. See the [module docs](self) for the policy.
+///
+/// ```
+/// use forgestream_core::resume::{Command, Config, Connection, Input, StartMode};
+///
+/// let mut conn = Connection::new(Config::default());
+/// conn.handle(Input::Start { mode: StartMode::Attach { after: Some(3) } }, 0);
+/// let mut commands = Vec::new();
+/// while let Some(command) = conn.poll_command() {
+///     commands.push(command);
+/// }
+/// assert!(commands.contains(&Command::GetTurn));
+/// conn.handle(Input::TurnFetched { terminal: false }, 10);
+/// assert!(core::iter::from_fn(|| conn.poll_command()).any(|c| c == Command::Subscribe { after: 3 }));
+/// ```
+#[derive(Debug, Clone)]
+pub struct Connection {
+    config: Config,
+    jitter: Jitter,
+    phase: Phase,
+    queue: VecDeque<Command>,
+    /// Last status emitted, so `Status` is only sent on change.
+    status: Option<ConnectionStatus>,
+    /// Latest `now_ms` seen; a clock going backwards is treated as standing still.
+    now_ms: u64,
+    online: bool,
+    /// `PostTurn` was emitted (never again).
+    posted: bool,
+    /// The POST answered 2xx: the turn exists even if its id is not known yet.
+    post_accepted: bool,
+    /// The web layer knows the turn id (attach mode, a frame of the POST stream, or a lookup),
+    /// so `GetTurn` / `Subscribe` / `Rebuild` are possible.
+    turn_known: bool,
+    /// Last processed sequence number (monotonic).
+    cursor: Option<u64>,
+    /// Last checkpoint handed out with `Persist` (or the one we attached with).
+    persisted: Option<u64>,
+    last_persist_at_ms: Option<u64>,
+    persist_due_ms: Option<u64>,
+    /// Last sign of life of the open request (headers, frame, comment), ms.
+    last_activity_ms: u64,
+    /// The open stream advanced the cursor.
+    progressed: bool,
+    /// Consecutive failed attempts.
+    attempt: u32,
+    /// Backoff base set by a server `retry:` field, already clamped.
+    retry_base_ms: Option<u64>,
+    /// `RefreshHeaders` was used since the last successful response.
+    auth_refreshed: bool,
+    cancel_requested: bool,
+    cancel_sent: bool,
+}
+
+impl Connection {
+    /// A machine that has not started yet; feed it [`Input::Start`].
+    pub fn new(config: Config) -> Self {
+        Connection {
+            jitter: Jitter::new(config.jitter_seed),
+            config,
+            phase: Phase::Idle,
+            queue: VecDeque::new(),
+            status: None,
+            now_ms: 0,
+            online: true,
+            posted: false,
+            post_accepted: false,
+            turn_known: false,
+            cursor: None,
+            persisted: None,
+            last_persist_at_ms: None,
+            persist_due_ms: None,
+            last_activity_ms: 0,
+            progressed: false,
+            attempt: 0,
+            retry_base_ms: None,
+            auth_refreshed: false,
+            cancel_requested: false,
+            cancel_sent: false,
+        }
+    }
+
+    /// The configuration this machine runs with.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The next command to carry out, in order; `None` when the queue is empty.
+    pub fn poll_command(&mut self) -> Option<Command> {
+        self.queue.pop_front()
+    }
+
+    /// The earliest deadline (ms, caller's clock) at which `handle(Input::Tick, now)` has work:
+    /// the end of a backoff wait, the idle watchdog of the open request, or a coalesced
+    /// checkpoint. `None` when nothing is scheduled.
+    pub fn poll_timeout(&self) -> Option<u64> {
+        let timer = match self.phase {
+            Phase::Waiting { until_ms, .. } => Some(until_ms),
+            Phase::InFlight { .. } => Some(
+                self.last_activity_ms
+                    .saturating_add(self.config.idle_timeout_ms),
+            ),
+            _ => None,
+        };
+        let persist = if self.is_finished() {
+            None
+        } else {
+            self.persist_due_ms
+        };
+        match (timer, persist) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The status last emitted (`None` before `Start`).
+    pub fn status(&self) -> Option<&ConnectionStatus> {
+        self.status.as_ref()
+    }
+
+    /// The last processed sequence number.
+    pub fn cursor(&self) -> Option<u64> {
+        self.cursor
+    }
+
+    /// The last checkpoint handed out with `Persist` (or the cursor attached with).
+    pub fn persisted_cursor(&self) -> Option<u64> {
+        self.persisted
+    }
+
+    /// Whether a request (stream or one-shot) is open and has not been aborted or answered.
+    pub fn is_request_open(&self) -> bool {
+        matches!(self.phase, Phase::InFlight { .. })
+    }
+
+    /// Whether a live stream request (`PostTurn` / `Subscribe`) is open.
+    pub fn is_stream_open(&self) -> bool {
+        matches!(self.phase, Phase::InFlight { step, .. } if step.is_stream())
+    }
+
+    /// Consecutive failed attempts so far.
+    pub fn attempt(&self) -> u32 {
+        self.attempt
+    }
+
+    /// `Done` or disconnected: the machine will never emit another command.
+    pub fn is_finished(&self) -> bool {
+        matches!(self.phase, Phase::Done | Phase::Disconnected)
+    }
+
+    /// Feed one input at time `now_ms` (ms, any monotonic origin the caller likes). Commands it
+    /// causes are queued for [`poll_command`](Self::poll_command). Never panics.
+    pub fn handle(&mut self, input: Input, now_ms: u64) {
+        self.now_ms = self.now_ms.max(now_ms);
+        if self.is_finished() {
+            return;
+        }
+        match input {
+            Input::Start { mode } => self.on_start(mode),
+            Input::ResponseHeaders {
+                status,
+                retry_after_ms,
+            } => self.on_headers(status, retry_after_ms),
+            Input::Event {
+                sequence_number,
+                turn_done,
+            } => self.on_event(sequence_number, turn_done),
+            Input::Comment => self.on_liveness(),
+            Input::Retry(ms) => {
+                if self.phase != Phase::Idle {
+                    let floor = self.config.retry_min_ms;
+                    self.retry_base_ms =
+                        Some(ms.max(floor).min(self.config.retry_max_ms.max(floor)));
+                }
+                self.on_liveness();
+            }
+            Input::Eof => self.on_eof(),
+            Input::NetworkError => self.on_network_error(),
+            Input::TurnFetched { terminal } => {
+                if self.take_in_flight(Step::GetTurn) {
+                    self.auth_refreshed = false;
+                    self.begin(if terminal {
+                        Step::Rebuild
+                    } else {
+                        Step::Subscribe
+                    });
+                }
+            }
+            Input::TurnFetchFailed {
+                status,
+                retry_after_ms,
+            } => {
+                if self.take_in_flight(Step::GetTurn) {
+                    self.on_failure(Step::GetTurn, status, retry_after_ms);
+                }
+            }
+            Input::TurnLookup { found_ours } => {
+                if self.take_in_flight(Step::Lookup) {
+                    self.auth_refreshed = false;
+                    if found_ours {
+                        self.turn_known = true;
+                        self.maybe_send_cancel();
+                        self.begin(Step::GetTurn);
+                    } else {
+                        self.fail(ConnectionError::TurnNotCreated);
+                    }
+                }
+            }
+            Input::TurnLookupFailed {
+                status,
+                retry_after_ms,
+            } => {
+                if self.take_in_flight(Step::Lookup) {
+                    self.on_failure(Step::Lookup, status, retry_after_ms);
+                }
+            }
+            Input::RebuildDone { terminal } => {
+                if self.take_in_flight(Step::Rebuild) {
+                    self.auth_refreshed = false;
+                    if terminal {
+                        self.finish_done();
+                    } else {
+                        self.live_unavailable();
+                    }
+                }
+            }
+            Input::RebuildFailed {
+                status,
+                retry_after_ms,
+            } => {
+                if self.take_in_flight(Step::Rebuild) {
+                    self.on_failure(Step::Rebuild, status, retry_after_ms);
+                }
+            }
+            Input::HeadersRefreshed => {
+                if let Phase::RefreshingHeaders { retry } = self.phase {
+                    self.resume_or_pause(retry);
+                }
+            }
+            Input::HeadersRefreshFailed => {
+                if let Phase::RefreshingHeaders { .. } = self.phase {
+                    self.fail(ConnectionError::Auth);
+                }
+            }
+            Input::Tick => self.on_tick(),
+            Input::Online => {
+                self.online = true;
+                if let Phase::Offline { next } = self.phase {
+                    self.set_status(ConnectionStatus::Connecting);
+                    self.begin(next);
+                }
+            }
+            Input::Offline => self.on_offline(),
+            Input::Cancel => {
+                if !matches!(self.phase, Phase::Idle | Phase::Failed(_)) {
+                    self.cancel_requested = true;
+                    self.maybe_send_cancel();
+                }
+            }
+            Input::Disconnect => {
+                self.flush_persist();
+                self.abort_if_open();
+                self.phase = Phase::Disconnected;
+            }
+            Input::Refresh => {
+                let restartable = match self.phase {
+                    Phase::LiveUnavailable => true,
+                    Phase::Failed(error) => error.is_retryable(),
+                    _ => false,
+                };
+                if restartable {
+                    self.attempt = 0;
+                    self.auth_refreshed = false;
+                    self.set_status(ConnectionStatus::Connecting);
+                    let next = self.recovery_step();
+                    self.resume_or_pause(next);
+                }
+            }
+        }
+    }
+
+    fn on_start(&mut self, mode: StartMode) {
+        if self.phase != Phase::Idle {
+            return;
+        }
+        self.set_status(ConnectionStatus::Connecting);
+        match mode {
+            StartMode::CreateTurn => self.resume_or_pause(Step::Post),
+            StartMode::Attach { after } => {
+                self.turn_known = true;
+                self.cursor = after;
+                // The attach cursor came from storage: it is already persisted.
+                self.persisted = after;
+                self.resume_or_pause(Step::GetTurn);
+            }
+        }
+    }
+
+    fn on_headers(&mut self, status: u16, retry_after_ms: Option<u64>) {
+        let Phase::InFlight {
+            step,
+            streaming: false,
+        } = self.phase
+        else {
+            // No request waiting for its status line (or a duplicate): nothing to learn.
+            return;
+        };
+        if (200..300).contains(&status) {
+            self.last_activity_ms = self.now_ms;
+            self.auth_refreshed = false;
+            if step.is_stream() {
+                self.phase = Phase::InFlight {
+                    step,
+                    streaming: true,
+                };
+                self.set_status(ConnectionStatus::Live);
+                if step == Step::Post {
+                    self.post_accepted = true;
+                    self.maybe_send_cancel();
+                }
+            }
+            return;
+        }
+        // The web layer dropped the error body: the request is closed.
+        self.phase = Phase::Closed;
+        self.on_failure(step, Some(status), retry_after_ms);
+    }
+
+    fn on_event(&mut self, sequence_number: Option<u64>, turn_done: bool) {
+        let Phase::InFlight { step, streaming } = self.phase else {
+            // Frames of a stream the machine already closed: the reducer dedupes them anyway.
+            return;
+        };
+        if !step.is_stream() {
+            return;
+        }
+        self.last_activity_ms = self.now_ms;
+        if !streaming {
+            // A frame implies a 2xx the web layer did not report.
+            self.phase = Phase::InFlight {
+                step,
+                streaming: true,
+            };
+            self.set_status(ConnectionStatus::Live);
+            if step == Step::Post {
+                self.post_accepted = true;
+            }
+        }
+        if step == Step::Post {
+            // A POST stream opens with `turn.created`: the web layer knows the turn id now.
+            self.turn_known = true;
+        }
+        self.maybe_send_cancel();
+        let advanced = match (sequence_number, self.cursor) {
+            (Some(seq), Some(cursor)) => seq > cursor,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        if advanced {
+            self.cursor = sequence_number;
+            self.progressed = true;
+            // A stream that delivers new events is healthy.
+            self.attempt = 0;
+        }
+        if turn_done {
+            self.finish_done();
+        } else if advanced {
+            self.maybe_persist();
+        }
+    }
+
+    fn on_liveness(&mut self) {
+        if let Phase::InFlight { step, .. } = self.phase {
+            if step.is_stream() {
+                self.last_activity_ms = self.now_ms;
+            }
+        }
+    }
+
+    fn on_eof(&mut self) {
+        let Phase::InFlight { step, streaming } = self.phase else {
+            return;
+        };
+        if !step.is_stream() {
+            // One-shot requests report their outcome with their own inputs.
+            return;
+        }
+        self.phase = Phase::Closed;
+        self.flush_persist();
+        if step == Step::Post && !streaming {
+            self.create_outcome_unknown();
+        } else if self.progressed {
+            // A healthy stream ended without `turn.done` (server subscribe timeout): check the
+            // turn and resubscribe after the cursor at once.
+            let next = self.recovery_step();
+            if self.online {
+                self.set_status(ConnectionStatus::Connecting);
+            }
+            self.resume_or_pause(next);
+        } else {
+            let next = self.recovery_step();
+            self.transient(next, None);
+        }
+    }
+
+    fn on_network_error(&mut self) {
+        let Phase::InFlight { step, streaming } = self.phase else {
+            return;
+        };
+        self.phase = Phase::Closed;
+        if step.is_stream() {
+            self.flush_persist();
+            if step == Step::Post && !streaming {
+                self.create_outcome_unknown();
+            } else {
+                let next = self.recovery_step();
+                self.transient(next, None);
+            }
+        } else {
+            self.on_failure(step, None, None);
+        }
+    }
+
+    fn on_tick(&mut self) {
+        let now = self.now_ms;
+        if matches!(self.persist_due_ms, Some(due) if now >= due) {
+            self.flush_persist();
+        }
+        match self.phase {
+            Phase::Waiting { until_ms, next } if now >= until_ms => self.begin(next),
+            Phase::InFlight { step, streaming }
+                if now
+                    >= self
+                        .last_activity_ms
+                        .saturating_add(self.config.idle_timeout_ms) =>
+            {
+                // Idle watchdog: a silent request (or a stream hanging past the end of a
+                // finished turn, PROTOCOL §9) is closed and retried.
+                self.queue.push_back(Command::Abort);
+                self.phase = Phase::Closed;
+                self.flush_persist();
+                if step == Step::Post && !streaming {
+                    self.create_outcome_unknown();
+                } else {
+                    let next = self.retry_step(step);
+                    self.transient(next, None);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn on_offline(&mut self) {
+        self.online = false;
+        match self.phase {
+            Phase::InFlight { step, streaming } => {
+                self.queue.push_back(Command::Abort);
+                self.phase = Phase::Closed;
+                self.flush_persist();
+                let next = if step == Step::Post && !streaming {
+                    // The aborted POST may or may not have created the turn.
+                    Step::Lookup
+                } else {
+                    self.retry_step(step)
+                };
+                self.pause(next);
+            }
+            Phase::Waiting { next, .. } => self.pause(next),
+            // A pending header refresh finishes first; `HeadersRefreshed` then pauses.
+            _ => {}
+        }
+    }
+
+    /// The request `step` answered: if it is the one in flight, mark it closed.
+    fn take_in_flight(&mut self, expected: Step) -> bool {
+        match self.phase {
+            Phase::InFlight { step, .. } if step == expected => {
+                self.phase = Phase::Closed;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Classify a failed request (already closed). `status: None` is a network failure.
+    fn on_failure(&mut self, step: Step, status: Option<u16>, retry_after_ms: Option<u64>) {
+        if step == Step::Post {
+            match status {
+                // No definite answer: the turn may exist (PROTOCOL §8.3).
+                None | Some(408) | Some(500..=599) => self.create_outcome_unknown(),
+                // Errors come before any SSE byte: the turn was not created.
+                Some(status) => self.fail(error_for_status(status)),
+            }
+            return;
+        }
+        let Some(status) = status else {
+            let next = self.retry_step(step);
+            self.transient(next, None);
+            return;
+        };
+        match status {
+            401 if !self.auth_refreshed => {
+                self.auth_refreshed = true;
+                self.phase = Phase::RefreshingHeaders { retry: step };
+                self.queue.push_back(Command::RefreshHeaders);
+            }
+            401 => self.fail(ConnectionError::Auth),
+            // The live stream expired: rebuild from the listings, once (FIELD C5).
+            412 if step == Step::Subscribe => self.begin(Step::Rebuild),
+            // Gateway: listings of a running turn are refused.
+            409 if step == Step::Rebuild => self.live_unavailable(),
+            408 | 425 | 429 | 500..=599 => {
+                let honoured = if status == 429 || status == 503 {
+                    retry_after_ms
+                } else {
+                    None
+                };
+                let next = self.retry_step(step);
+                self.transient(next, honoured);
+            }
+            _ if step == Step::Lookup => self.fail(ConnectionError::CreateOutcomeUnknown),
+            _ => self.fail(error_for_status(status)),
+        }
+    }
+
+    /// What to do after `step` failed transiently.
+    fn retry_step(&self, step: Step) -> Step {
+        match step {
+            Step::Post | Step::Subscribe => self.recovery_step(),
+            Step::Lookup | Step::GetTurn | Step::Rebuild => step,
+        }
+    }
+
+    /// How to get back to the stream: read the turn if we know it, else find it.
+    fn recovery_step(&self) -> Step {
+        if self.turn_known {
+            Step::GetTurn
+        } else if self.posted {
+            Step::Lookup
+        } else {
+            Step::Post
+        }
+    }
+
+    fn create_outcome_unknown(&mut self) {
+        // Before anything else, find out whether the POST created the turn.
+        if self.turn_known {
+            self.resume_or_pause(Step::GetTurn);
+        } else {
+            self.resume_or_pause(Step::Lookup);
+        }
+    }
+
+    /// Count a failed attempt and wait (backoff, or `Retry-After`) before `next`.
+    fn transient(&mut self, next: Step, retry_after_ms: Option<u64>) {
+        self.attempt = self.attempt.saturating_add(1);
+        if self.attempt > self.config.max_attempts {
+            self.fail(if next == Step::Lookup {
+                ConnectionError::CreateOutcomeUnknown
+            } else {
+                ConnectionError::TooManyAttempts
+            });
+            return;
+        }
+        if !self.online {
+            self.pause(next);
+            return;
+        }
+        let cap = self.config.backoff_cap_ms;
+        let delay = match retry_after_ms {
+            Some(ms) => ms.max(self.config.retry_min_ms).min(cap),
+            None => {
+                let base = self.retry_base_ms.unwrap_or(self.config.backoff_base_ms);
+                self.jitter.up_to(ceiling(base, cap, self.attempt))
+            }
+        };
+        let until_ms = self.now_ms.saturating_add(delay);
+        self.phase = Phase::Waiting { until_ms, next };
+        self.set_status(ConnectionStatus::Reconnecting {
+            attempt: self.attempt,
+            next_at_ms: until_ms,
+        });
+    }
+
+    fn resume_or_pause(&mut self, next: Step) {
+        if self.online {
+            self.begin(next);
+        } else {
+            self.pause(next);
+        }
+    }
+
+    fn pause(&mut self, next: Step) {
+        self.phase = Phase::Offline { next };
+        self.set_status(ConnectionStatus::Offline);
+    }
+
+    /// Issue request `step`, closing any request still open first.
+    fn begin(&mut self, step: Step) {
+        self.abort_if_open();
+        let step = if step == Step::Post && self.posted {
+            // Never POST twice (FIELD C8).
+            self.recovery_step()
+        } else {
+            step
+        };
+        let command = match step {
+            Step::Post => {
+                self.posted = true;
+                Command::PostTurn
+            }
+            Step::Lookup => Command::LookupNewestTurn,
+            Step::GetTurn => Command::GetTurn,
+            Step::Subscribe => Command::Subscribe {
+                after: self.cursor.unwrap_or(0),
+            },
+            Step::Rebuild => {
+                self.set_status(ConnectionStatus::Rebuilding);
+                Command::Rebuild
+            }
+        };
+        self.queue.push_back(command);
+        self.phase = Phase::InFlight {
+            step,
+            streaming: false,
+        };
+        self.last_activity_ms = self.now_ms;
+        self.progressed = false;
+    }
+
+    fn abort_if_open(&mut self) {
+        if let Phase::InFlight { .. } = self.phase {
+            self.queue.push_back(Command::Abort);
+            self.phase = Phase::Closed;
+        }
+    }
+
+    fn fail(&mut self, error: ConnectionError) {
+        self.abort_if_open();
+        self.flush_persist();
+        self.phase = Phase::Failed(error);
+        self.set_status(ConnectionStatus::Failed(error));
+    }
+
+    fn live_unavailable(&mut self) {
+        self.abort_if_open();
+        self.flush_persist();
+        self.phase = Phase::LiveUnavailable;
+        self.set_status(ConnectionStatus::LiveUnavailable);
+    }
+
+    fn finish_done(&mut self) {
+        self.abort_if_open();
+        self.persist_due_ms = None;
+        self.phase = Phase::Done;
+        self.queue.push_back(Command::ClearPersisted);
+        self.set_status(ConnectionStatus::Done);
+    }
+
+    fn maybe_send_cancel(&mut self) {
+        // Cancel targets the session's running turn; before our POST was accepted it could
+        // hit an older turn, so it waits until the turn surely exists.
+        if self.cancel_requested && !self.cancel_sent && (self.turn_known || self.post_accepted) {
+            self.cancel_sent = true;
+            self.queue.push_back(Command::PostCancel);
+        }
+    }
+
+    /// Checkpoint the cursor now, or schedule it `persist_interval_ms` after the last one.
+    fn maybe_persist(&mut self) {
+        if !self.cursor_ahead() {
+            return;
+        }
+        match self.last_persist_at_ms {
+            Some(at) if self.now_ms < at.saturating_add(self.config.persist_interval_ms) => {
+                self.persist_due_ms = Some(at.saturating_add(self.config.persist_interval_ms));
+            }
+            _ => self.flush_persist(),
+        }
+    }
+
+    /// Checkpoint the cursor now if it is ahead of the last checkpoint.
+    fn flush_persist(&mut self) {
+        self.persist_due_ms = None;
+        if let (true, Some(after)) = (self.cursor_ahead(), self.cursor) {
+            self.persisted = Some(after);
+            self.last_persist_at_ms = Some(self.now_ms);
+            self.queue.push_back(Command::Persist { after });
+        }
+    }
+
+    fn cursor_ahead(&self) -> bool {
+        match (self.cursor, self.persisted) {
+            (Some(cursor), Some(persisted)) => cursor > persisted,
+            (Some(_), None) => true,
+            (None, _) => false,
+        }
+    }
+
+    fn set_status(&mut self, status: ConnectionStatus) {
+        if self.status.as_ref() != Some(&status) {
+            self.status = Some(status.clone());
+            self.queue.push_back(Command::Status(status));
+        }
+    }
+}
+
+/// The error of a status the machine does not retry.
+fn error_for_status(status: u16) -> ConnectionError {
+    match status {
+        400 => ConnectionError::BadRequest,
+        401 => ConnectionError::Auth,
+        403 => ConnectionError::Forbidden,
+        404 => ConnectionError::NotFound,
+        other => ConnectionError::Http(other),
+    }
+}

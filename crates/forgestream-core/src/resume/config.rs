@@ -1,0 +1,50 @@
+//! Tunables of the connection state machine (DESIGN.md "Sans-IO connection logic").
+
+/// Timing and retry policy of one [`Connection`](super::Connection).
+///
+/// All durations are milliseconds. [`Config::default`] gives the values the SDK ships with;
+/// the web layer maps the app's `reconnect: {...}` option onto these fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Config {
+    /// Base of the exponential backoff, ms (default 500). Attempt `n` (1-based) waits a uniform
+    /// random delay in `[0, min(backoff_cap_ms, backoff_base_ms · 2^(n-1))]` ("full jitter").
+    /// A server `retry:` field replaces this base (clamped to `[retry_min_ms, retry_max_ms]`).
+    pub backoff_base_ms: u64,
+    /// Upper bound of every reconnect delay, ms (default 30 000). `Retry-After` is clamped to it
+    /// as well, so no wait the machine schedules is ever longer.
+    pub backoff_cap_ms: u64,
+    /// Lowest `retry:` value (and `Retry-After`) honoured, ms (default 250): a server cannot make
+    /// the client hammer it.
+    pub retry_min_ms: u64,
+    /// Highest `retry:` value honoured as the backoff base, ms (default 30 000).
+    pub retry_max_ms: u64,
+    /// Idle watchdog, ms (default 45 000): an open request that yields no headers, events or
+    /// comments for this long is aborted and retried. Comments count as liveness (FIELD C3);
+    /// a subscribe cursor past the end of a finished turn hangs on real servers (PROTOCOL §9).
+    pub idle_timeout_ms: u64,
+    /// Minimum spacing of `Persist` checkpoints while events stream in, ms (default 1 000).
+    /// A pending checkpoint is always flushed when the stream ends, fails, goes offline or is
+    /// disconnected.
+    pub persist_interval_ms: u64,
+    /// Consecutive failed attempts allowed before `Failed(TooManyAttempts)` (default 20).
+    /// The counter resets when a stream delivers a new sequence number.
+    pub max_attempts: u32,
+    /// Seed of the jitter generator (splitmix64). The web layer passes something random
+    /// (`crypto.getRandomValues`); tests pass a constant so delays are reproducible.
+    pub jitter_seed: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            backoff_base_ms: 500,
+            backoff_cap_ms: 30_000,
+            retry_min_ms: 250,
+            retry_max_ms: 30_000,
+            idle_timeout_ms: 45_000,
+            persist_interval_ms: 1_000,
+            max_attempts: 20,
+            jitter_seed: 0x5eed_f0f6_e57e_a111,
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! What the web layer tells the machine: starts, responses, stream frames, timers, user actions.
+
+/// How a [`Connection`](super::Connection) begins (its first [`Input::Start`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StartMode {
+    /// The app sends a new turn: `POST …/sessions/{sid}/turns` with `stream: true`, whose 200
+    /// body is the live stream (PROTOCOL §4). The machine POSTs exactly once, never again.
+    CreateTurn,
+    /// Restore after a refresh, or follow a turn someone else created: first `GetTurn` (a cursor
+    /// at the end of a finished turn hangs on real servers, PROTOCOL §9), then subscribe or
+    /// rebuild. `after` is the persisted cursor (last processed sequence number), if any.
+    Attach {
+        /// Last processed `sequence_number`; `None` replays the turn from its start.
+        after: Option<u64>,
+    },
+}
+
+/// One thing that happened, fed to [`Connection::handle`](super::Connection::handle) with the
+/// current time in ms. Inputs that do not fit the current state (a late response of a request
+/// the machine already gave up on, a second `Start`) are ignored; none of them panics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Input {
+    /// Begin. Only the first `Start` counts.
+    Start {
+        /// Create a turn or attach to an existing one.
+        mode: StartMode,
+    },
+    /// The status line of the current request arrived. For `PostTurn` and `Subscribe`, a 2xx
+    /// status means the body is the live stream. For `GetTurn`, `Rebuild` and
+    /// `LookupNewestTurn`, a 2xx status is only noted as liveness (their outcome comes as
+    /// `TurnFetched` / `RebuildDone` / `TurnLookup`); a non-2xx status is their failure.
+    /// After reporting a non-2xx status the web layer has dropped the response body.
+    ResponseHeaders {
+        /// HTTP status code.
+        status: u16,
+        /// `Retry-After`, already converted to ms (seconds · 1000, or date − now); used for
+        /// 429 and 503, clamped to `[retry_min_ms, backoff_cap_ms]`.
+        retry_after_ms: Option<u64>,
+    },
+    /// The reducer applied one frame of this turn's stream.
+    Event {
+        /// The frame's `id:` (the event's sequence number), if it had one. The cursor is the
+        /// highest one seen; it never goes down (replays are at-least-once).
+        sequence_number: Option<u64>,
+        /// The frame was this turn's `turn.done`.
+        turn_done: bool,
+    },
+    /// A `:` comment line arrived: liveness only (FIELD C3).
+    Comment,
+    /// A `retry:` field arrived (ms): it becomes the backoff base, clamped to
+    /// `[retry_min_ms, retry_max_ms]`. Also liveness.
+    Retry(u64),
+    /// The stream body ended cleanly. Without a prior `turn.done` the machine reconnects after the
+    /// last processed sequence number (TrueForge closes idle subscribers after 600 s, PROTOCOL §3).
+    Eof,
+    /// The current request failed without a usable response: `fetch` rejected, or the body
+    /// stream errored. Applies to whatever request is in flight.
+    NetworkError,
+    /// `GetTurn` answered.
+    TurnFetched {
+        /// The turn's state is `done`, `cancelled` or `error` (PROTOCOL §6).
+        terminal: bool,
+    },
+    /// `GetTurn` failed.
+    TurnFetchFailed {
+        /// HTTP status, or `None` for a network failure.
+        status: Option<u16>,
+        /// `Retry-After` in ms, if the response had one.
+        retry_after_ms: Option<u64>,
+    },
+    /// `LookupNewestTurn` answered (effect recovery, PROTOCOL §8.3).
+    TurnLookup {
+        /// The session's newest turn is the one our failed POST created. The web layer now
+        /// knows its id and uses it for the following `GetTurn` / `Subscribe` / `Rebuild`.
+        found_ours: bool,
+    },
+    /// `LookupNewestTurn` failed.
+    TurnLookupFailed {
+        /// HTTP status, or `None` for a network failure.
+        status: Option<u16>,
+        /// `Retry-After` in ms, if the response had one.
+        retry_after_ms: Option<u64>,
+    },
+    /// `Rebuild` finished: the turn's persisted events and the session timeline are loaded.
+    RebuildDone {
+        /// The rebuilt turn is terminal (its listing holds `turn.done`, or its state says so).
+        /// `false` means the turn still runs but its live stream is gone (FIELD C5b).
+        terminal: bool,
+    },
+    /// `Rebuild` failed. A 409 (gateway: listings of a running turn) ends in `LiveUnavailable`.
+    RebuildFailed {
+        /// HTTP status, or `None` for a network failure.
+        status: Option<u16>,
+        /// `Retry-After` in ms, if the response had one.
+        retry_after_ms: Option<u64>,
+    },
+    /// The header provider returned fresh headers after `RefreshHeaders`.
+    HeadersRefreshed,
+    /// The header provider threw or rejected: ends in `Failed(Auth)`.
+    HeadersRefreshFailed,
+    /// A deadline from [`poll_timeout`](super::Connection::poll_timeout) may have passed.
+    Tick,
+    /// The browser reports connectivity (`online` event): reconnect at once if paused.
+    Online,
+    /// The browser reports no connectivity (`offline` event): abort and pause retries.
+    Offline,
+    /// The user stops the turn: `PostCancel` once, keep streaming until `turn.done`.
+    Cancel,
+    /// Close the transport and stop, without cancelling the turn. Nothing is emitted after it
+    /// except the closing `Persist` / `Abort`.
+    Disconnect,
+    /// The user asked to try again from `LiveUnavailable` or a retryable `Failed` state.
+    /// Never re-POSTs: it checks the turn (or looks it up) and resumes from the cursor.
+    Refresh,
+}

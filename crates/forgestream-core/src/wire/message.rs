@@ -1,0 +1,449 @@
+//! Model messages, their deltas, tool calls and usage (PROTOCOL §5 `model.message`,
+//! `model.message.delta`, "Tool call", "Usage").
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
+
+use super::tagged::{is_empty_map, serialize_tagged, tag_of};
+
+/// Message `content`: a string, or an array of parts (PROTOCOL §5 `model.message`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Content {
+    /// Plain text.
+    Text(String),
+    /// Typed parts (`text`, `refusal`, or kinds this SDK does not know).
+    Parts(Vec<ContentPart>),
+}
+
+impl<'de> Deserialize<'de> for Content {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match Value::deserialize(deserializer)? {
+            Value::String(text) => Ok(Content::Text(text)),
+            Value::Array(items) => items
+                .into_iter()
+                .map(|item| serde_json::from_value(item).map_err(serde::de::Error::custom))
+                .collect::<Result<Vec<_>, _>>()
+                .map(Content::Parts),
+            _ => Err(serde::de::Error::custom(
+                "content must be a string or an array of parts",
+            )),
+        }
+    }
+}
+
+impl Serialize for Content {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Content::Text(text) => serializer.serialize_str(text),
+            Content::Parts(parts) => parts.serialize(serializer),
+        }
+    }
+}
+
+/// One part of an array `content`: `{type:"text",text}`, `{type:"refusal",refusal}`, or any other
+/// part kept raw.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ContentPart {
+    /// `{type:"text", text}`.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// `{type:"refusal", refusal}`.
+    Refusal {
+        /// The refusal text.
+        refusal: String,
+    },
+    /// A part kind this SDK does not know, kept as received.
+    Unknown {
+        /// Its `type` (empty when absent).
+        part_type: String,
+        /// The whole part object.
+        raw: Value,
+    },
+}
+
+#[derive(Deserialize)]
+struct TextPart {
+    text: String,
+}
+
+#[derive(Deserialize)]
+struct RefusalPart {
+    refusal: String,
+}
+
+impl<'de> Deserialize<'de> for ContentPart {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = Value::deserialize(deserializer)?;
+        let part_type = tag_of(&raw, "type").unwrap_or_default();
+        let decoded = match part_type.as_str() {
+            "text" => serde_json::from_value::<TextPart>(raw.clone())
+                .ok()
+                .map(|p| ContentPart::Text { text: p.text }),
+            "refusal" => serde_json::from_value::<RefusalPart>(raw.clone())
+                .ok()
+                .map(|p| ContentPart::Refusal { refusal: p.refusal }),
+            _ => None,
+        };
+        Ok(decoded.unwrap_or(ContentPart::Unknown { part_type, raw }))
+    }
+}
+
+impl Serialize for ContentPart {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ContentPart::Text { text } => serialize_tagged(
+                serializer,
+                "type",
+                "text",
+                &serde_json::json!({ "text": text }),
+            ),
+            ContentPart::Refusal { refusal } => serialize_tagged(
+                serializer,
+                "type",
+                "refusal",
+                &serde_json::json!({ "refusal": refusal }),
+            ),
+            ContentPart::Unknown { raw, .. } => raw.serialize(serializer),
+        }
+    }
+}
+
+/// `finish_reason` (PROTOCOL §5). Unknown values are kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FinishReason {
+    /// `stop`
+    Stop,
+    /// `length`
+    Length,
+    /// `tool_calls`
+    ToolCalls,
+    /// `content_filter`
+    ContentFilter,
+    /// `function_call`
+    FunctionCall,
+    /// Any other value, verbatim.
+    Other(String),
+}
+
+impl FinishReason {
+    /// The wire spelling.
+    pub fn as_str(&self) -> &str {
+        match self {
+            FinishReason::Stop => "stop",
+            FinishReason::Length => "length",
+            FinishReason::ToolCalls => "tool_calls",
+            FinishReason::ContentFilter => "content_filter",
+            FinishReason::FunctionCall => "function_call",
+            FinishReason::Other(other) => other,
+        }
+    }
+
+    /// Parses the wire spelling; unknown values become [`FinishReason::Other`].
+    pub fn parse(text: &str) -> Self {
+        match text {
+            "stop" => FinishReason::Stop,
+            "length" => FinishReason::Length,
+            "tool_calls" => FinishReason::ToolCalls,
+            "content_filter" => FinishReason::ContentFilter,
+            "function_call" => FinishReason::FunctionCall,
+            other => FinishReason::Other(String::from(other)),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for FinishReason {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Ok(FinishReason::parse(&text))
+    }
+}
+
+impl Serialize for FinishReason {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+/// `usage.input_tokens_breakdown`: where the input tokens went (tokens).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputTokensBreakdown {
+    /// Harness prompt tokens.
+    #[serde(default)]
+    pub harness: u64,
+    /// Skill tokens.
+    #[serde(default)]
+    pub skills: u64,
+    /// Agent instruction tokens.
+    #[serde(default)]
+    pub instructions: u64,
+    /// Tool definition tokens.
+    #[serde(default)]
+    pub tool_definitions: u64,
+    /// Conversation message tokens.
+    #[serde(default)]
+    pub messages: u64,
+}
+
+/// Per model message usage (PROTOCOL §5 "Usage"), in tokens.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Input tokens.
+    #[serde(default)]
+    pub input_tokens: u64,
+    /// Output tokens.
+    #[serde(default)]
+    pub output_tokens: u64,
+    /// Cached input tokens read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_read_tokens: Option<u64>,
+    /// Cached input tokens written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_tokens: Option<u64>,
+    /// Breakdown of `input_tokens` by origin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens_breakdown: Option<InputTokensBreakdown>,
+}
+
+/// `tool_info` of a tool call: which kind of tool it is (PROTOCOL §5 "Tool call").
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolInfo {
+    /// `{type:"truefoundry-system", name}`: a built-in tool (`ask_user_question`,
+    /// `create_sub_agent`, …).
+    System {
+        /// Tool name.
+        name: String,
+    },
+    /// `{type:"mcp", server_id, server_name, name}`: a tool of an MCP server.
+    Mcp {
+        /// MCP server id.
+        server_id: String,
+        /// MCP server display name.
+        server_name: String,
+        /// Tool name on that server.
+        name: String,
+    },
+    /// Another kind, kept raw.
+    Unknown {
+        /// Its `type` (empty when absent).
+        info_type: String,
+        /// The whole object.
+        raw: Value,
+    },
+}
+
+#[derive(Deserialize)]
+struct SystemInfo {
+    #[serde(default)]
+    name: String,
+}
+
+#[derive(Deserialize)]
+struct McpInfo {
+    #[serde(default)]
+    server_id: String,
+    #[serde(default)]
+    server_name: String,
+    #[serde(default)]
+    name: String,
+}
+
+impl<'de> Deserialize<'de> for ToolInfo {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = Value::deserialize(deserializer)?;
+        let info_type = tag_of(&raw, "type").unwrap_or_default();
+        let decoded = match info_type.as_str() {
+            "truefoundry-system" => serde_json::from_value::<SystemInfo>(raw.clone())
+                .ok()
+                .map(|i| ToolInfo::System { name: i.name }),
+            "mcp" => serde_json::from_value::<McpInfo>(raw.clone())
+                .ok()
+                .map(|i| ToolInfo::Mcp {
+                    server_id: i.server_id,
+                    server_name: i.server_name,
+                    name: i.name,
+                }),
+            _ => None,
+        };
+        Ok(decoded.unwrap_or(ToolInfo::Unknown { info_type, raw }))
+    }
+}
+
+impl Serialize for ToolInfo {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ToolInfo::System { name } => serialize_tagged(
+                serializer,
+                "type",
+                "truefoundry-system",
+                &serde_json::json!({ "name": name }),
+            ),
+            ToolInfo::Mcp {
+                server_id,
+                server_name,
+                name,
+            } => serialize_tagged(
+                serializer,
+                "type",
+                "mcp",
+                &serde_json::json!({ "name": name, "server_id": server_id, "server_name": server_name }),
+            ),
+            ToolInfo::Unknown { raw, .. } => raw.serialize(serializer),
+        }
+    }
+}
+
+fn default_function() -> String {
+    String::from("function")
+}
+
+/// `function` of a tool call: name and raw JSON `arguments` text.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FunctionCall {
+    /// Tool name.
+    #[serde(default)]
+    pub name: String,
+    /// Arguments as JSON text (not parsed on the wire).
+    #[serde(default)]
+    pub arguments: String,
+}
+
+/// A complete tool call inside a full `model.message` (PROTOCOL §5 "Tool call").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// `tool_call_id`, the causality key for results and pauses.
+    pub id: String,
+    /// Always `function` today.
+    #[serde(rename = "type", default = "default_function")]
+    pub call_type: String,
+    /// Name and argument text.
+    #[serde(default)]
+    pub function: FunctionCall,
+    /// Which tool family the call belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_info: Option<ToolInfo>,
+    /// Provider extras, opaque.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_specific_fields: Option<Value>,
+}
+
+/// A `model.message` event: live an empty placeholder, in listings the merged message
+/// (PROTOCOL §5 `model.message`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelMessage {
+    /// Event id (lowercase ULID), shared with all its deltas.
+    pub id: String,
+    /// ISO-8601 creation time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<String>,
+    /// Owner thread: `"main"`, a subagent UUID, or null.
+    #[serde(default)]
+    pub thread_id: Option<String>,
+    /// Content (string or parts); absent or null on a placeholder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<Content>,
+    /// Optional author name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Refusal text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refusal: Option<String>,
+    /// Reasoning text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_content: Option<String>,
+    /// Tool calls proposed by this message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<Vec<ToolCall>>,
+    /// Why generation stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<FinishReason>,
+    /// Token usage of this model call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// Fields this SDK does not know, kept.
+    #[serde(flatten, default, skip_serializing_if = "is_empty_map")]
+    pub extra: Map<String, Value>,
+}
+
+impl ModelMessage {
+    /// True for the live placeholder `{type,id,thread_id,created_at}` that deltas fill: no
+    /// content, refusal, reasoning, tool calls, finish reason or usage.
+    pub fn is_placeholder(&self) -> bool {
+        self.content.is_none()
+            && self.refusal.is_none()
+            && self.reasoning_content.is_none()
+            && self.tool_calls.is_none()
+            && self.finish_reason.is_none()
+            && self.usage.is_none()
+    }
+}
+
+/// `function` fragment of a streamed tool call.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FunctionDelta {
+    /// Tool name, usually only on the first fragment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// A fragment of the arguments text, to be concatenated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<String>,
+}
+
+/// One fragment of a streamed tool call, addressed by `index` (PROTOCOL §5 delta merge rule).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallDelta {
+    /// Position of the call inside its message.
+    pub index: u32,
+    /// `tool_call_id` (first fragment).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Call type (first fragment).
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub call_type: Option<String>,
+    /// Name and/or arguments fragment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub function: Option<FunctionDelta>,
+    /// Tool family (first fragment).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_info: Option<ToolInfo>,
+    /// Provider extras, opaque.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_specific_fields: Option<Value>,
+}
+
+/// `model.message.delta`: a live-only increment of the message with the same `id`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MessageDelta {
+    /// The base message's event id.
+    pub id: String,
+    /// Only the first delta carries it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<String>,
+    /// Must equal the base's thread.
+    #[serde(default)]
+    pub thread_id: Option<String>,
+    /// Content increment (normally a string).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<Content>,
+    /// Refusal increment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refusal: Option<String>,
+    /// Reasoning increment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_content: Option<String>,
+    /// Tool-call fragments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<Vec<ToolCallDelta>>,
+    /// Latest wins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<FinishReason>,
+    /// Latest wins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// Fields this SDK does not know, kept.
+    #[serde(flatten, default, skip_serializing_if = "is_empty_map")]
+    pub extra: Map<String, Value>,
+}

@@ -1,0 +1,33 @@
+//! Serde types of the TrueForge wire (PROTOCOL.md §2, §5–§7), snake_case as on the wire.
+//!
+//! Decoding is tolerant: unknown fields are ignored (event structs keep them in `extra`),
+//! unknown event `type`s, turn `status`es, content parts, input items and `tool_info` kinds are
+//! kept raw instead of failing. Optional wire fields are `Option`s.
+//!
+//! - [`event`]: the 12 streamed event types and [`Event`].
+//! - [`message`]: model messages, deltas, tool calls, usage.
+//! - [`turn`]: [`Turn`], [`TurnState`], metrics.
+//! - [`input`]: turn input items (`user.message`, `user.tool_approval`, `user.tool_response`).
+//! - [`listing`]: `{data, pagination}`, `{data}`, session timeline items, the error body.
+
+pub mod event;
+pub mod input;
+pub mod listing;
+pub mod message;
+mod tagged;
+pub mod turn;
+
+pub use event::{
+    AgentInfo, Event, McpAuthRequired, McpAuthServer, McpInitialize, McpServer, RequiredToolCall,
+    SandboxCreated, ThreadCreated, ThreadDone, ThreadParent, ThreadState, ToolCallsRequired,
+    ToolResponse, TurnCreated, TurnDone,
+};
+pub use input::{Approval, InputItem, InputPart, UserContent};
+pub use listing::{
+    ErrorBody, ErrorDetail, Listing, Pagination, SessionEventItem, SessionEventsPage, Single,
+};
+pub use message::{
+    Content, ContentPart, FinishReason, FunctionCall, FunctionDelta, InputTokensBreakdown,
+    MessageDelta, ModelMessage, ToolCall, ToolCallDelta, ToolInfo, Usage,
+};
+pub use turn::{CancelReason, CancelledState, DoneState, ErrorState, Metrics, Turn, TurnState};

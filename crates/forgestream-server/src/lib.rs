@@ -1,0 +1,102 @@
+//! `forgestream-server`: a local emulator of the TrueForge agent runtime
+//! (`/work/shared/spec/PROTOCOL.md`), with both the `trueforge` (`/api/v1`) and `gateway`
+//! (`/v1/agents`) flavors over one SQLite store, scripted agents (JSON scenarios) and fault
+//! injection. See the crate README for the scenario schema and the fault syntax.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), String> {
+//! let mut config = forgestream_server::ServerConfig::default();
+//! config.addr = "127.0.0.1:0".parse().unwrap();
+//! let server = forgestream_server::Server::start(config).await?;
+//! println!("listening on {}", server.url());
+//! # Ok(()) }
+//! ```
+
+pub mod clock;
+pub mod config;
+pub mod continuation;
+pub mod error;
+pub mod fault;
+pub mod live;
+mod routes;
+pub mod runner;
+pub mod runtime;
+pub mod scenario;
+pub mod sse;
+pub mod store;
+pub mod tools;
+pub mod wire;
+
+pub use config::ServerConfig;
+pub use runtime::{Flavor, Runtime};
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The axum application over a runtime (for embedding in another server or test harness).
+pub fn app(runtime: Arc<Runtime>) -> axum::Router {
+    routes::router(runtime)
+}
+
+/// A running server.
+pub struct Server {
+    /// The bound address (the real port when the config asked for port 0).
+    pub addr: SocketAddr,
+    /// Shared state, for inspection (e.g. live-turn counts in the load example).
+    pub runtime: Arc<Runtime>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Server {
+    /// Binds `config.addr`, opens the store, loads scenarios and serves in a background task.
+    /// Errors: bind failure, store open failure, invalid scenario files.
+    pub async fn start(config: ServerConfig) -> Result<Server, String> {
+        let listener = tokio::net::TcpListener::bind(config.addr)
+            .await
+            .map_err(|e| format!("binding {}: {e}", config.addr))?;
+        let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        let sweep_every =
+            (config.done_ttl / 4).clamp(Duration::from_millis(100), Duration::from_secs(1));
+        let runtime = Arc::new(Runtime::new(config)?);
+        let app = app(runtime.clone());
+        let sweeper = runtime.clone();
+        let task = tokio::spawn(async move {
+            let sweep = async move {
+                loop {
+                    tokio::time::sleep(sweep_every).await;
+                    sweeper.live.sweep();
+                }
+            };
+            let serve = axum::serve(listener, app);
+            tokio::select! {
+                result = serve => {
+                    if let Err(err) = result {
+                        tracing::error!("server stopped: {err}");
+                    }
+                }
+                _ = sweep => {}
+            }
+        });
+        Ok(Server {
+            addr,
+            runtime,
+            task,
+        })
+    }
+
+    /// `http://ADDR`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Waits until the server task ends (it runs until the process exits or `stop`).
+    pub async fn wait(self) {
+        let _ = self.task.await;
+    }
+
+    /// Stops serving (open connections are dropped).
+    pub fn stop(&self) {
+        self.task.abort();
+    }
+}

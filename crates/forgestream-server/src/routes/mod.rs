@@ -1,0 +1,81 @@
+//! HTTP routes: both flavors' API (PROTOCOL.md §4), `/healthz`, the demo app, CORS and the
+//! one-line-per-request log.
+
+mod api;
+mod middleware;
+mod params;
+
+use crate::runtime::{Flavor, Runtime};
+use axum::extract::DefaultBodyLimit;
+use axum::http::{header, HeaderName, HeaderValue, Method};
+use axum::routing::{get, post};
+use axum::{Extension, Router};
+use std::sync::Arc;
+use tower_http::cors::{AllowOrigin, CorsLayer};
+use tower_http::services::{ServeDir, ServeFile};
+
+fn api_routes(flavor: Flavor) -> Router<Arc<Runtime>> {
+    let subscribe = match flavor {
+        Flavor::Trueforge => get(api::subscribe),
+        Flavor::Gateway => post(api::subscribe),
+    };
+    Router::new()
+        .route(
+            "/sessions",
+            post(api::create_session).get(api::list_sessions),
+        )
+        .route("/sessions/{sid}", get(api::get_session))
+        .route(
+            "/sessions/{sid}/turns",
+            post(api::create_turn).get(api::list_turns),
+        )
+        .route("/sessions/{sid}/turns/{tid}", get(api::get_turn))
+        .route("/sessions/{sid}/turns/{tid}/subscribe", subscribe)
+        .route("/sessions/{sid}/turns/{tid}/events", get(api::turn_events))
+        .route("/sessions/{sid}/events", get(api::session_events))
+        .route("/sessions/{sid}/cancel", post(api::cancel))
+        .fallback(api::not_found)
+        .layer(Extension(flavor))
+}
+
+/// The whole application over a runtime.
+pub fn router(rt: Arc<Runtime>) -> Router {
+    let auth = axum::middleware::from_fn_with_state(rt.clone(), middleware::require_token);
+    let api = Router::new()
+        .nest("/api/v1", api_routes(Flavor::Trueforge))
+        .nest("/v1/agents", api_routes(Flavor::Gateway))
+        .layer(auth)
+        .layer(DefaultBodyLimit::max(rt.config.max_body_bytes));
+    let mut app = Router::new()
+        .route("/healthz", get(|| async { "ok" }))
+        .merge(api);
+    if let Some(www) = &rt.config.www {
+        let index = www.join("index.html");
+        let files = ServeDir::new(www).fallback(ServeFile::new(index));
+        app = app.fallback_service(files);
+    }
+    let mut app = app
+        .layer(axum::middleware::from_fn(middleware::html_csp))
+        .with_state(rt.clone());
+    if !rt.config.cors_origins.is_empty() {
+        let origins: Vec<HeaderValue> = rt
+            .config
+            .cors_origins
+            .iter()
+            .filter_map(|o| HeaderValue::from_str(o).ok())
+            .collect();
+        let cors = CorsLayer::new()
+            .allow_origin(AllowOrigin::list(origins))
+            .allow_methods([Method::GET, Method::POST, Method::OPTIONS])
+            .allow_headers([
+                header::AUTHORIZATION,
+                header::CONTENT_TYPE,
+                HeaderName::from_static("last-event-id"),
+                HeaderName::from_static("x-forgestream-fault"),
+            ])
+            .expose_headers([header::RETRY_AFTER])
+            .allow_credentials(true);
+        app = app.layer(cors);
+    }
+    app.layer(axum::middleware::from_fn(middleware::log_request))
+}

@@ -1,0 +1,327 @@
+//! The emulator's shared state and the operations behind the routes: create a session,
+//! create a turn (freezing a running one), cancel.
+
+use crate::clock::{now_iso, UlidSource};
+use crate::config::ServerConfig;
+use crate::continuation::TurnInput;
+use crate::error::ApiError;
+use crate::fault::FaultLedger;
+use crate::live::{LiveRegistry, LiveTurn};
+use crate::runner::{run_turn, TurnJob};
+use crate::scenario::Catalogue;
+use crate::store::{SessionRow, Store, TurnRow};
+use crate::wire::{self, Event, Totals};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::sync::watch;
+
+/// The two server families (PROTOCOL.md, table at the top).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flavor {
+    /// Open-source TrueForge: `/api/v1`, GET subscribe, `Last-Event-ID` wins.
+    Trueforge,
+    /// TrueFoundry gateway: `/v1/agents`, POST subscribe, body cursor wins.
+    Gateway,
+}
+
+impl Flavor {
+    /// `trueforge` / `gateway`, as stored on sessions.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Flavor::Trueforge => "trueforge",
+            Flavor::Gateway => "gateway",
+        }
+    }
+}
+
+/// Shared between a turn's runner, `/cancel` and the turn that freezes it.
+pub struct TurnControl {
+    cancel: watch::Sender<Option<String>>,
+    totals: Mutex<Totals>,
+}
+
+impl TurnControl {
+    fn new() -> Self {
+        Self {
+            cancel: watch::channel(None).0,
+            totals: Mutex::new(Totals::default()),
+        }
+    }
+    fn lock(&self) -> MutexGuard<'_, Totals> {
+        match self.totals.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+    /// Token totals of completed model messages so far.
+    pub fn totals(&self) -> Totals {
+        *self.lock()
+    }
+    /// Replaces the totals.
+    pub fn set_totals(&self, totals: Totals) {
+        *self.lock() = totals;
+    }
+    /// Receives the cancel reason once one is set.
+    pub fn cancel_receiver(&self) -> watch::Receiver<Option<String>> {
+        self.cancel.subscribe()
+    }
+}
+
+/// Everything the routes share.
+pub struct Runtime {
+    /// The configuration.
+    pub config: ServerConfig,
+    /// SQLite.
+    pub store: Store,
+    /// Live buffers.
+    pub live: LiveRegistry,
+    /// Scenarios by name.
+    pub scenarios: Catalogue,
+    /// Id source.
+    pub ids: UlidSource,
+    /// `once` / `times` bookkeeping.
+    pub ledger: FaultLedger,
+    controls: Mutex<HashMap<String, Arc<TurnControl>>>,
+}
+
+impl Runtime {
+    /// Opens the store and loads scenarios.
+    pub fn new(config: ServerConfig) -> Result<Self, String> {
+        let store = Store::open(&config.db).map_err(|e| format!("opening {}: {e}", config.db))?;
+        let scenarios = Catalogue::load(config.scenarios_dir.as_deref())?;
+        if scenarios.get(&config.default_agent).is_none() {
+            return Err(format!(
+                "default agent {} is not a scenario",
+                config.default_agent
+            ));
+        }
+        Ok(Self {
+            live: LiveRegistry::new(config.stream_ttl, config.done_ttl),
+            ids: UlidSource::new(config.seed),
+            store,
+            scenarios,
+            ledger: FaultLedger::default(),
+            controls: Mutex::new(HashMap::new()),
+            config,
+        })
+    }
+
+    fn controls(&self) -> MutexGuard<'_, HashMap<String, Arc<TurnControl>>> {
+        match self.controls.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+
+    pub(crate) fn forget_control(&self, turn_id: &str) {
+        self.controls().remove(turn_id);
+    }
+
+    /// Number of turns whose runner is still going (for the memory report).
+    pub fn running_turns(&self) -> usize {
+        self.controls().len()
+    }
+
+    /// Creates a session. `agent` is the request's `agent` object (`{"name"}` or `{"spec"}`)
+    /// or, for the gateway, the `agent_name` string. 404 for an unknown agent name.
+    pub fn create_session(
+        &self,
+        flavor: Flavor,
+        agent: &Value,
+        fault: Option<String>,
+    ) -> Result<SessionRow, ApiError> {
+        let (scenario, agent_json) = match (flavor, agent) {
+            (Flavor::Gateway, Value::String(name)) => (name.clone(), json!(name)),
+            (Flavor::Trueforge, Value::Object(obj)) => {
+                if let Some(name) = obj.get("name").and_then(Value::as_str) {
+                    (name.to_owned(), json!({"type": "named", "name": name}))
+                } else if let Some(spec) = obj.get("spec").filter(|s| s.is_object()) {
+                    let named = spec
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .filter(|n| self.scenarios.get(n).is_some());
+                    let scenario = named.unwrap_or(&self.config.default_agent).to_owned();
+                    (scenario, json!({"type": "inline", "spec": spec}))
+                } else {
+                    return Err(ApiError::bad_request(
+                        "Invalid request: agent needs `name` or `spec`",
+                    ));
+                }
+            }
+            (Flavor::Gateway, _) => {
+                return Err(ApiError::bad_request(
+                    "Invalid request: `agent_name` must be a string",
+                ))
+            }
+            (Flavor::Trueforge, _) => {
+                return Err(ApiError::bad_request(
+                    "Invalid request: `agent` must be an object",
+                ))
+            }
+        };
+        if self.scenarios.get(&scenario).is_none() {
+            return Err(ApiError::not_found(format!("Agent not found: {scenario}")));
+        }
+        let ulid = self.ids.next();
+        let id = match flavor {
+            Flavor::Trueforge => ulid,
+            Flavor::Gateway => format!("{ulid}.{}", self.config.gateway_zone),
+        };
+        let now = now_iso();
+        let row = SessionRow {
+            id,
+            flavor: flavor.as_str().into(),
+            agent: agent_json,
+            scenario,
+            title: None,
+            fault,
+            created_at: now.clone(),
+            updated_at: now,
+        };
+        self.store.insert_session(&row)?;
+        Ok(row)
+    }
+
+    /// Ends a running turn with `cancelled`/`reason` (first terminal state wins) and tells its
+    /// runner. Returns whether this call ended it.
+    pub fn cancel_turn(&self, turn_id: &str, reason: &str) -> Result<bool, ApiError> {
+        let control = self.controls().get(turn_id).cloned();
+        let totals = control.as_ref().map(|c| c.totals()).unwrap_or_default();
+        let state = wire::cancelled_state(reason, totals);
+        let mut done = Event::new("turn.done", self.ids.next(), Some(now_iso()), None);
+        done.state = Some(state.clone());
+        let won = self
+            .store
+            .finish_turn(turn_id, &state, &[], &done)?
+            .is_none();
+        if won {
+            if let Some(control) = control {
+                control.cancel.send_replace(Some(reason.to_owned()));
+            } else if let Some(live) = self.live.get(turn_id) {
+                // No runner (it already stopped): end the live stream here.
+                live.append(&serde_json::to_string(&done).unwrap_or_default(), true);
+            }
+        }
+        Ok(won)
+    }
+
+    /// Creates a turn and starts its runner. `previous` is the resolved parent; `input` the
+    /// raw request input (echoed) and `resolved` its meaning. A running last turn of the
+    /// session is frozen as `cancelled-for-next-turn` first.
+    pub fn create_turn(
+        self: &Arc<Self>,
+        flavor: Flavor,
+        session: &SessionRow,
+        previous: Option<&TurnRow>,
+        input: Option<Value>,
+        resolved: TurnInput,
+    ) -> Result<(TurnRow, Arc<LiveTurn>), ApiError> {
+        if let Some(last) = self.store.last_turn(&session.id)? {
+            if last.status() == "running" {
+                self.cancel_turn(&last.id, "cancelled-for-next-turn")?;
+            }
+        }
+        let index = self.store.turn_count(&session.id)?;
+        let ulid = self.ids.next();
+        let id = match flavor {
+            Flavor::Trueforge => format!("{ulid}.local"),
+            Flavor::Gateway => format!("{ulid}.{}.local", self.config.gateway_zone),
+        };
+        let created_at = now_iso();
+        let row = TurnRow {
+            id: id.clone(),
+            session_id: session.id.clone(),
+            previous_turn_id: previous.map(|p| p.id.clone()),
+            input: input.clone(),
+            state: json!({"status": "running"}),
+            pending: Vec::new(),
+            vars: Default::default(),
+            created_at: created_at.clone(),
+            index,
+        };
+        self.store.insert_turn(&row)?;
+        let title = match &resolved {
+            TurnInput::Message(text) => Some(text.chars().take(200).collect::<String>()),
+            _ => None,
+        };
+        self.store
+            .touch_session(&session.id, title.as_deref(), &created_at)?;
+
+        let live = self.live.create(&id);
+        let mut created = Event::new("turn.created", self.ids.next(), Some(created_at), None);
+        created.turn_id = Some(id.clone());
+        created.previous_turn_id = Some(previous.map(|p| json!(p.id)).unwrap_or(Value::Null));
+        created.input = input.clone();
+        created.state = Some(json!({"status": "running"}));
+        if flavor == Flavor::Gateway {
+            created.created_by = Some(wire::emulator_subject());
+        }
+        let seq = live.append(&serde_json::to_string(&created).unwrap_or_default(), false);
+        self.store.persist_event(&id, seq as i64, &created)?;
+
+        let control = Arc::new(TurnControl::new());
+        self.controls().insert(id.clone(), control.clone());
+        let scenario = self
+            .scenarios
+            .get(&session.scenario)
+            .ok_or_else(|| ApiError::not_found(format!("Agent not found: {}", session.scenario)))?;
+        let job = TurnJob {
+            turn_id: id,
+            live: live.clone(),
+            control,
+            rng_salt: format!(
+                "{}/{index}/{}",
+                session.scenario,
+                input.as_ref().map(Value::to_string).unwrap_or_default()
+            ),
+            scenario,
+            input: resolved,
+            parent_vars: previous.map(|p| p.vars.clone()),
+        };
+        tokio::spawn(run_turn(self.clone(), job));
+        Ok((row, live))
+    }
+
+    /// `{data: Turn}` body fields of a turn for `flavor`.
+    pub fn turn_json(&self, flavor: Flavor, turn: &TurnRow) -> Value {
+        let mut value = json!({
+            "id": turn.id,
+            "session_id": turn.session_id,
+            "previous_turn_id": turn.previous_turn_id,
+        });
+        if let (Some(input), Value::Object(map)) = (&turn.input, &mut value) {
+            map.insert("input".into(), input.clone());
+        }
+        if let Value::Object(map) = &mut value {
+            map.insert("state".into(), turn.state.clone());
+            map.insert("created_at".into(), json!(turn.created_at));
+            if flavor == Flavor::Gateway {
+                map.insert("created_by_subject".into(), wire::emulator_subject());
+            }
+        }
+        value
+    }
+
+    /// The Session body for `flavor`.
+    pub fn session_json(&self, flavor: Flavor, session: &SessionRow) -> Value {
+        let mut value = json!({"id": session.id});
+        if let Value::Object(map) = &mut value {
+            match flavor {
+                Flavor::Trueforge => {
+                    map.insert("agent".into(), session.agent.clone());
+                    map.insert("title".into(), json!(session.title));
+                    map.insert("created_by".into(), json!("trueforge-default"));
+                }
+                Flavor::Gateway => {
+                    map.insert("agent_name".into(), json!(session.scenario));
+                    map.insert("title".into(), json!(session.title));
+                    map.insert("created_by".into(), wire::emulator_subject());
+                }
+            }
+            map.insert("created_at".into(), json!(session.created_at));
+            map.insert("updated_at".into(), json!(session.updated_at));
+        }
+        value
+    }
+}

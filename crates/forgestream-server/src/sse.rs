@@ -1,0 +1,131 @@
+//! The SSE response body of a create-turn or subscribe request: replay the live buffer after
+//! the exclusive cursor, follow it live, end after writing `turn.done` (PROTOCOL.md §3), and
+//! apply the connection's stream faults on the way out.
+
+use crate::fault::FaultSpec;
+use crate::live::LiveTurn;
+use axum::body::Body;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::Response;
+use bytes::Bytes;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::sync::Arc;
+use tokio::time::{sleep, sleep_until, Duration, Instant};
+
+/// How one SSE connection is served.
+pub struct StreamPlan {
+    /// Exclusive cursor: the first frame written has sequence number `after + 1`.
+    pub after: u64,
+    /// Stream faults for this connection (already admitted by the ledger).
+    pub fault: Option<FaultSpec>,
+    /// Close without `turn.done` after this long (TrueForge `TURN_SUBSCRIBE_TIMEOUT_MS`).
+    pub subscribe_timeout: Duration,
+}
+
+fn dropped() -> std::io::Error {
+    std::io::Error::other("forgestream fault: connection dropped")
+}
+
+/// Builds the 200 `text/event-stream` response with TrueForge's headers.
+pub fn sse_response(live: Arc<LiveTurn>, plan: StreamPlan) -> Response {
+    let fault = plan.fault.unwrap_or_default();
+    let after = if fault.ignore_cursor { 0 } else { plan.after };
+    let timeout = fault
+        .subscribe_timeout_ms
+        .map(Duration::from_millis)
+        .unwrap_or(plan.subscribe_timeout);
+    let body = async_stream::stream! {
+        let deadline = Instant::now() + timeout;
+        let mut rx = live.watch();
+        let mut cursor = after;
+        let mut frames_written = 0u64;
+        let mut bytes_written = 0u64;
+        let mut rng = ChaCha8Rng::seed_from_u64(fault.seed);
+        loop {
+            rx.borrow_and_update();
+            let snapshot = live.snapshot_after(cursor);
+            for (seq, frame) in snapshot.frames {
+                cursor = seq;
+                let is_done = snapshot.done_seq == Some(seq);
+                if is_done && fault.end_without_done {
+                    return;
+                }
+                if let Some(ms) = fault.drip_ms {
+                    sleep(Duration::from_millis(ms)).await;
+                }
+                let mut pieces: Vec<Bytes> = Vec::new();
+                match fault.split {
+                    Some((lo, hi)) => {
+                        let mut rest = frame;
+                        while !rest.is_empty() {
+                            let n = rng.gen_range(lo..=hi).min(rest.len());
+                            pieces.push(rest.split_to(n));
+                        }
+                    }
+                    None => pieces.push(frame),
+                }
+                for piece in pieces {
+                    if let Some(limit) = fault.drop_at_byte {
+                        if bytes_written + piece.len() as u64 >= limit {
+                            let keep = (limit - bytes_written) as usize;
+                            if keep > 0 {
+                                yield Ok::<Bytes, std::io::Error>(piece.slice(..keep));
+                            }
+                            // Let the prefix reach the socket before the abort.
+                            sleep(Duration::from_millis(30)).await;
+                            yield Err(dropped());
+                            return;
+                        }
+                    }
+                    bytes_written += piece.len() as u64;
+                    yield Ok(piece);
+                    if fault.split.is_some() {
+                        tokio::task::yield_now().await;
+                    }
+                }
+                frames_written += 1;
+                if fault.drop_after_events == Some(frames_written) {
+                    sleep(Duration::from_millis(30)).await;
+                    yield Err(dropped());
+                    return;
+                }
+                if is_done {
+                    return;
+                }
+            }
+            if live.expires_at() <= Instant::now() {
+                return;
+            }
+            // A cursor at or past the end of a finished turn lands here and waits, like the
+            // real server, until the subscribe timeout or the buffer's expiry.
+            let heartbeat = fault.heartbeat_ms.map(Duration::from_millis);
+            let mut beat = false;
+            tokio::select! {
+                changed = rx.changed() => {
+                    if changed.is_err() {
+                        return;
+                    }
+                }
+                _ = sleep_until(deadline) => return,
+                _ = sleep_until(snapshot.expires_at) => {}
+                _ = sleep(heartbeat.unwrap_or(Duration::from_secs(3600))), if heartbeat.is_some() => {
+                    beat = true;
+                }
+            }
+            if beat {
+                yield Ok(Bytes::from_static(b": heartbeat\n\n"));
+            }
+        }
+    };
+    let mut response = Response::new(Body::from_stream(body));
+    *response.status_mut() = StatusCode::OK;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert(header::CONNECTION, HeaderValue::from_static("keep-alive"));
+    response
+}

@@ -1,0 +1,189 @@
+//! The wire shapes the emulator writes: events (PROTOCOL.md §5), turn states (§6), turns and
+//! sessions. Field names are exactly the protocol's snake_case names; optional fields are left
+//! out rather than written as `null`, except `thread_id` and `previous_turn_id`, which the real
+//! server always writes.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+/// One protocol event, live or persisted. A flat struct: each event type fills the fields its
+/// §5 entry lists and leaves the rest `None` (not serialized).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Event {
+    /// `model.message(.delta)` text, or a `tool.response` result string.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<Value>,
+    /// Tool calls: full calls on a merged `model.message`, indexed fragments on a delta,
+    /// `[{id, source_event_id}]` on `*_required` events.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<Value>,
+    /// `tool.response`: which call this answers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// The dotted event type, e.g. `turn.created`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Event id, a lowercase ULID; shared by a `model.message` and its deltas.
+    pub id: String,
+    /// `turn.created`: the turn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn_id: Option<String>,
+    /// `turn.created`: the parent turn (`null` for a root turn). `Some(Value::Null)` writes null.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous_turn_id: Option<Value>,
+    /// `turn.created`: echo of the request input.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input: Option<Value>,
+    /// `turn.created` / `turn.done` / `thread.done`: a state object.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<Value>,
+    /// Gateway `turn.created`: the creating subject.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created_by: Option<Value>,
+    /// `thread.created`: `{type:"dynamic",name,input}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_info: Option<Value>,
+    /// ISO-8601 time; on deltas only the first carries it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<String>,
+    /// `thread.created` / `thread.done`: `{tool_call_id, thread_id}` of the spawning call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<Value>,
+    /// `thread.created` / `thread.done`: the subagent's title.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// `"main"`, a subagent UUID, or `null` for run-level events. Always written.
+    pub thread_id: Option<String>,
+    /// `model.message(.delta)`: `stop`, `tool_calls`, ….
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<String>,
+    /// `model.message(.delta)`: token usage of one model call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Value>,
+    /// `mcp.initialize` / `mcp.auth_required`: the servers concerned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mcp_servers: Option<Value>,
+}
+
+impl Event {
+    /// An event of `kind` with `id`, `created_at` and `thread_id` set.
+    pub fn new(kind: &str, id: String, created_at: Option<String>, thread: Option<&str>) -> Self {
+        Event {
+            kind: kind.to_owned(),
+            id,
+            created_at,
+            thread_id: thread.map(str::to_owned),
+            ..Event::default()
+        }
+    }
+
+    /// The event as a JSON value (for embedding in states and listings).
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+/// Usage of one model call (PROTOCOL.md §5 "Usage"), with the recorded breakdown keys.
+pub fn usage(input_tokens: u64, output_tokens: u64, tool_definitions: u64) -> Value {
+    json!({
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "cache_read_tokens": 0,
+        "input_tokens_breakdown": {
+            "harness": 1288, "skills": 0, "instructions": 8,
+            "tool_definitions": tool_definitions, "messages": 0
+        }
+    })
+}
+
+/// Running token totals of a turn, reported as `metrics` on terminal states.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Sum of `usage.input_tokens` over completed model messages.
+    pub input_tokens: u64,
+    /// Sum of `usage.output_tokens` over completed model messages.
+    pub output_tokens: u64,
+}
+
+impl Totals {
+    /// `metrics` of a `done` state (recorded: five keys).
+    pub fn done_metrics(&self) -> Value {
+        json!({
+            "total_input_tokens": self.input_tokens,
+            "total_output_tokens": self.output_tokens,
+            "total_tokens": self.input_tokens + self.output_tokens,
+            "total_cache_read_tokens": 0,
+            "total_reasoning_tokens": 0
+        })
+    }
+    /// `metrics` of `cancelled` / `error` states (recorded: three keys).
+    pub fn short_metrics(&self) -> Value {
+        json!({
+            "total_input_tokens": self.input_tokens,
+            "total_output_tokens": self.output_tokens,
+            "total_tokens": self.input_tokens + self.output_tokens
+        })
+    }
+}
+
+/// `{status:"done", output, required_actions, completed_at, metrics}` (§6, §9).
+pub fn done_state(output: Option<Value>, required_actions: Vec<Value>, totals: Totals) -> Value {
+    json!({
+        "status": "done",
+        "output": output.unwrap_or(Value::Null),
+        "required_actions": required_actions,
+        "completed_at": crate::clock::now_iso(),
+        "metrics": totals.done_metrics()
+    })
+}
+
+/// `{status:"cancelled", reason, completed_at, metrics}`; `reason` is one of
+/// `client-cancelled`, `cancelled-for-next-turn`, `server-execution-timeout`, `abandoned`.
+pub fn cancelled_state(reason: &str, totals: Totals) -> Value {
+    json!({
+        "status": "cancelled",
+        "reason": reason,
+        "completed_at": crate::clock::now_iso(),
+        "metrics": totals.short_metrics()
+    })
+}
+
+/// `{status:"error", message, completed_at, metrics}`.
+pub fn error_state(message: &str, totals: Totals) -> Value {
+    json!({
+        "status": "error",
+        "message": message,
+        "completed_at": crate::clock::now_iso(),
+        "metrics": totals.short_metrics()
+    })
+}
+
+/// The subject the emulator reports as creator on gateway turns (`created_by`,
+/// `created_by_subject`). The real gateway reports the API key's owner.
+pub fn emulator_subject() -> Value {
+    json!({"subject_type": "user", "subject_id": "forgestream-emulator", "subject_slug": "emulator"})
+}
+
+/// Extracts the plain text of a `user.message` content (a string, or text parts joined).
+pub fn message_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// A `{data: …, pagination: {…}}` listing body (§2).
+pub fn listing(data: Vec<Value>, limit: usize, next_page_token: Option<String>) -> Value {
+    let mut pagination = Map::new();
+    if let Some(token) = next_page_token {
+        pagination.insert("next_page_token".into(), Value::String(token));
+    }
+    pagination.insert("limit".into(), json!(limit));
+    json!({"data": data, "pagination": pagination})
+}

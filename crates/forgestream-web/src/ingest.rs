@@ -1,0 +1,219 @@
+//! The hot path: one network chunk → SSE parser → reducer → recovery machine, in one borrow, with
+//! one listener notification per chunk at most (the TS layer coalesces further, per frame).
+use forgestream_core::resume::Input;
+use forgestream_core::sse::SseItem;
+use forgestream_core::wire;
+use wasm_bindgen::JsValue;
+
+use crate::exec;
+use crate::session::{SessionState, SessionWeak};
+
+thread_local! {
+    /// Reused item buffer: the parser appends, we drain; no allocation per chunk.
+    static ITEMS: std::cell::RefCell<Vec<SseItem>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Feeds one chunk of request `request_id` of run `run_id`. Returns false when that request is no
+/// longer the open one (the caller stops reading).
+pub fn bytes(weak: &SessionWeak, run_id: u64, request_id: u64, chunk: &[u8]) -> bool {
+    let Some(rc) = weak.upgrade() else {
+        return false;
+    };
+    {
+        let mut state = rc.borrow_mut();
+        if !is_current(&state, run_id, request_id) {
+            return false;
+        }
+        ITEMS.with(|items| {
+            let mut items = items.borrow_mut();
+            items.clear();
+            let parsed = match state.run.as_mut() {
+                Some(run) => run.parser.feed(chunk, &mut items),
+                None => return,
+            };
+            if let Err(e) = parsed {
+                // Items before the oversize frame are in `items`; the parser skips the rest of it.
+                state.warn("protocol", e.to_string());
+            }
+            for item in items.drain(..) {
+                apply_item(&mut state, item);
+            }
+        });
+    }
+    exec::pump(&rc);
+    true
+}
+
+/// One `EventSource` message (the browser already parsed SSE). `last_event_id` is the browser's
+/// last-event-id buffer: TrueForge sends an `id:` with every frame, so it is this frame's id.
+pub fn frame(weak: &SessionWeak, run_id: u64, request_id: u64, data: &str, last_event_id: &str) {
+    let Some(rc) = weak.upgrade() else { return };
+    {
+        let mut state = rc.borrow_mut();
+        if !is_current(&state, run_id, request_id) {
+            return;
+        }
+        apply_frame(&mut state, last_event_id.trim().parse::<u64>().ok(), data);
+    }
+    exec::pump(&rc);
+}
+
+/// The body ended: discard an unterminated frame (WHATWG), then tell the machine.
+pub fn end_of_stream(weak: &SessionWeak, run_id: u64, request_id: u64) {
+    finish(weak, run_id, request_id, Input::Eof);
+}
+
+/// The body stream errored mid-way.
+pub fn end_of_stream_error(weak: &SessionWeak, run_id: u64, request_id: u64) {
+    finish(weak, run_id, request_id, Input::NetworkError);
+}
+
+fn finish(weak: &SessionWeak, run_id: u64, request_id: u64, input: Input) {
+    if let Some(rc) = weak.upgrade() {
+        let mut state = rc.borrow_mut();
+        if !is_current(&state, run_id, request_id) {
+            return;
+        }
+        if let Some(run) = state.run.as_mut() {
+            run.parser.finish();
+        }
+    }
+    exec::feed(weak, run_id, Some(request_id), input);
+}
+
+fn is_current(state: &SessionState, run_id: u64, request_id: u64) -> bool {
+    state
+        .run
+        .as_ref()
+        .is_some_and(|r| r.run_id == run_id && r.request_id == request_id)
+}
+
+fn apply_item(state: &mut SessionState, item: SseItem) {
+    let now = crate::js::now_ms();
+    match item {
+        SseItem::Event(event) => {
+            let seq = event
+                .id
+                .as_deref()
+                .and_then(|id| id.trim().parse::<u64>().ok());
+            apply_frame(state, seq, &event.data);
+        }
+        SseItem::Comment => {
+            if let Some(run) = state.run.as_mut() {
+                run.machine.handle(Input::Comment, now);
+            }
+        }
+        SseItem::Retry(ms) => {
+            if let Some(run) = state.run.as_mut() {
+                run.machine.handle(Input::Retry(ms), now);
+            }
+        }
+    }
+}
+
+/// Applies one frame's data to the view and reports it to the machine.
+fn apply_frame(state: &mut SessionState, seq: Option<u64>, data: &str) {
+    let now = crate::js::now_ms();
+    if data.is_empty() {
+        return;
+    }
+    // A create stream names its turn only in its first event (`turn.created`).
+    let turn_id = match state.run.as_ref().and_then(|r| r.turn_id.clone()) {
+        Some(id) => id,
+        None => match serde_json::from_str::<wire::Event>(data) {
+            Ok(wire::Event::TurnCreated(created)) => {
+                let id = created.turn_id.clone();
+                if let Some(run) = state.run.as_mut() {
+                    run.turn_id = Some(id.clone());
+                }
+                settle_started(state, &id);
+                id
+            }
+            _ => {
+                state.warn(
+                    "protocol",
+                    "a create stream must start with turn.created; frame ignored".into(),
+                );
+                return;
+            }
+        },
+    };
+    if state.client.options.inspect {
+        log_frame(state, &turn_id, seq, data, now);
+    }
+    let turn_done = match state.view.apply_live(&turn_id, seq, data) {
+        Ok(changes) => {
+            state.record(changes);
+            state
+                .view
+                .turn(&turn_id)
+                .is_some_and(|t| t.status != forgestream_core::reduce::TurnStatus::Running)
+        }
+        Err(e) => {
+            state.warn("protocol", e.to_string());
+            false
+        }
+    };
+    if let Some(run) = state.run.as_mut() {
+        run.machine.handle(
+            Input::Event {
+                sequence_number: seq,
+                turn_done,
+            },
+            now,
+        );
+    }
+}
+
+/// Resolves the pending `send()` promise with the new turn id.
+fn settle_started(state: &mut SessionState, turn_id: &str) {
+    if let Some((resolve, _)) = state.run.as_mut().and_then(|r| r.started.take()) {
+        let _ = resolve.call1(&JsValue::UNDEFINED, &JsValue::from_str(turn_id));
+    }
+}
+
+/// The turn id became known by other means (effect-recovery lookup).
+pub fn turn_started(weak: &SessionWeak) {
+    if let Some(rc) = weak.upgrade() {
+        let mut state = rc.borrow_mut();
+        if let Some(id) = state.run.as_ref().and_then(|r| r.turn_id.clone()) {
+            settle_started(&mut state, &id);
+        }
+    }
+}
+
+/// The envelope fields the inspector shows; everything else in the event is skipped.
+#[derive(serde::Deserialize)]
+struct Envelope<'a> {
+    #[serde(rename = "type", borrow)]
+    event_type: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow)]
+    id: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow)]
+    thread_id: Option<std::borrow::Cow<'a, str>>,
+}
+
+fn log_frame(state: &mut SessionState, turn_id: &str, seq: Option<u64>, data: &str, now: u64) {
+    let envelope = serde_json::from_str::<Envelope<'_>>(data).ok();
+    let (event_type, thread_id, id) = match envelope {
+        Some(e) => (
+            e.event_type.map(|v| v.into_owned()),
+            e.thread_id.map(|v| v.into_owned()),
+            e.id.map(|v| v.into_owned()),
+        ),
+        None => (None, None, None),
+    };
+    let frame = crate::session::LoggedFrame {
+        turn_id: turn_id.into(),
+        sequence_number: seq,
+        event_type: event_type.unwrap_or_else(|| "(malformed)".into()),
+        thread_id,
+        id,
+        bytes: data.len(),
+        at_ms: now,
+    };
+    if state.event_log.len() >= crate::session::EVENT_LOG_CAPACITY {
+        state.event_log.pop_front();
+    }
+    state.event_log.push_back(frame);
+}

@@ -1,0 +1,258 @@
+//! The view crossing into JS: `snapshot()` (everything) and `takeChanges()` (only what a change
+//! set names) share one shape, so the TS `SnapshotStore` has a single patch routine. Cost per
+//! drain is O(changed items), never O(history).
+use forgestream_core::reduce::{ChangeSet, ItemView, TurnView};
+use forgestream_core::resume::ConnectionStatus;
+use serde::Serialize;
+use wasm_bindgen::JsValue;
+
+use crate::error::{ErrorCode, SdkError};
+use crate::session::SessionState;
+
+/// A turn without its items, plus the item keys in stream order.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TurnHeader<'a> {
+    turn_id: &'a str,
+    previous_turn_id: Option<&'a str>,
+    status: &'a forgestream_core::reduce::TurnStatus,
+    cancel_reason: Option<&'a str>,
+    error_message: Option<&'a str>,
+    input: Option<&'a serde_json::Value>,
+    created_at: Option<&'a str>,
+    completed_at: Option<&'a str>,
+    usage: &'a forgestream_core::reduce::UsageView,
+    last_sequence_number: Option<u64>,
+    late_events_ignored: u64,
+    version: u64,
+    item_keys: Vec<&'a str>,
+}
+
+impl<'a> TurnHeader<'a> {
+    fn of(t: &'a TurnView) -> Self {
+        TurnHeader {
+            turn_id: &t.turn_id,
+            previous_turn_id: t.previous_turn_id.as_deref(),
+            status: &t.status,
+            cancel_reason: t.cancel_reason.as_deref(),
+            error_message: t.error_message.as_deref(),
+            input: t.input.as_ref(),
+            created_at: t.created_at.as_deref(),
+            completed_at: t.completed_at.as_deref(),
+            usage: &t.usage,
+            last_sequence_number: t.last_sequence_number,
+            late_events_ignored: t.late_events_ignored,
+            version: t.version,
+            item_keys: t.items.keys().map(String::as_str).collect(),
+        }
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ItemOut<'a> {
+    turn_id: &'a str,
+    key: &'a str,
+    removed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value: Option<&'a ItemView>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Connection<'a> {
+    status: &'static str,
+    turn_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    attempt: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_at_ms: Option<u64>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ErrorOut<'a> {
+    code: &'static str,
+    message: &'a str,
+    retryable: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<u16>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Out<'a> {
+    session_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    order: Option<&'a [String]>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    turns: Vec<TurnHeader<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    items: Vec<ItemOut<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pending: Option<&'a [forgestream_core::reduce::PendingAction]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    threads: Option<Vec<&'a forgestream_core::reduce::ThreadView>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    usage: Option<&'a forgestream_core::reduce::UsageView>,
+    connection: Connection<'a>,
+    error: Option<ErrorOut<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    warnings: Vec<WarningOut>,
+}
+
+#[derive(Serialize)]
+struct WarningOut {
+    code: String,
+    message: String,
+}
+
+fn connection(state: &SessionState) -> Connection<'_> {
+    let turn_id = state.run.as_ref().and_then(|r| r.turn_id.as_deref());
+    let (status, attempt, next_at_ms) = match state.status() {
+        None => ("idle", None, None),
+        Some(ConnectionStatus::Connecting) => ("connecting", None, None),
+        Some(ConnectionStatus::Live) => ("live", None, None),
+        Some(ConnectionStatus::Reconnecting {
+            attempt,
+            next_at_ms,
+        }) => ("reconnecting", Some(*attempt), Some(*next_at_ms)),
+        Some(ConnectionStatus::Rebuilding) => ("rebuilding", None, None),
+        Some(ConnectionStatus::Offline) => ("offline", None, None),
+        Some(ConnectionStatus::Done) => ("done", None, None),
+        Some(ConnectionStatus::LiveUnavailable) => ("liveUnavailable", None, None),
+        Some(ConnectionStatus::Failed(_)) => ("failed", None, None),
+    };
+    Connection {
+        status,
+        turn_id,
+        attempt,
+        next_at_ms,
+    }
+}
+
+fn error(state: &SessionState) -> Option<ErrorOut<'_>> {
+    let failed = matches!(state.status(), Some(ConnectionStatus::Failed(_)));
+    let e = state.last_error.as_ref().filter(|_| failed)?;
+    Some(ErrorOut {
+        code: e.code.as_str(),
+        message: &e.message,
+        retryable: e.retryable,
+        status: e.status,
+    })
+}
+
+fn to_js(out: &Out<'_>) -> Result<JsValue, SdkError> {
+    let serializer = serde_wasm_bindgen::Serializer::new()
+        .serialize_maps_as_objects(true)
+        .serialize_missing_as_null(true);
+    out.serialize(&serializer).map_err(|e| {
+        SdkError::new(
+            ErrorCode::InvalidResponse,
+            format!("view serialisation failed: {e}"),
+        )
+    })
+}
+
+fn warnings(changes: &ChangeSet, extra: &[(String, String)]) -> Vec<WarningOut> {
+    let mut out: Vec<WarningOut> = changes
+        .warnings
+        .iter()
+        .map(|w| WarningOut {
+            code: "protocol".into(),
+            message: serde_json::to_string(w).unwrap_or_default(),
+        })
+        .collect();
+    out.extend(extra.iter().map(|(code, message)| WarningOut {
+        code: code.clone(),
+        message: message.clone(),
+    }));
+    out
+}
+
+/// Everything: every turn header and item, pending set, threads, usage, connection.
+pub fn full(state: &SessionState) -> Result<JsValue, SdkError> {
+    let view = &state.view;
+    let out = Out {
+        session_id: &state.id,
+        order: Some(view.turn_ids()),
+        turns: view.turns().map(TurnHeader::of).collect(),
+        items: view
+            .turns()
+            .flat_map(|t| {
+                t.items.values().map(move |item| ItemOut {
+                    turn_id: &t.turn_id,
+                    key: &item.key,
+                    removed: false,
+                    value: Some(item),
+                })
+            })
+            .collect(),
+        pending: Some(view.pending_actions()),
+        threads: Some(view.threads().values().collect()),
+        usage: Some(view.usage()),
+        connection: connection(state),
+        error: error(state),
+        warnings: Vec::new(),
+    };
+    to_js(&out)
+}
+
+/// Only what `changes` names (plus the connection badge and error, which are tiny).
+pub fn changes(
+    state: &SessionState,
+    changes: &ChangeSet,
+    extra_warnings: &[(String, String)],
+) -> Result<JsValue, SdkError> {
+    let view = &state.view;
+    let mut turn_ids: Vec<&str> = changes.turns.iter().map(String::as_str).collect();
+    for item in &changes.items {
+        if !turn_ids.contains(&item.turn_id.as_str()) {
+            turn_ids.push(&item.turn_id);
+        }
+    }
+    let out = Out {
+        session_id: &state.id,
+        order: changes.order_changed.then(|| view.turn_ids()),
+        turns: turn_ids
+            .iter()
+            .filter_map(|id| view.turn(id))
+            .map(TurnHeader::of)
+            .collect(),
+        items: changes
+            .items
+            .iter()
+            .map(|c| {
+                let value = if c.removed {
+                    None
+                } else {
+                    view.item(&c.turn_id, &c.key)
+                };
+                ItemOut {
+                    turn_id: &c.turn_id,
+                    key: &c.key,
+                    removed: value.is_none(),
+                    value,
+                }
+            })
+            .collect(),
+        pending: changes.pending_changed.then(|| view.pending_actions()),
+        threads: changes
+            .threads_changed
+            .then(|| view.threads().values().collect()),
+        usage: changes.usage_changed.then(|| view.usage()),
+        connection: connection(state),
+        error: error(state),
+        warnings: warnings(changes, extra_warnings),
+    };
+    to_js(&out)
+}
+
+/// The settled events, for evaluators: the reducer's canonical summary of the session.
+pub fn export_events(state: &SessionState) -> Result<JsValue, SdkError> {
+    let summary = state.view.summary();
+    let serializer = serde_wasm_bindgen::Serializer::json_compatible();
+    summary
+        .serialize(&serializer)
+        .map_err(|e| SdkError::new(ErrorCode::InvalidResponse, e.to_string()))
+}

@@ -1,0 +1,177 @@
+//! The `fetch` + `ReadableStream` transport: one HTTP request whose body is read chunk by chunk
+//! (each chunk handed to the core once, as it arrives). Also used for plain JSON requests.
+use js_sys::{Reflect, Uint8Array};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{
+    AbortController, Headers, ReadableStreamDefaultReader, Request, RequestCredentials,
+    RequestInit, Response,
+};
+
+use crate::js;
+
+/// What to send. `headers` are `(name, value)` pairs (the header provider's output plus ours).
+pub struct HttpRequest<'a> {
+    /// `GET` or `POST`.
+    pub method: &'a str,
+    /// Absolute or page-relative URL.
+    pub url: &'a str,
+    pub headers: &'a [(String, String)],
+    /// JSON request body, sent with `content-type: application/json`.
+    pub json_body: Option<&'a str>,
+    /// `credentials` mode: `"omit" | "same-origin" | "include"`.
+    pub credentials: &'a str,
+}
+
+/// A response whose headers have arrived; the body is still streaming.
+pub struct HttpResponse {
+    response: Response,
+    reader: Option<ReadableStreamDefaultReader>,
+}
+
+/// Why a request produced no usable response.
+#[derive(Debug)]
+pub enum FetchError {
+    /// `fetch` rejected (offline, DNS, CORS, connection reset) or the body stream errored.
+    Network(String),
+    /// The request was aborted through its `AbortController`.
+    Aborted,
+    /// The environment refused to build the request (bad URL, bad header name).
+    InvalidRequest(String),
+}
+
+fn describe(value: &JsValue) -> String {
+    value
+        .dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| value.as_string())
+        .unwrap_or_else(|| "unknown error".into())
+}
+
+fn is_abort(value: &JsValue) -> bool {
+    Reflect::get(value, &JsValue::from_str("name"))
+        .ok()
+        .and_then(|n| n.as_string())
+        .is_some_and(|n| n == "AbortError")
+}
+
+/// Starts `request`; resolves when the response headers arrive. `abort` cancels the request and
+/// its body stream (the caller keeps the controller to close the connection at any time).
+pub async fn send(
+    request: &HttpRequest<'_>,
+    abort: &AbortController,
+) -> Result<HttpResponse, FetchError> {
+    let init = RequestInit::new();
+    init.set_method(request.method);
+    init.set_signal(Some(&abort.signal()));
+    init.set_credentials(match request.credentials {
+        "include" => RequestCredentials::Include,
+        "omit" => RequestCredentials::Omit,
+        _ => RequestCredentials::SameOrigin,
+    });
+    let headers = Headers::new().map_err(|e| FetchError::InvalidRequest(describe(&e)))?;
+    for (name, value) in request.headers {
+        headers
+            .set(name, value)
+            .map_err(|e| FetchError::InvalidRequest(describe(&e)))?;
+    }
+    if let Some(body) = request.json_body {
+        headers
+            .set("content-type", "application/json")
+            .map_err(|e| FetchError::InvalidRequest(describe(&e)))?;
+        init.set_body(&JsValue::from_str(body));
+    }
+    init.set_headers(&headers);
+    let req = Request::new_with_str_and_init(request.url, &init)
+        .map_err(|e| FetchError::InvalidRequest(describe(&e)))?;
+    let value = JsFuture::from(js::fetch_request(&req)).await.map_err(|e| {
+        if is_abort(&e) {
+            FetchError::Aborted
+        } else {
+            FetchError::Network(describe(&e))
+        }
+    })?;
+    let response: Response = value
+        .dyn_into()
+        .map_err(|_| FetchError::Network("fetch resolved to a non-Response".into()))?;
+    Ok(HttpResponse {
+        response,
+        reader: None,
+    })
+}
+
+impl HttpResponse {
+    /// HTTP status code.
+    pub fn status(&self) -> u16 {
+        self.response.status()
+    }
+
+    /// A response header, if present (`Retry-After`, `content-type`).
+    pub fn header(&self, name: &str) -> Option<String> {
+        self.response.headers().get(name).ok().flatten()
+    }
+
+    /// `Retry-After` in ms when given as delta-seconds (the HTTP-date form is ignored).
+    pub fn retry_after_ms(&self) -> Option<u64> {
+        let value = self.header("retry-after")?;
+        value
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .map(|s| s.saturating_mul(1000))
+    }
+
+    /// Reads the next body chunk; `Ok(None)` at the end of the body. Chunk sizes are whatever the
+    /// network delivered.
+    pub async fn next_chunk(&mut self) -> Result<Option<Vec<u8>>, FetchError> {
+        if self.reader.is_none() {
+            let Some(body) = self.response.body() else {
+                return Ok(None);
+            };
+            let reader: ReadableStreamDefaultReader = body
+                .get_reader()
+                .dyn_into()
+                .map_err(|_| FetchError::Network("body reader unavailable".into()))?;
+            self.reader = Some(reader);
+        }
+        let Some(reader) = self.reader.as_ref() else {
+            return Ok(None);
+        };
+        let result = JsFuture::from(reader.read()).await.map_err(|e| {
+            if is_abort(&e) {
+                FetchError::Aborted
+            } else {
+                FetchError::Network(describe(&e))
+            }
+        })?;
+        let done = Reflect::get(&result, &JsValue::from_str("done"))
+            .ok()
+            .and_then(|d| d.as_bool())
+            .unwrap_or(true);
+        if done {
+            return Ok(None);
+        }
+        let value = Reflect::get(&result, &JsValue::from_str("value"))
+            .map_err(|e| FetchError::Network(describe(&e)))?;
+        let bytes: Uint8Array = value
+            .dyn_into()
+            .map_err(|_| FetchError::Network("body chunk is not a Uint8Array".into()))?;
+        Ok(Some(bytes.to_vec()))
+    }
+
+    /// Reads the whole body as text (JSON responses and error bodies).
+    pub async fn text(self) -> Result<String, FetchError> {
+        let promise = self
+            .response
+            .text()
+            .map_err(|e| FetchError::Network(describe(&e)))?;
+        let value = JsFuture::from(promise).await.map_err(|e| {
+            if is_abort(&e) {
+                FetchError::Aborted
+            } else {
+                FetchError::Network(describe(&e))
+            }
+        })?;
+        Ok(value.as_string().unwrap_or_default())
+    }
+}

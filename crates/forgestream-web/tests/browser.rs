@@ -1,0 +1,129 @@
+//! The browser SDK against the emulator, in headless Chromium:
+//! `wasm-pack test --headless --chrome crates/forgestream-web` (scripts/test starts the emulator
+//! and passes its URL in `FORGESTREAM_URL`).
+#![cfg(target_arch = "wasm32")]
+mod support;
+
+use support::*;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+#[wasm_bindgen_test]
+fn version_matches_the_crate() {
+    assert_eq!(forgestream_web::version(), env!("CARGO_PKG_VERSION"));
+}
+
+#[wasm_bindgen_test]
+async fn a_live_turn_equals_the_persisted_history() {
+    let client = client("memory", None);
+    let session = create(&client, "storyteller").await;
+    let turn_id = await_js(session.send(message("Tell me a story, 80 words"), false))
+        .await
+        .expect("send");
+    assert!(turn_id.as_string().is_some_and(|t| !t.is_empty()));
+    wait_status(&session, &["done"], 20_000).await;
+    let live = summary(&session);
+    assert!(all_text(&live).contains("Il était une fois"), "{live}");
+    assert_eq!(live, persisted_summary(&session.id()).await);
+}
+
+#[wasm_bindgen_test]
+async fn send_refuses_while_a_turn_runs() {
+    let client = client("memory", Some("drip-ms=20"));
+    let session = create(&client, "storyteller").await;
+    await_js(session.send(message("a story, 60 words"), false))
+        .await
+        .expect("send");
+    let refused = await_js(session.send(message("again"), false))
+        .await
+        .expect_err("must refuse");
+    assert_eq!(
+        get(&refused, "code").as_string().as_deref(),
+        Some("turn-running")
+    );
+    wait_status(&session, &["done"], 20_000).await;
+}
+
+/// Drops the create stream at several byte offsets (some inside multi-byte characters): the SDK
+/// reconnects after the last processed sequence number and the view equals the fault-free one.
+#[wasm_bindgen_test]
+async fn drops_at_byte_offsets_lose_and_duplicate_nothing() {
+    for offset in [97u32, 700, 1301, 2222] {
+        let fault = format!("drop-at-byte={offset},once");
+        let client = client("memory", Some(&fault));
+        let session = create(&client, "storyteller").await;
+        await_js(session.send(message("a story, 120 words"), false))
+            .await
+            .expect("send");
+        wait_status(&session, &["done"], 20_000).await;
+        let live = summary(&session);
+        assert_eq!(
+            live,
+            persisted_summary(&session.id()).await,
+            "drop at byte {offset}"
+        );
+    }
+}
+
+#[wasm_bindgen_test]
+async fn split_writes_and_ignored_cursors_give_the_same_view() {
+    let client = client(
+        "memory",
+        Some("split=1..9,drop-after-events=12,ignore-cursor,times=2"),
+    );
+    let session = create(&client, "storyteller").await;
+    await_js(session.send(message("a story, 100 words"), false))
+        .await
+        .expect("send");
+    wait_status(&session, &["done"], 20_000).await;
+    assert_eq!(summary(&session), persisted_summary(&session.id()).await);
+}
+
+#[wasm_bindgen_test]
+async fn approval_allow_then_deny() {
+    let client = client("memory", None);
+    let session = create(&client, "support").await;
+    await_js(session.send(
+        message("Please refund €49.50 on ORD-2031, it arrived broken"),
+        false,
+    ))
+    .await
+    .expect("send");
+    wait_status(&session, &["done"], 20_000).await;
+    let pending = get(&session.snapshot().unwrap(), "pending");
+    let first = js_sys::Reflect::get(&pending, &0.into()).unwrap();
+    assert_eq!(
+        get(&first, "kind").as_string().as_deref(),
+        Some("toolApproval"),
+        "{:?}",
+        summary(&session)
+    );
+    assert_eq!(
+        get(&first, "toolName").as_string().as_deref(),
+        Some("process_refund")
+    );
+    let call = get(&first, "toolCallId").as_string().unwrap();
+
+    // A message while an approval is pending is refused client-side (PROTOCOL §7).
+    let refused = await_js(session.send(message("hello?"), false))
+        .await
+        .expect_err("must refuse");
+    assert_eq!(
+        get(&refused, "code").as_string().as_deref(),
+        Some("invalid-input")
+    );
+
+    let decisions = js_sys::Array::new();
+    let allow: wasm_bindgen::JsValue = js_sys::Object::new().into();
+    set(&allow, "kind", "allow");
+    set(&allow, "toolCallId", call.as_str());
+    decisions.push(&allow);
+    await_js(session.respond(decisions.into()))
+        .await
+        .expect("respond");
+    wait_status(&session, &["done"], 20_000).await;
+    let s = summary(&session);
+    assert_eq!(s["pending"], serde_json::json!([]), "{s}");
+    assert_eq!(s, persisted_summary(&session.id()).await);
+}

@@ -1,0 +1,44 @@
+/** Stable error codes (DESIGN.md "Errors"): branch on these, never on messages. */
+export type ErrorCode =
+  | "network"
+  | "http"
+  | "auth"
+  | "forbidden"
+  | "not-found"
+  | "conflict"
+  | "protocol"
+  | "turn-running"
+  | "invalid-response"
+  | "storage"
+  | "aborted"
+  | "invalid-input"
+  | "not-initialized";
+
+/** Every error the SDK throws or reports: a real `Error` with a stable `code`. */
+export class ForgestreamError extends Error {
+  override readonly name = "ForgestreamError";
+  /** Stable code. */
+  readonly code: ErrorCode;
+  /** Whether trying again later may succeed. */
+  readonly retryable: boolean;
+  /** HTTP status, when the server answered. */
+  readonly status: number | undefined;
+
+  constructor(code: ErrorCode, message: string, options: { retryable?: boolean; status?: number; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.retryable = options.retryable ?? code === "network";
+    this.status = options.status;
+  }
+
+  /** Converts anything thrown by the wasm core (or a fetch) into a `ForgestreamError`. */
+  static from(error: unknown): ForgestreamError {
+    if (error instanceof ForgestreamError) return error;
+    if (error instanceof Error && (error as { code?: unknown }).code !== undefined) {
+      const e = error as Error & { code: ErrorCode; retryable?: boolean; status?: number };
+      return new ForgestreamError(e.code, e.message, { retryable: e.retryable ?? false, ...(e.status === undefined ? {} : { status: e.status }), cause: error });
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    return new ForgestreamError("network", message, { cause: error });
+  }
+}

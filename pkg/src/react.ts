@@ -1,0 +1,85 @@
+/**
+ * `forgestream/react`: `useAgentSession(client, options)` over `useSyncExternalStore`.
+ * SSR-safe: nothing here touches `window` at import time; on the server the hook returns an
+ * empty snapshot and does no I/O.
+ */
+import { useCallback, useEffect, useMemo, useState, useSyncExternalStore } from "react";
+import type { AgentClient, AgentSession } from "./index.js";
+import { ForgestreamError } from "./errors.js";
+import type { Decision, InputItem, SessionSnapshot } from "./types.js";
+import { EMPTY_SNAPSHOT } from "./snapshot.js";
+import { openSession, type OpenSessionOptions } from "./open.js";
+
+export type { OpenSessionOptions } from "./open.js";
+
+/** What `useAgentSession` returns: the live snapshot plus bound actions. */
+export interface AgentSessionHandle {
+  /** The session, once opened (null while opening or without a client). */
+  session: AgentSession | null;
+  /** The current immutable snapshot (empty until the session is open). */
+  snapshot: SessionSnapshot;
+  /** Opening the session failed. */
+  error: ForgestreamError | null;
+  send: (message: string | InputItem[], options?: { interrupt?: boolean }) => Promise<string>;
+  respond: (decisions: Decision[]) => Promise<string>;
+  continueAfterAuth: () => Promise<string>;
+  cancel: () => Promise<void>;
+  disconnect: () => void;
+  refresh: () => void;
+}
+
+const noSession = (): Promise<never> =>
+  Promise.reject(new ForgestreamError("invalid-input", "the session is not open yet", { retryable: true }));
+const subscribeNothing = () => () => {};
+const getEmpty = () => EMPTY_SNAPSHOT;
+
+/**
+ * Opens (creates, restores or loads) a session with `client` and keeps the component in sync
+ * with it. Pass `null` as the client until `init()` resolved. The session is disconnected (not
+ * cancelled) on unmount or when the options change.
+ */
+export function useAgentSession(client: AgentClient | null, options: OpenSessionOptions): AgentSessionHandle {
+  const [session, setSession] = useState<AgentSession | null>(null);
+  const [error, setError] = useState<ForgestreamError | null>(null);
+  const key = JSON.stringify(options);
+
+  useEffect(() => {
+    if (!client) return;
+    let live = true;
+    let opened: AgentSession | null = null;
+    setError(null);
+    openSession(client, options).then(
+      (s) => {
+        opened = s;
+        if (live) setSession(s);
+        else s.disconnect();
+      },
+      (e: unknown) => live && setError(ForgestreamError.from(e)),
+    );
+    return () => {
+      live = false;
+      opened?.disconnect();
+      setSession(null);
+    };
+    // `key` stands for `options` (compared by value, not identity).
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [client, key]);
+
+  const snapshot = useSyncExternalStore(
+    session ? session.subscribe : subscribeNothing,
+    session ? session.getSnapshot : getEmpty,
+    getEmpty,
+  );
+
+  const send = useCallback((m: string | InputItem[], o?: { interrupt?: boolean }) => (session ? session.send(m, o) : noSession()), [session]);
+  const respond = useCallback((d: Decision[]) => (session ? session.respond(d) : noSession()), [session]);
+  const continueAfterAuth = useCallback(() => (session ? session.continueAfterAuth() : noSession()), [session]);
+  const cancel = useCallback(() => (session ? session.cancel() : noSession()), [session]);
+  const disconnect = useCallback(() => session?.disconnect(), [session]);
+  const refresh = useCallback(() => session?.refresh(), [session]);
+
+  return useMemo(
+    () => ({ session, snapshot, error, send, respond, continueAfterAuth, cancel, disconnect, refresh }),
+    [session, snapshot, error, send, respond, continueAfterAuth, cancel, disconnect, refresh],
+  );
+}

@@ -1,0 +1,139 @@
+/**
+ * Immutable snapshots with structural sharing, built from the core's change sets.
+ *
+ * The core reports only what changed (turn headers, items, pending set, …) through
+ * `takeChanges()`; this store patches the previous snapshot: a changed item gets a new object, its
+ * turn a new object and a new items array, everything else keeps its identity — so React's
+ * `useSyncExternalStore` and Vue's `shallowRef` re-render only what changed. Notifications are
+ * coalesced to one per animation frame (a timer when the page is hidden, where frames stop).
+ */
+import type { WasmSession } from "../wasm/forgestream_web.js";
+import { ForgestreamError } from "./errors.js";
+import type { ConnectionState, ItemView, PendingAction, SessionSnapshot, ThreadView, TurnSnapshot, UsageView, Warning } from "./types.js";
+
+/** A turn header as the core sends it: the turn without its items, plus their keys in order. */
+type TurnHeader = Omit<TurnSnapshot, "items"> & { itemKeys: string[] };
+
+/** The wire shape of `snapshot()` / `takeChanges()` (absent fields did not change). */
+interface CoreChanges {
+  sessionId: string;
+  order?: string[];
+  turns?: TurnHeader[];
+  items?: { turnId: string; key: string; removed: boolean; value?: ItemView }[];
+  pending?: PendingAction[];
+  threads?: ThreadView[];
+  usage?: UsageView;
+  connection: ConnectionState;
+  error: { code: string; message: string; retryable: boolean; status?: number } | null;
+  warnings?: Warning[];
+}
+
+/** The snapshot before a session has loaded anything. */
+export const EMPTY_SNAPSHOT: SessionSnapshot = Object.freeze({
+  sessionId: "",
+  turns: Object.freeze([]) as readonly TurnSnapshot[],
+  pending: Object.freeze([]) as readonly PendingAction[],
+  threads: Object.freeze([]) as readonly ThreadView[],
+  usage: null,
+  connection: Object.freeze({ status: "idle", turnId: null }) as ConnectionState,
+  error: null,
+});
+
+export class SnapshotStore {
+  readonly #core: WasmSession;
+  readonly #onWarning: (w: Warning) => void;
+  readonly #listeners = new Set<() => void>();
+  #snapshot: SessionSnapshot;
+  #headers = new Map<string, TurnHeader>();
+  #items = new Map<string, Map<string, ItemView>>();
+  #turns = new Map<string, TurnSnapshot>();
+  #order: string[] = [];
+  #scheduled = false;
+
+  constructor(core: WasmSession, onWarning: (w: Warning) => void) {
+    this.#core = core;
+    this.#onWarning = onWarning;
+    this.#snapshot = { ...EMPTY_SNAPSHOT, sessionId: core.id };
+    core.setListener(() => this.#schedule());
+    this.#apply(core.snapshot() as CoreChanges);
+  }
+
+  subscribe(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  getSnapshot(): SessionSnapshot {
+    return this.#snapshot;
+  }
+
+  /** Applies pending changes now and notifies (used before teardown and in tests). */
+  flush(): void {
+    this.#scheduled = false;
+    if (this.#apply(this.#core.takeChanges() as CoreChanges)) {
+      for (const listener of [...this.#listeners]) listener();
+    }
+  }
+
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    const run = () => this.#scheduled && this.flush();
+    const visible = typeof document !== "undefined" && document.visibilityState === "visible";
+    if (visible && typeof requestAnimationFrame === "function") {
+      // rAF stops in hidden tabs; the timer makes sure a frame that never comes cannot stall us.
+      requestAnimationFrame(run);
+      setTimeout(run, 100);
+    } else {
+      setTimeout(run, 0);
+    }
+  }
+
+  /** Patches the snapshot; returns whether anything visible changed. */
+  #apply(c: CoreChanges): boolean {
+    for (const w of c.warnings ?? []) this.#onWarning(w);
+    const touched = new Set<string>();
+    for (const h of c.turns ?? []) {
+      this.#headers.set(h.turnId, h);
+      touched.add(h.turnId);
+    }
+    for (const change of c.items ?? []) {
+      let items = this.#items.get(change.turnId);
+      if (!items) this.#items.set(change.turnId, (items = new Map()));
+      if (change.removed || !change.value) items.delete(change.key);
+      else items.set(change.key, Object.freeze(change.value));
+      touched.add(change.turnId);
+    }
+    for (const id of touched) {
+      const header = this.#headers.get(id);
+      if (!header) continue;
+      const items = this.#items.get(id);
+      const { itemKeys, ...rest } = header;
+      const list = itemKeys.map((k) => items?.get(k)).filter((v): v is ItemView => v !== undefined);
+      this.#turns.set(id, Object.freeze({ ...rest, items: Object.freeze(list) }) as TurnSnapshot);
+    }
+    const orderChanged = c.order !== undefined;
+    if (c.order) this.#order = c.order;
+
+    const prev = this.#snapshot;
+    const turns = touched.size > 0 || orderChanged ? Object.freeze(this.#order.map((id) => this.#turns.get(id)).filter((t): t is TurnSnapshot => t !== undefined)) : prev.turns;
+    const error = c.error ? (prev.error && prev.error.message === c.error.message ? prev.error : new ForgestreamError(c.error.code as never, c.error.message, { retryable: c.error.retryable, ...(c.error.status === undefined ? {} : { status: c.error.status }) })) : null;
+    const connection = sameConnection(prev.connection, c.connection) ? prev.connection : Object.freeze(c.connection);
+    const next: SessionSnapshot = {
+      sessionId: c.sessionId,
+      turns,
+      pending: c.pending ? Object.freeze(c.pending) : prev.pending,
+      threads: c.threads ? Object.freeze(c.threads) : prev.threads,
+      usage: c.usage ? Object.freeze(c.usage) : prev.usage,
+      connection,
+      error,
+    };
+    const changed = (Object.keys(next) as (keyof SessionSnapshot)[]).some((k) => next[k] !== prev[k]);
+    if (changed) this.#snapshot = Object.freeze(next);
+    return changed;
+  }
+}
+
+function sameConnection(a: ConnectionState, b: ConnectionState): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
