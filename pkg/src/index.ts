@@ -78,12 +78,14 @@ function headerPairs(provider: ClientOptions["headers"]): (() => Promise<[string
 export class AgentClient {
   readonly #inner: WasmClient;
   readonly #onWarning: ((w: Warning) => void) | undefined;
+  readonly #followOtherTabs: boolean;
 
   constructor(options: ClientOptions = {}) {
     assertReady();
     this.#onWarning = options.onWarning;
+    this.#followOtherTabs = options.followOtherTabs ?? true;
     try {
-      this.#inner = new WasmClient({ ...options, headers: headerPairs(options.headers), onWarning: undefined });
+      this.#inner = new WasmClient({ ...options, headers: headerPairs(options.headers), onWarning: undefined, followOtherTabs: undefined });
     } catch (e) {
       throw ForgestreamError.from(e);
     }
@@ -92,12 +94,12 @@ export class AgentClient {
   /** Creates a session on the server (`POST /sessions`). */
   async createSession(body: CreateSessionBody): Promise<AgentSession> {
     const inner = await call(() => this.#inner.createSession(JSON.stringify(body)) as Promise<WasmSession>);
-    return new AgentSession(inner, this.#onWarning);
+    return new AgentSession(inner, this.#onWarning, this.#followOtherTabs);
   }
 
   /** A handle on an existing session; call `load()` to fetch its history. */
   session(id: string): AgentSession {
-    return new AgentSession(this.#inner.session(id), this.#onWarning);
+    return new AgentSession(this.#inner.session(id), this.#onWarning, this.#followOtherTabs);
   }
 
   /**
@@ -126,12 +128,27 @@ export class AgentSession {
   readonly #inner: WasmSession;
   readonly #store: SnapshotStore;
   readonly #onWarning: ((w: Warning) => void) | undefined;
+  /** Tells other tabs of this origin about turns started here, and follows theirs. */
+  #tabs: BroadcastChannel | undefined;
 
   /** @internal use `AgentClient.createSession` / `session` / `restore`. */
-  constructor(inner: WasmSession, onWarning?: (w: Warning) => void) {
+  constructor(inner: WasmSession, onWarning?: (w: Warning) => void, followOtherTabs = true) {
     this.#inner = inner;
     this.#onWarning = onWarning;
     this.#store = new SnapshotStore(inner, (w) => this.#onWarning?.(w));
+    if (followOtherTabs && typeof BroadcastChannel === "function") {
+      this.#tabs = new BroadcastChannel(`forgestream:turns:${inner.id}`);
+      this.#tabs.onmessage = (e: MessageEvent<unknown>) => {
+        const turnId = (e.data as { turnId?: unknown } | null)?.turnId;
+        // `attach` ignores a turn this session already follows.
+        if (typeof turnId === "string" && turnId.length > 0) this.#inner.attach(turnId);
+      };
+    }
+  }
+
+  #announce(turnId: string): string {
+    this.#tabs?.postMessage({ turnId });
+    return turnId;
   }
 
   /** The session id. */
@@ -169,7 +186,7 @@ export class AgentSession {
    */
   send(message: string | InputItem[], options: { interrupt?: boolean } = {}): Promise<string> {
     const items: InputItem[] = typeof message === "string" ? [{ type: "user.message", content: message }] : message;
-    return call(() => this.#inner.send(JSON.stringify(items), options.interrupt ?? false) as Promise<string>);
+    return call(() => this.#inner.send(JSON.stringify(items), options.interrupt ?? false) as Promise<string>).then((t) => this.#announce(t));
   }
 
   /**
@@ -177,12 +194,12 @@ export class AgentSession {
    * Refuses (`invalid-input`) an incomplete batch, stale or unknown calls, empty answers.
    */
   respond(decisions: Decision[]): Promise<string> {
-    return call(() => this.#inner.respond(decisions) as Promise<string>);
+    return call(() => this.#inner.respond(decisions) as Promise<string>).then((t) => this.#announce(t));
   }
 
   /** After the user completed MCP OAuth (the `auth_url`s), continues with an empty-input turn. */
   continueAfterAuth(): Promise<string> {
-    return call(() => this.#inner.respond([{ kind: "authDone" }]) as Promise<string>);
+    return call(() => this.#inner.respond([{ kind: "authDone" }]) as Promise<string>).then((t) => this.#announce(t));
   }
 
   /** Stops the running turn on the server (`POST /cancel`); the stream ends with `cancelled`. */
@@ -192,6 +209,8 @@ export class AgentSession {
 
   /** Closes the connection without stopping the turn (it keeps running; `resume()` follows it). */
   disconnect(): void {
+    this.#tabs?.close();
+    this.#tabs = undefined;
     this.#inner.disconnect();
     this.#store.flush();
   }

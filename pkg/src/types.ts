@@ -42,10 +42,17 @@ export interface ClientOptions {
   transport?: "fetch" | "eventsource";
   /** Where resume checkpoints live (default `"local"`). Only IDs and cursors are stored. */
   storage?: "local" | "session" | "memory";
+  /** Key namespace of the checkpoints (default `"forgestream"`), for several clients per origin. */
+  storageNamespace?: string;
   /** Reconnect policy (ms): full-jitter exponential backoff with a cap, idle watchdog. */
   reconnect?: { baseDelayMs?: number; maxDelayMs?: number; idleTimeoutMs?: number; maxAttempts?: number };
   /** Per-frame byte cap of the SSE parser (default 16 MiB). */
   maxFrameBytes?: number;
+  /**
+   * Follow turns that another tab of this origin starts in the same session (BroadcastChannel;
+   * default true): the other tab's turn streams into this tab's view too.
+   */
+  followOtherTabs?: boolean;
   /** Keep a bounded log of received frames for `session.eventLog()` (inspectors, demos). */
   inspect?: boolean;
   /** Non-fatal findings: protocol oddities, storage fallbacks, dropped orphan deltas. */

@@ -1,21 +1,335 @@
-import { StrictMode, useEffect, useState } from "react";
+import { StrictMode, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { createRoot } from "react-dom/client";
-import { init, version } from "forgestream";
+import { AgentClient, ForgestreamError, init, version, type ClientOptions, type Decision } from "forgestream";
+import { useAgentSession } from "forgestream/react";
+import { AGENTS, agentInfo } from "./agents";
+import { shortId } from "./format";
+import { buildIndexes } from "./indexes";
+import { ConnectionBadge, Timeline, UsagePanel } from "./Panels";
+import { PendingPanel } from "./Pending";
+import { loadCurrent, loadSessions, onStorageChange, saveCurrent, saveSessions, type StoredSession } from "./sessions";
+import { Transcript } from "./Transcript";
+import "./styles.css";
+
+/**
+ * Testing hook: `?fault=<spec>` on the page URL is sent as the emulator's `x-forgestream-fault`
+ * header on every SDK request (see crates/forgestream-server/src/fault.rs), e.g.
+ * `?fault=force-412,on=subscribe`. A fault on session creation is stored on that session.
+ */
+const FAULT = new URLSearchParams(location.search).get("fault");
+
+/** Other tabs following the same session learn about new turns here and `attach` to them. */
+const CHANNEL = "forgestream-demo";
+interface TurnStarted {
+  type: "turn-started";
+  sessionId: string;
+  turnId: string;
+}
+
+function describe(e: unknown): string {
+  const err = ForgestreamError.from(e);
+  return `${err.code}${err.status ? ` ${err.status}` : ""}: ${err.message}`;
+}
 
 function App() {
+  const [client, setClient] = useState<AgentClient | null>(null);
   const [coreVersion, setCoreVersion] = useState<string>();
+  const [fatal, setFatal] = useState<string | null>(null);
+  const [sessions, setSessions] = useState<StoredSession[]>(loadSessions);
+  const [current, setCurrent] = useState<string | null>(loadCurrent);
+  const [creating, setCreating] = useState<string | null>(null);
+
   useEffect(() => {
-    void init().then(() => setCoreVersion(version()));
+    init().then(
+      () => {
+        setCoreVersion(version());
+        const options: ClientOptions = { baseUrl: "", flavor: "trueforge", inspect: true };
+        if (FAULT) options.headers = { "x-forgestream-fault": FAULT };
+        setClient(new AgentClient(options));
+      },
+      (e: unknown) => setFatal(`Could not load the wasm core: ${describe(e)}`),
+    );
   }, []);
+  useEffect(() => onStorageChange(() => setSessions(loadSessions())), []);
+
+  const open = useCallback((id: string) => {
+    saveCurrent(id);
+    setCurrent(id);
+  }, []);
+
+  const create = useCallback(
+    async (agent: string) => {
+      if (!client) return;
+      setCreating(agent);
+      try {
+        const s = await client.createSession({ agent: { name: agent } });
+        const entry: StoredSession = { id: s.id, agent, createdAt: Date.now() };
+        const next = [entry, ...loadSessions().filter((x) => x.id !== s.id)];
+        saveSessions(next);
+        setSessions(next);
+        open(s.id);
+      } catch (e) {
+        setFatal(`Could not create a ${agent} session: ${describe(e)}`);
+      } finally {
+        setCreating(null);
+      }
+    },
+    [client, open],
+  );
+
+  const forget = (id: string) => {
+    const next = sessions.filter((s) => s.id !== id);
+    saveSessions(next);
+    setSessions(next);
+    if (current === id) {
+      saveCurrent(null);
+      setCurrent(null);
+    }
+  };
+
+  const stored = sessions.find((s) => s.id === current) ?? (current ? { id: current, agent: "?", createdAt: 0 } : null);
+
   return (
-    <main>
-      <h1>forgestream</h1>
-      <p>
-        core: <span data-testid="core-version">{coreVersion ?? "loading…"}</span>
-      </p>
-    </main>
+    <div className="app">
+      <header className="topbar">
+        <div className="brand">
+          <span className="logo" aria-hidden="true">◆</span> forgestream
+          <span className="muted small">
+            core <span data-testid="core-version">{coreVersion ?? "loading…"}</span>
+          </span>
+        </div>
+        {FAULT && (
+          <span className="tag tag-warn" data-testid="fault" title="sent as x-forgestream-fault on every request">
+            fault: {FAULT}
+          </span>
+        )}
+        <a className="muted small" href="vue.html">
+          Vue page
+        </a>
+      </header>
+      <aside className="sidebar">
+        <h2>New session</h2>
+        <div className="agents">
+          {AGENTS.map((a) => (
+            <button type="button" key={a.name} className="agent-button" data-testid={`new-session-${a.name}`} disabled={!client || creating !== null} onClick={() => void create(a.name)} title={a.blurb}>
+              <strong>{a.name}</strong>
+              <span>{a.blurb}</span>
+            </button>
+          ))}
+        </div>
+        <h2>Sessions</h2>
+        <ul className="session-list" data-testid="session-list">
+          {sessions.length === 0 && <li className="muted">None yet.</li>}
+          {sessions.map((s) => (
+            <li key={s.id} className={s.id === current ? "active" : ""}>
+              <button type="button" className="session-item" data-testid="session-item" data-session-id={s.id} onClick={() => open(s.id)} aria-current={s.id === current}>
+                <strong>{s.agent}</strong>
+                <code>{shortId(s.id, 12)}</code>
+                <span className="muted small">{new Date(s.createdAt).toLocaleString()}</span>
+              </button>
+              <button type="button" className="forget" title="Forget this session (it stays on the server)" onClick={() => forget(s.id)}>
+                ×
+              </button>
+            </li>
+          ))}
+        </ul>
+      </aside>
+      {fatal && (
+        <div className="banner banner-error" role="alert" data-testid="fatal">
+          {fatal}
+          <button type="button" className="link" onClick={() => setFatal(null)}>
+            dismiss
+          </button>
+        </div>
+      )}
+      {client && stored ? (
+        <SessionView key={stored.id} client={client} stored={stored} />
+      ) : (
+        <main className="main welcome">
+          <h1>A resumable agent client, in your browser</h1>
+          <p className="muted">Start a session with one of the emulator's agents on the left. Streams survive reloads, dropped connections and other tabs.</p>
+        </main>
+      )}
+    </div>
+  );
+}
+
+function SessionView({ client, stored }: { client: AgentClient; stored: StoredSession }) {
+  const handle = useAgentSession(client, { sessionId: stored.id, restore: false });
+  const { session, snapshot } = handle;
+  const [draft, setDraft] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [actionError, setActionError] = useState<string | null>(null);
+  const channel = useRef<BroadcastChannel | null>(null);
+  const scroller = useRef<HTMLDivElement>(null);
+  const stick = useRef(true);
+  const ix = useMemo(() => buildIndexes(snapshot), [snapshot]);
+  const info = agentInfo(stored.agent);
+
+  // Follow turns that other tabs start on this session.
+  useEffect(() => {
+    if (!session || typeof BroadcastChannel === "undefined") return;
+    const ch = new BroadcastChannel(CHANNEL);
+    channel.current = ch;
+    ch.onmessage = (e: MessageEvent<TurnStarted>) => {
+      const m = e.data;
+      if (m?.type !== "turn-started" || m.sessionId !== session.id) return;
+      if (session.getSnapshot().turns.some((t) => t.turnId === m.turnId)) return;
+      session.attach(m.turnId);
+    };
+    return () => {
+      channel.current = null;
+      ch.close();
+    };
+  }, [session]);
+
+  // Keep the transcript pinned to the bottom while the user has not scrolled up.
+  useEffect(() => {
+    const el = scroller.current;
+    if (el && stick.current) el.scrollTop = el.scrollHeight;
+  }, [snapshot]);
+
+  const run = useCallback(
+    async (action: () => Promise<string | void>) => {
+      setBusy(true);
+      setActionError(null);
+      try {
+        const turnId = await action();
+        if (turnId && session) channel.current?.postMessage({ type: "turn-started", sessionId: session.id, turnId } satisfies TurnStarted);
+        return true;
+      } catch (e) {
+        setActionError(describe(e));
+        return false;
+      } finally {
+        setBusy(false);
+      }
+    },
+    [session],
+  );
+
+  const last = snapshot.turns[snapshot.turns.length - 1];
+  const running = last?.status === "running";
+  const waitingTools = snapshot.pending.some((p) => p.kind !== "mcpAuth");
+  const waitingAuth = snapshot.pending.some((p) => p.kind === "mcpAuth");
+  const status = snapshot.connection.status;
+  const canDrop = status === "live" || status === "connecting";
+  const canSend = !!session && !busy && !running && !waitingTools && !waitingAuth && draft.trim() !== "";
+
+  const submit = async () => {
+    const text = draft.trim();
+    if (!canSend) return;
+    if (await run(() => handle.send(text))) setDraft("");
+  };
+
+  return (
+    <>
+      <main className="main">
+        <div className="session-head">
+          <div>
+            <h1>
+              <span data-testid="agent-name">{stored.agent}</span>
+              {info && <span className="muted subtitle">{info.blurb}</span>}
+            </h1>
+            <code className="muted small" data-testid="session-id">
+              {stored.id}
+            </code>
+          </div>
+          <div className="session-controls">
+            <ConnectionBadge snapshot={snapshot} onRefresh={handle.refresh} />
+            <button type="button" data-testid="drop-connection" disabled={!canDrop} onClick={() => session?.dropConnection()} title="Simulate a network failure; the SDK reconnects">
+              Drop connection
+            </button>
+            {running && (
+              <button type="button" className="danger" data-testid="cancel" onClick={() => void run(() => handle.cancel())}>
+                Cancel
+              </button>
+            )}
+          </div>
+        </div>
+        {handle.error && (
+          <div className="banner banner-error" role="alert" data-testid="error">
+            Could not open the session — {handle.error.code}
+            {handle.error.status ? ` ${handle.error.status}` : ""}: {handle.error.message}
+          </div>
+        )}
+        {snapshot.error && status === "failed" && (
+          <div className="banner banner-error" role="alert" data-testid="connection-failure">
+            Connection failed — {snapshot.error.code}
+            {snapshot.error.status ? ` ${snapshot.error.status}` : ""}: {snapshot.error.message}
+          </div>
+        )}
+        {status === "liveUnavailable" && (
+          <div className="banner banner-info" data-testid="live-unavailable">
+            The live stream of this turn is gone (412): showing what the server persisted. Press Refresh to check again — nothing is re-sent.
+          </div>
+        )}
+        {status === "offline" && (
+          <div className="banner banner-info">You are offline; the stream resumes when the network is back.</div>
+        )}
+        {actionError && (
+          <div className="banner banner-error" role="alert" data-testid="action-error">
+            {actionError}
+            <button type="button" className="link" onClick={() => setActionError(null)}>
+              dismiss
+            </button>
+          </div>
+        )}
+        <div
+          className="transcript"
+          ref={scroller}
+          data-testid="transcript"
+          onScroll={(e) => {
+            const el = e.currentTarget;
+            stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+          }}
+        >
+          {session ? <Transcript snapshot={snapshot} ix={ix} /> : !handle.error && <p className="empty">Opening session…</p>}
+          <PendingPanel pending={snapshot.pending} ix={ix} busy={busy} onRespond={(d: Decision[]) => void run(() => handle.respond(d))} onContinueAfterAuth={() => void run(() => handle.continueAfterAuth())} />
+        </div>
+        <form
+          className="composer"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void submit();
+          }}
+        >
+          <textarea
+            data-testid="composer"
+            value={draft}
+            rows={2}
+            placeholder={waitingTools ? "Answer the card above to continue…" : waitingAuth ? "Authorize, then continue…" : running ? "The agent is answering…" : info ? `e.g. ${info.example}` : "Message"}
+            onChange={(e) => setDraft(e.target.value)}
+            onKeyDown={(e) => {
+              if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
+                e.preventDefault();
+                void submit();
+              }
+            }}
+          />
+          <div className="composer-side">
+            {info && !draft && !running && snapshot.pending.length === 0 && (
+              <button type="button" className="link small" data-testid="use-example" onClick={() => setDraft(info.example)}>
+                Use example
+              </button>
+            )}
+            <button type="submit" className="primary" data-testid="send" disabled={!canSend}>
+              Send
+            </button>
+          </div>
+        </form>
+      </main>
+      <aside className="inspector">
+        <UsagePanel usage={snapshot.usage} />
+        <Timeline session={session} snapshot={snapshot} />
+      </aside>
+    </>
   );
 }
 
 const root = document.getElementById("root");
-if (root) createRoot(root).render(<StrictMode><App /></StrictMode>);
+if (root)
+  createRoot(root).render(
+    <StrictMode>
+      <App />
+    </StrictMode>,
+  );

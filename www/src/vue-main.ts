@@ -1,13 +1,108 @@
-import { createApp, defineComponent, h, ref, onMounted } from "vue";
-import { init, version } from "forgestream";
+/**
+ * The Vue page: the basic flow with `forgestream/vue` — create a `storyteller` session, send a
+ * message, watch it stream, show the connection status. Render functions only (no runtime
+ * template compiler, so it runs under the CSP without 'unsafe-eval').
+ */
+import { computed, createApp, defineComponent, h, markRaw, ref, shallowRef, type PropType } from "vue";
+import { AgentClient, ForgestreamError, init, version, type ContentView } from "forgestream";
+import { useAgentSession } from "forgestream/vue";
+import "./styles.css";
 
-const App = defineComponent(() => {
-  const coreVersion = ref<string>();
-  onMounted(async () => {
-    await init();
-    coreVersion.value = version();
-  });
-  return () => h("main", [h("h1", "forgestream — Vue"), h("p", ["core: ", h("span", { "data-testid": "core-version" }, coreVersion.value ?? "loading…")])]);
+function text(content: ContentView | undefined): string {
+  if (content === undefined || content === null) return "";
+  return typeof content === "string" ? content : content.map((p) => (p.type === "text" ? p.text : "")).join("");
+}
+
+const Chat = defineComponent({
+  props: { client: { type: Object as PropType<AgentClient>, required: true } },
+  setup(props) {
+    const { session, snapshot, error, send, cancel } = useAgentSession(props.client, { restore: false, create: { agent: { name: "storyteller" } } });
+    const draft = ref("Tell a story, 120 words");
+    const sendError = ref<string | null>(null);
+    const running = computed(() => snapshot.value.turns.at(-1)?.status === "running");
+    const submit = async () => {
+      sendError.value = null;
+      try {
+        await send(draft.value.trim());
+      } catch (e) {
+        const err = ForgestreamError.from(e);
+        sendError.value = `${err.code}: ${err.message}`;
+      }
+    };
+    return () =>
+      h("main", { class: "vue-main" }, [
+        h("div", { class: "session-head" }, [
+          h("div", [h("h1", "storyteller"), h("code", { class: "muted small", "data-testid": "session-id" }, session.value?.id ?? "creating…")]),
+          h("div", { class: `badge badge-${snapshot.value.connection.status}` }, [h("span", { class: "dot" }), h("span", { class: "badge-status", "data-testid": "connection" }, snapshot.value.connection.status)]),
+        ]),
+        error.value ? h("div", { class: "banner banner-error", "data-testid": "error" }, `${error.value.code}: ${error.value.message}`) : null,
+        sendError.value ? h("div", { class: "banner banner-error", "data-testid": "action-error" }, sendError.value) : null,
+        h(
+          "ol",
+          { class: "turns vue-turns" },
+          snapshot.value.turns.map((turn) =>
+            h("li", { class: "turn", key: turn.turnId, "data-testid": "turn", "data-turn-id": turn.turnId, "data-status": turn.status }, [
+              ...(turn.input ?? []).flatMap((input, i) => {
+                const item = input as { type?: string; content?: unknown };
+                return item.type === "user.message" && typeof item.content === "string" ? [h("div", { class: "user-input", key: `in${i}` }, [h("p", { class: "user-text" }, item.content)])] : [];
+              }),
+              ...turn.items.flatMap((item) =>
+                item.body.kind === "message" && text(item.body.content)
+                  ? [h("div", { class: "message", key: item.key, "data-testid": "message", "data-message-id": item.body.id }, [h("p", { class: "message-text", "data-testid": "message-text" }, text(item.body.content))])]
+                  : [],
+              ),
+              h("div", { class: `turn-footer turn-${turn.status}` }, [h("span", { class: "turn-status", "data-testid": "turn-status" }, turn.status)]),
+            ]),
+          ),
+        ),
+        h(
+          "form",
+          {
+            class: "composer",
+            onSubmit: (e: Event) => {
+              e.preventDefault();
+              void submit();
+            },
+          },
+          [
+            h("textarea", {
+              "data-testid": "composer",
+              rows: 2,
+              value: draft.value,
+              onInput: (e: Event) => (draft.value = (e.target as HTMLTextAreaElement).value),
+            }),
+            running.value
+              ? h("button", { type: "button", class: "danger", "data-testid": "cancel", onClick: () => void cancel() }, "Cancel")
+              : h("button", { type: "submit", class: "primary", "data-testid": "send", disabled: !session.value || !draft.value.trim() }, "Send"),
+          ],
+        ),
+      ]);
+  },
+});
+
+const App = defineComponent({
+  setup() {
+    const client = shallowRef<AgentClient | null>(null);
+    const coreVersion = ref<string>();
+    const failure = ref<string | null>(null);
+    init().then(
+      () => {
+        coreVersion.value = version();
+        // markRaw: the client has private fields, which a reactive proxy would break.
+        client.value = markRaw(new AgentClient({ baseUrl: "", flavor: "trueforge", storage: "session" }));
+      },
+      (e: unknown) => (failure.value = String(e)),
+    );
+    return () =>
+      h("div", { class: "vue-app" }, [
+        h("header", { class: "topbar" }, [
+          h("div", { class: "brand" }, ["◆ forgestream — Vue ", h("span", { class: "muted small" }, ["core ", h("span", { "data-testid": "core-version" }, coreVersion.value ?? "loading…")])]),
+          h("a", { class: "muted small", href: "./" }, "React demo"),
+        ]),
+        failure.value ? h("div", { class: "banner banner-error" }, failure.value) : null,
+        client.value ? h(Chat, { client: client.value }) : null,
+      ]);
+  },
 });
 
 createApp(App).mount("#app");

@@ -463,18 +463,22 @@ fn reduce_w2(pages: &[&str], session_id: &str, budget: Duration) -> Fallible<W2R
     let mut events = 0u64;
     let mut done = 0usize;
     let mut page_ends = Vec::with_capacity(pages.len());
+    // As the SDK loads a history: every page decoded, then one apply (the reducer settles the
+    // chain order once per call).
+    let mut items = Vec::new();
     for (i, page) in pages.iter().enumerate() {
         let page: SessionEventsPage =
             serde_json::from_str(page).map_err(|e| format!("page {i}: {e}"))?;
         events += page.data.len() as u64;
-        view.apply_session_events(page.data)
-            .map_err(|e| format!("page {i}: {e}"))?;
+        items.extend(page.data);
         done = i + 1;
         page_ends.push(started.elapsed().as_secs_f64());
         if started.elapsed() > budget && done < pages.len() {
             break;
         }
     }
+    view.apply_session_events(items)
+        .map_err(|e| format!("apply: {e}"))?;
     Ok(W2Run {
         secs: started.elapsed().as_secs_f64(),
         page_ends,

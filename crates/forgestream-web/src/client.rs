@@ -466,16 +466,17 @@ async fn load_history(rc: &SessionRc) -> Result<(), SdkError> {
         })?;
         {
             let mut state = rc.borrow_mut();
-            for turn in &page.data {
-                let changes = state.view.apply_turn(turn);
-                state.record(changes);
-            }
+            let changes = state.view.apply_turns(&page.data);
+            state.record(changes);
         }
         token = page.pagination.next_page_token;
         if token.is_none() {
             break;
         }
     }
+    // All pages first, then one apply: the reducer orders turns once per call, and a UI wants
+    // one render of the history, not one per page.
+    let mut items = Vec::new();
     let mut token: Option<String> = None;
     for _ in 0..1000 {
         let body = exec::get_json(&weak, &api.session_events(&sid, token.as_deref()), &abort)
@@ -487,17 +488,16 @@ async fn load_history(rc: &SessionRc) -> Result<(), SdkError> {
                 format!("malformed session events: {e}"),
             )
         })?;
-        {
-            let mut state = rc.borrow_mut();
-            match state.view.apply_session_events(page.data) {
-                Ok(changes) => state.record(changes),
-                Err(e) => state.warn("protocol", e.to_string()),
-            }
-        }
+        items.extend(page.data);
         token = page.pagination.next_page_token;
         if token.is_none() {
             break;
         }
+    }
+    let mut state = rc.borrow_mut();
+    match state.view.apply_session_events(items) {
+        Ok(changes) => state.record(changes),
+        Err(e) => state.warn("protocol", e.to_string()),
     }
     Ok(())
 }

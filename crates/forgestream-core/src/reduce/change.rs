@@ -120,7 +120,16 @@ impl ChangeSet {
     }
 
     pub(crate) fn turn(&mut self, turn_id: &str) {
-        if !self.turns.iter().any(|t| t == turn_id) {
+        // Same short window as `item`: a batch touching thousands of turns stays linear;
+        // `normalize` removes the remaining duplicates.
+        let window = self.turns.len().saturating_sub(8);
+        if !self
+            .turns
+            .get(window..)
+            .unwrap_or_default()
+            .iter()
+            .any(|t| t == turn_id)
+        {
             self.turns.push(String::from(turn_id));
         }
     }
@@ -163,8 +172,13 @@ impl ChangeSet {
         self.normalize();
     }
 
-    /// Keeps one entry per item (the highest version), in first-change order.
+    /// Keeps one entry per turn and per item (the highest version), in first-change order.
     pub(crate) fn normalize(&mut self) {
+        if self.turns.len() > 8 {
+            let mut seen: alloc::collections::BTreeSet<String> =
+                alloc::collections::BTreeSet::new();
+            self.turns.retain(|t| seen.insert(t.clone()));
+        }
         if self.items.len() < 2 {
             return;
         }

@@ -46,12 +46,14 @@ impl SessionView {
             },
         );
         cs.turn(turn_id);
-        self.reorder(cs);
+        // Ordered once per public call (in `finish`), not per turn: a page of 100 session events
+        // can add and relink many turns.
+        self.order_dirty = true;
     }
 
     /// Chain order: a turn comes after its `previous_turn_id`; otherwise by id (ULIDs sort by
     /// time). Kahn's algorithm with an ordered ready set; a cycle's members go last, by id.
-    fn reorder(&mut self, cs: &mut ChangeSet) {
+    pub(super) fn reorder(&mut self, cs: &mut ChangeSet) {
         let mut children: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
         let mut ready: BTreeSet<&str> = BTreeSet::new();
         for (id, turn) in &self.turns {
@@ -67,14 +69,17 @@ impl SessionView {
             }
         }
         let mut order: Vec<String> = Vec::with_capacity(self.turns.len());
+        let mut placed: BTreeSet<&str> = BTreeSet::new();
         while let Some(next) = ready.pop_first() {
             order.push(String::from(next));
+            placed.insert(next);
             if let Some(kids) = children.remove(next) {
                 ready.extend(kids);
             }
         }
+        // Members of a chain cycle were never ready: they go last, by id.
         for id in self.turns.keys() {
-            if !order.iter().any(|o| o == id) {
+            if !placed.contains(id.as_str()) {
                 order.push(id.clone());
             }
         }
@@ -123,7 +128,7 @@ impl SessionView {
             cs.turn(turn_id);
         }
         if relink {
-            self.reorder(cs);
+            self.order_dirty = true;
         }
     }
 

@@ -95,6 +95,8 @@ pub struct SessionView {
     /// `tool_call_id` → turns whose `*_required` events named it (to tell stale from unknown).
     required_history: BTreeMap<String, Vec<String>>,
     pending_dirty: bool,
+    /// Turns were added or relinked since the chain order was computed.
+    order_dirty: bool,
     usage_dirty: bool,
 }
 
@@ -116,6 +118,7 @@ impl SessionView {
             spawned: BTreeMap::new(),
             required_history: BTreeMap::new(),
             pending_dirty: false,
+            order_dirty: false,
             usage_dirty: false,
         }
     }
@@ -175,16 +178,25 @@ impl SessionView {
     /// A turn from `GET …/turns/{tid}` or `GET …/turns` (PROTOCOL §6): chain link, input,
     /// state (first terminal state wins), its `output` message and `required_actions`.
     pub fn apply_turn(&mut self, turn: &wire::Turn) -> ChangeSet {
+        self.apply_turns(core::slice::from_ref(turn))
+    }
+
+    /// Several turns at once (a `GET …/turns` listing, any order): like [`Self::apply_turn`] for
+    /// each, with the chain order, pending set and usage settled once at the end — O(n log n)
+    /// for the batch instead of per turn.
+    pub fn apply_turns(&mut self, turns: &[wire::Turn]) -> ChangeSet {
         let mut cs = ChangeSet::default();
-        self.ensure_turn(&turn.id, &mut cs);
-        self.set_turn_header(
-            &turn.id,
-            turn.previous_turn_id.as_deref(),
-            turn.input.as_ref(),
-            turn.created_at.as_deref(),
-            &mut cs,
-        );
-        self.apply_state(&turn.id, &turn.state, false, &mut cs);
+        for turn in turns {
+            self.ensure_turn(&turn.id, &mut cs);
+            self.set_turn_header(
+                &turn.id,
+                turn.previous_turn_id.as_deref(),
+                turn.input.as_ref(),
+                turn.created_at.as_deref(),
+                &mut cs,
+            );
+            self.apply_state(&turn.id, &turn.state, false, &mut cs);
+        }
         self.finish(&mut cs);
         cs
     }
@@ -370,6 +382,10 @@ impl SessionView {
 
     /// Post-processing after every public apply: pending set, usage totals, dedupe changes.
     fn finish(&mut self, cs: &mut ChangeSet) {
+        if self.order_dirty {
+            self.order_dirty = false;
+            self.reorder(cs);
+        }
         if self.pending_dirty {
             self.pending_dirty = false;
             self.rebuild_pending(cs);

@@ -427,6 +427,10 @@ impl Event {
 
     /// Decodes one event from the JSON text of an SSE `data` field.
     pub fn from_json(data: &str) -> Result<Event, serde_json::Error> {
+        // Hot path: a plain delta decodes straight from the text (same result, see `fast`).
+        if let Some(delta) = super::fast::delta(data) {
+            return Ok(Event::ModelMessageDelta(delta));
+        }
         let raw: Value = serde_json::from_str(data)?;
         Event::from_value(raw)
     }

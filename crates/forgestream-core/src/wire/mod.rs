@@ -11,6 +11,7 @@
 //! - [`listing`]: `{data, pagination}`, `{data}`, session timeline items, the error body.
 
 pub mod event;
+mod fast;
 pub mod input;
 pub mod listing;
 pub mod message;

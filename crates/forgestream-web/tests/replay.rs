@@ -1,0 +1,136 @@
+//! The recorded real TrueForge transcripts (`tests/fixtures/recorded/`) replayed byte for byte by
+//! `tests/replay/server.mjs` through the whole browser SDK: each live turn must reduce to exactly
+//! the view of the server's own persisted listings, also when the stream is cut mid-turn and the
+//! SDK has to recover. `scripts/test` starts the replay server (`FORGESTREAM_REPLAY_URL`).
+#![cfg(target_arch = "wasm32")]
+mod support;
+
+use forgestream_web::client::{WasmClient, WasmSession};
+use support::*;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+fn replay_base(scenario: &str) -> String {
+    let base = option_env!("FORGESTREAM_REPLAY_URL").unwrap_or("http://127.0.0.1:8791");
+    format!("{base}/{scenario}")
+}
+
+fn replay_client(base: &str) -> WasmClient {
+    let o = options("memory", "trueforge", "fetch", None);
+    set(&o, "baseUrl", base);
+    WasmClient::new(o).unwrap()
+}
+
+async fn replay_session(base: &str) -> WasmSession {
+    replay_client(base)
+        .open_new_session("{\"agent\":{\"name\":\"recorded\"}}")
+        .await
+        .expect("create session")
+}
+
+/// The view the recorded listings give (turns + session timeline), without diagnostics.
+async fn recorded_history(base: &str, session_id: &str) -> serde_json::Value {
+    let s = replay_client(base).session(session_id.to_string());
+    await_js(s.load()).await.expect("load recorded history");
+    summary(&s)
+}
+
+async fn single_turn(scenario: &str) {
+    let base = replay_base(scenario);
+    let session = replay_session(&base).await;
+    await_js(session.send(message("recorded"), false))
+        .await
+        .expect("send");
+    wait_status(&session, &["done"], 10_000).await;
+    let live = summary(&session);
+    assert_eq!(
+        live,
+        recorded_history(&base, &session.id()).await,
+        "{scenario}"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn recorded_text_stream() {
+    single_turn("text").await;
+}
+
+#[wasm_bindgen_test]
+async fn recorded_read_only_tool() {
+    single_turn("readtool").await;
+}
+
+#[wasm_bindgen_test]
+async fn recorded_subagent_threads() {
+    single_turn("subagent").await;
+}
+
+#[wasm_bindgen_test]
+async fn recorded_error_turn() {
+    single_turn("error").await;
+}
+
+#[wasm_bindgen_test]
+async fn recorded_cancelled_turn() {
+    single_turn("cancel").await;
+}
+
+/// The create stream ends after frame 5 with no `turn.done`: the SDK checks the turn (finished),
+/// rebuilds it from the recorded listing, and ends with the same view — no text lost or doubled.
+#[wasm_bindgen_test]
+async fn recorded_streams_cut_mid_turn_recover() {
+    for scenario in ["text", "subagent", "readtool"] {
+        let base = replay_base(&format!("{scenario}~cut=5"));
+        let session = replay_session(&base).await;
+        await_js(session.send(message("recorded"), false))
+            .await
+            .expect("send");
+        wait_status(&session, &["done"], 10_000).await;
+        let live = summary(&session);
+        assert_eq!(
+            live,
+            recorded_history(&base, &session.id()).await,
+            "{scenario}"
+        );
+    }
+}
+
+/// Approval and client-tool pauses from the real server: the pending action is exposed with its
+/// tool and arguments, the continuation is accepted, and both turns equal the recorded history.
+#[wasm_bindgen_test]
+async fn recorded_pauses_continue() {
+    for (scenario, kind) in [("approve-allow", "toolApproval"), ("ask", "toolResponse")] {
+        let base = replay_base(scenario);
+        let session = replay_session(&base).await;
+        await_js(session.send(message("recorded"), false))
+            .await
+            .expect("send");
+        wait_status(&session, &["done"], 10_000).await;
+        let pending = first_pending(&session);
+        assert_eq!(
+            get(&pending, "kind").as_string().as_deref(),
+            Some(kind),
+            "{scenario}"
+        );
+        assert!(
+            get(&pending, "toolName").as_string().is_some(),
+            "{scenario}"
+        );
+        let call = get(&pending, "toolCallId").as_string().unwrap();
+        let decision = if kind == "toolApproval" {
+            decisions(&[("allow", &call, None)])
+        } else {
+            decisions(&[("answer", &call, Some("Lisbon"))])
+        };
+        await_js(session.respond(decision)).await.expect("respond");
+        wait_status(&session, &["done"], 10_000).await;
+        let live = summary(&session);
+        assert_eq!(live["pending"], serde_json::json!([]), "{scenario}");
+        assert_eq!(
+            live,
+            recorded_history(&base, &session.id()).await,
+            "{scenario}"
+        );
+    }
+}

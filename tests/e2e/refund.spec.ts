@@ -1,0 +1,35 @@
+import { test, expect } from "@playwright/test";
+import { lastTurnId, newSession, persistedText, sendMessage, shot, shownText, watchErrors } from "./helpers";
+
+test("refund flow: approval card → approve → final answer", async ({ page, request }) => {
+  const errors = watchErrors(page);
+  const sid = await newSession(page, "support");
+  await sendMessage(page, "Refund €49.50 on ORD-2031, it arrived broken");
+
+  const card = page.getByTestId("approval-card");
+  await expect(card).toBeVisible();
+  await expect(card.getByTestId("approval-tool")).toHaveText("process_refund");
+  await expect(card.getByTestId("approval-server")).toHaveText("orders");
+  await expect(card.getByTestId("approval-arguments")).toContainText('"order_id": "ORD-2031"');
+  await expect(card.getByTestId("proposer-text")).toContainText("I need your approval");
+  await expect(page.getByTestId("connection")).toHaveText("paused");
+  // get_order ran at once; its result is bound to its card.
+  await expect(page.locator('[data-testid="tool-call"][data-state="done"]').first()).toContainText("get_order");
+  await expect(page.locator('[data-testid="tool-call"][data-state="awaiting approval"]')).toContainText("process_refund");
+
+  await shot(page, "refund-approval-card");
+  await card.getByTestId("approve").click();
+  await expect(card).toHaveCount(0);
+  await expect(page.getByTestId("connection")).toHaveText("done");
+  const turnId = await lastTurnId(page);
+  await expect(page.locator(`[data-turn-id="${turnId}"] [data-testid="message-text"]`).last()).toContainText(/Refund .* is /);
+  await expect(page.getByTestId("approval-card")).toHaveCount(0);
+  await expect(page.getByTestId("turn-status").last()).toHaveText("done");
+  expect(await shownText(page, turnId)).toBe(await persistedText(request, sid, turnId));
+  // The refund call now shows its result.
+  await expect(page.locator('[data-testid="tool-call"]', { hasText: "process_refund" }).getByTestId("tool-result")).toContainText("refund_id");
+  await expect(page.getByTestId("usage")).toContainText("Input breakdown");
+  await expect(page.getByTestId("timeline-row").first()).toBeVisible();
+  await shot(page, "refund");
+  expect(errors).toEqual([]);
+});

@@ -1,0 +1,112 @@
+import { test, expect } from "@playwright/test";
+import { lastTurnId, newSession, persistedText, sendMessage, shot, shownText, watchErrors } from "./helpers";
+
+test("ask_user_question: options as buttons, the answer continues the turn", async ({ page, request }) => {
+  const errors = watchErrors(page);
+  const sid = await newSession(page, "concierge");
+  await sendMessage(page, "Plan a weekend trip for me");
+  const card = page.getByTestId("question-card");
+  await expect(card).toContainText("Which city should I plan the trip to?");
+  await expect(card.getByTestId("question-option")).toHaveText(["Lisbon (Recommended)", "Kyoto 京都", "Montréal"]);
+  await expect(page.getByTestId("connection")).toHaveText("paused");
+  await expect(page.getByTestId("send")).toBeDisabled();
+  await card.getByTestId("question-option").nth(1).click();
+  await expect(page.getByTestId("question-card")).toHaveCount(0);
+  await expect(page.getByTestId("connection")).toHaveText("done");
+  const turnId = await lastTurnId(page);
+  await expect(page.locator(`[data-turn-id="${turnId}"] [data-testid="message-text"]`)).toContainText("Kyoto 京都");
+  expect(await shownText(page, turnId)).toBe(await persistedText(request, sid, turnId));
+  await shot(page, "question");
+  expect(errors).toEqual([]);
+});
+
+test("ask_user_question: a free-text answer", async ({ page }) => {
+  await newSession(page, "concierge");
+  await sendMessage(page, "Plan a trip");
+  await page.getByTestId("question-answer").fill("Reykjavík");
+  await page.getByTestId("question-submit").click();
+  await expect(page.getByTestId("connection")).toHaveText("done");
+  await expect(page.getByTestId("message-text").last()).toContainText("Reykjavík");
+});
+
+test("MCP auth: the link, then continue after authorization", async ({ page }) => {
+  const errors = watchErrors(page);
+  await newSession(page, "github");
+  await sendMessage(page, "List the open issues of forgestream/demo");
+  const card = page.getByTestId("auth-card");
+  await expect(card).toBeVisible();
+  const link = card.getByTestId("auth-link");
+  await expect(link).toHaveAttribute("href", /^https:\/\/github\.com\/login\/oauth\/authorize/);
+  await expect(link).toHaveAttribute("target", "_blank");
+  await expect(link).toHaveAttribute("rel", /noopener/);
+  await expect(page.getByTestId("connection")).toHaveText("paused");
+  await card.getByTestId("continue-after-auth").click();
+  await expect(page.getByTestId("auth-card")).toHaveCount(0);
+  await expect(page.getByTestId("connection")).toHaveText("done");
+  await expect(page.getByTestId("user-input").last()).toContainText("Continued after authorization");
+  await expect(page.getByTestId("tool-call").last()).toContainText("list_issues");
+  await expect(page.getByTestId("message-text").last()).toContainText("2 open issues");
+  await shot(page, "mcp-auth");
+  expect(errors).toEqual([]);
+});
+
+test("subagent threads nest under the call that spawned them", async ({ page }) => {
+  const errors = watchErrors(page);
+  await newSession(page, "researcher");
+  await sendMessage(page, "Research order ORD-2031 for a damaged-goods refund");
+  await expect(page.getByTestId("connection")).toHaveText("done", { timeout: 30_000 });
+  const threads = page.getByTestId("thread");
+  await expect(threads).toHaveCount(3);
+  // Every thread box sits inside a tool-call card and holds its own messages.
+  await expect(page.locator('[data-testid="tool-call"] [data-testid="thread"]')).toHaveCount(3);
+  for (const t of await threads.all()) {
+    await expect(t).toHaveAttribute("data-status", "done");
+    await expect(t.getByTestId("message-text").last()).not.toBeEmpty();
+  }
+  await expect(page.locator('[data-testid="thread"]', { hasText: "Policy" }).getByTestId("message-text")).toContainText("délai de rétractation");
+  await expect(page.locator('[data-testid="message"][data-thread-id="main"] [data-testid="message-text"]').last()).toContainText("Research done");
+  await shot(page, "subagents");
+  expect(errors).toEqual([]);
+});
+
+test("an error turn shows its message, then a retry succeeds", async ({ page }) => {
+  const errors = watchErrors(page);
+  await newSession(page, "flaky");
+  await sendMessage(page, "Hello");
+  await expect(page.getByTestId("turn-status").last()).toHaveText("error");
+  await expect(page.getByTestId("turn").last()).toContainText("fake upstream failure");
+  await sendMessage(page, "ok, again");
+  await expect(page.getByTestId("turn-status").last()).toHaveText("done");
+  await expect(page.getByTestId("message-text").last()).toContainText("This time it worked");
+  await shot(page, "error-turn");
+  expect(errors).toEqual([]);
+});
+
+test("cancel stops a running turn", async ({ page }) => {
+  const errors = watchErrors(page);
+  await newSession(page, "storyteller");
+  await sendMessage(page, "Tell a story, 600 words, 30 ms");
+  await expect(page.getByTestId("message-text").last()).toHaveText(/.{40,}/s);
+  await page.getByTestId("cancel").click();
+  await expect(page.getByTestId("turn-status").last()).toHaveText("cancelled");
+  await expect(page.getByTestId("turn").last()).toContainText("client-cancelled");
+  await expect(page.getByTestId("cancel")).toHaveCount(0);
+  await expect(page.getByTestId("connection")).toHaveText("done");
+  await shot(page, "cancelled");
+  expect(errors).toEqual([]);
+});
+
+test("switching sessions opens each with its own history", async ({ page }) => {
+  await newSession(page, "support");
+  await sendMessage(page, "hi");
+  await expect(page.getByTestId("message-text").last()).toContainText("I can look up orders");
+  await page.getByTestId("new-session-flaky").click();
+  await expect(page.getByTestId("agent-name")).toHaveText("flaky");
+  await expect(page.getByTestId("turn")).toHaveCount(0);
+  const items = page.getByTestId("session-list").getByTestId("session-item");
+  await expect(items).toHaveCount(2);
+  await items.filter({ hasText: "support" }).click();
+  await expect(page.getByTestId("agent-name")).toHaveText("support");
+  await expect(page.getByTestId("message-text").last()).toContainText("I can look up orders");
+  await shot(page, "session-switch");
+});

@@ -1,0 +1,121 @@
+// Replays the recorded real TrueForge transcripts (tests/fixtures/recorded/<scenario>/) byte for
+// byte, so the browser SDK is tested against what a real server sent, not only the emulator.
+// Routes are those of PROTOCOL.md §4 under a scenario prefix: `http://HOST:PORT/<scenario>` is the
+// SDK's baseUrl. `POST …/turns` serves `turnN-create.sse` (or `create.sse`) in order; the listings
+// and GET turn serve the recorded JSON bodies. `?cut=N` on the base (`/<scenario>~cut=N`) ends the
+// first create stream right after frame N, without `turn.done`, to force recovery.
+//
+// Usage: node tests/replay/server.mjs [--port 0]   → prints "listening on http://127.0.0.1:PORT"
+import { createServer } from "node:http";
+import { readFileSync, existsSync, readdirSync } from "node:fs";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..", "fixtures", "recorded");
+const port = Number(process.argv[process.argv.indexOf("--port") + 1] ?? 0) || 0;
+
+const read = (scenario, file) => {
+  const path = join(root, scenario, file);
+  return existsSync(path) ? readFileSync(path) : null;
+};
+const scenarios = new Set(readdirSync(root, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name));
+/** Per scenario: how many turns were created since the last session creation. */
+const created = new Map();
+
+function cors(req, res) {
+  const origin = req.headers.origin;
+  if (origin) {
+    res.setHeader("access-control-allow-origin", origin);
+    res.setHeader("access-control-allow-credentials", "true");
+    res.setHeader("access-control-allow-headers", "authorization,content-type,last-event-id,x-forgestream-fault");
+    res.setHeader("access-control-allow-methods", "GET,POST,OPTIONS");
+  }
+}
+
+function json(res, status, body) {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(body);
+}
+
+/** The file prefix of a turn: `turnN-` in two-turn scenarios, `` otherwise. */
+function turnPrefix(scenario, turnId) {
+  for (const n of [1, 2]) {
+    const body = read(scenario, `turn${n}-turn.json`);
+    if (body && JSON.parse(body).data.id === turnId) return `turn${n}-`;
+  }
+  return "";
+}
+
+/** The recorded JSON body of a turn: `<prefix><kind>.json`. */
+function turnFile(scenario, turnId, kind) {
+  return read(scenario, `${turnPrefix(scenario, turnId)}${kind}.json`);
+}
+
+/** Frame boundaries: the byte offset right after frame `n` (1-based). */
+function afterFrame(bytes, n) {
+  let seen = 0;
+  for (let i = 0; i + 1 < bytes.length; i++) {
+    if (bytes[i] === 0x0a && bytes[i + 1] === 0x0a) {
+      seen++;
+      if (seen === n) return i + 2;
+    }
+  }
+  return bytes.length;
+}
+
+const server = createServer((req, res) => {
+  cors(req, res);
+  if (req.method === "OPTIONS") return res.writeHead(204).end();
+  const url = new URL(req.url ?? "/", "http://x");
+  const [head, ...rest] = url.pathname.split("/").filter(Boolean);
+  const [scenario, cutSpec] = (head ?? "").split("~");
+  if (!scenarios.has(scenario)) return json(res, 404, '{"error":{"message":"unknown scenario"}}');
+  const cut = cutSpec?.startsWith("cut=") ? Number(cutSpec.slice(4)) : 0;
+  const path = "/" + rest.join("/");
+  // Drain the request body before answering.
+  req.resume();
+  req.on("end", () => {
+    if (req.method === "POST" && path === "/api/v1/sessions") {
+      created.set(scenario, 0);
+      return json(res, 201, read(scenario, "session.json"));
+    }
+    if (req.method === "POST" && /^\/api\/v1\/sessions\/[^/]+\/turns$/.test(path)) {
+      const n = (created.get(scenario) ?? 0) + 1;
+      created.set(scenario, n);
+      const body = read(scenario, `turn${n}-create.sse`) ?? (n === 1 ? read(scenario, "create.sse") : null);
+      if (!body) return json(res, 422, '{"error":{"message":"no recorded turn"}}');
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+      // A cut stream ends (cleanly, without turn.done) after frame N: the SDK must recover.
+      return res.end(n === 1 && cut > 0 ? body.subarray(0, afterFrame(body, cut)) : body);
+    }
+    let m = path.match(/^\/api\/v1\/sessions\/[^/]+\/turns\/([^/]+)\/subscribe$/);
+    if (m) {
+      const after = Number(req.headers["last-event-id"] ?? url.searchParams.get("after_sequence_number") ?? 0);
+      const file = after === 0 ? "subscribe-0.sse" : `subscribe-after-${after}.sse`;
+      const prefix = turnPrefix(scenario, m[1]);
+      const body = read(scenario, prefix + file);
+      if (!body) return json(res, 412, '{"error":{"message":"Cannot read from stream, stream does not exist anymore"}}');
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+      return res.end(body);
+    }
+    m = path.match(/^\/api\/v1\/sessions\/[^/]+\/turns\/([^/]+)\/events$/);
+    if (m) {
+      const body = turnFile(scenario, m[1], "turn-events");
+      return body ? json(res, 200, body) : json(res, 404, '{"error":{"message":"not found"}}');
+    }
+    m = path.match(/^\/api\/v1\/sessions\/[^/]+\/turns\/([^/]+)$/);
+    if (m) {
+      const body = turnFile(scenario, m[1], "turn");
+      return body ? json(res, 200, body) : json(res, 404, '{"error":{"message":"not found"}}');
+    }
+    if (/^\/api\/v1\/sessions\/[^/]+\/turns$/.test(path)) return json(res, 200, read(scenario, "turns.json"));
+    if (/^\/api\/v1\/sessions\/[^/]+\/events$/.test(path)) return json(res, 200, read(scenario, "session-events.json"));
+    if (/^\/api\/v1\/sessions\/[^/]+$/.test(path)) return json(res, 200, read(scenario, "session.json"));
+    return json(res, 404, '{"error":{"message":"no such route"}}');
+  });
+});
+
+server.listen(port, "127.0.0.1", () => {
+  const address = server.address();
+  console.log(`listening on http://127.0.0.1:${typeof address === "object" && address ? address.port : port}`);
+});

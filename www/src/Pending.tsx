@@ -1,0 +1,194 @@
+import { useState } from "react";
+import { answer, approve, deny, type Decision, type PendingAction } from "forgestream";
+import { contentText, prettyArguments, safeHttpUrl, shortId } from "./format";
+import { type Indexes, threadLabel } from "./indexes";
+
+type Choice = { kind: "allow" } | { kind: "deny" } | { kind: "answer"; content: string };
+
+interface Props {
+  pending: readonly PendingAction[];
+  ix: Indexes;
+  busy: boolean;
+  onRespond: (decisions: Decision[]) => void;
+  onContinueAfterAuth: () => void;
+}
+
+/**
+ * Everything the paused turn waits for. Approvals and questions are answered in one batch
+ * (PROTOCOL §7): with a single item a click submits; with several, each card records a choice and
+ * one button sends them all. MCP authorization continues with an empty-input turn.
+ */
+export function PendingPanel({ pending, ix, busy, onRespond, onContinueAfterAuth }: Props) {
+  const tools = pending.filter((p) => (p.kind === "toolApproval" || p.kind === "toolResponse") && p.toolCallId);
+  const auths = pending.filter((p) => p.kind === "mcpAuth");
+  const [choices, setChoices] = useState<Record<string, Choice>>({});
+  const [reasons, setReasons] = useState<Record<string, string>>({});
+  const single = tools.length === 1;
+
+  const decisionFor = (p: PendingAction, c: Choice): Decision => {
+    const id = p.toolCallId ?? "";
+    if (c.kind === "allow") return approve(id);
+    if (c.kind === "answer") return answer(id, c.content);
+    const reason = (reasons[p.key] ?? "").trim();
+    return deny(id, reason === "" ? undefined : reason);
+  };
+  const choose = (p: PendingAction, c: Choice) => {
+    if (single) onRespond([decisionFor(p, c)]);
+    else setChoices((prev) => ({ ...prev, [p.key]: c }));
+  };
+  const complete = tools.every((p) => choices[p.key] !== undefined);
+  const submitBatch = () => onRespond(tools.map((p) => decisionFor(p, choices[p.key] as Choice)));
+
+  if (pending.length === 0) return null;
+  return (
+    <section className="pending" aria-label="Waiting for you">
+      {tools.map((p) =>
+        p.kind === "toolApproval" ? (
+          <ApprovalCard key={p.key} action={p} ix={ix} busy={busy} choice={choices[p.key]} reason={reasons[p.key] ?? ""} onReason={(r) => setReasons((prev) => ({ ...prev, [p.key]: r }))} onChoose={(c) => choose(p, c)} />
+        ) : (
+          <QuestionCard key={p.key} action={p} ix={ix} busy={busy} choice={choices[p.key]} onChoose={(c) => choose(p, c)} />
+        ),
+      )}
+      {!single && tools.length > 0 && (
+        <div className="batch-bar">
+          <span>
+            {Object.keys(choices).filter((k) => tools.some((p) => p.key === k)).length} of {tools.length} decided
+          </span>
+          <button type="button" className="primary" data-testid="batch-submit" disabled={!complete || busy} onClick={submitBatch}>
+            Send {tools.length} decisions
+          </button>
+        </div>
+      )}
+      {auths.length > 0 && <AuthCard actions={auths} busy={busy} onContinue={onContinueAfterAuth} />}
+    </section>
+  );
+}
+
+function Proposer({ action, ix }: { action: PendingAction; ix: Indexes }) {
+  const msg = action.sourceEventId ? ix.messages.get(action.sourceEventId) : undefined;
+  const text = msg ? contentText(msg.body.content) : "";
+  return (
+    <div className="proposer">
+      <span className="label">Proposed by</span>{" "}
+      <code title={action.sourceEventId ?? ""}>{shortId(action.sourceEventId, 12)}</code>
+      {text && <blockquote data-testid="proposer-text">{text.length > 280 ? `${text.slice(0, 280)}…` : text}</blockquote>}
+    </div>
+  );
+}
+
+interface CardProps {
+  action: PendingAction;
+  ix: Indexes;
+  busy: boolean;
+  choice: Choice | undefined;
+  onChoose: (c: Choice) => void;
+}
+
+function ApprovalCard({ action, ix, busy, choice, onChoose, reason, onReason }: CardProps & { reason: string; onReason: (r: string) => void }) {
+  return (
+    <article className="card approval-card" data-testid="approval-card" data-tool-call-id={action.toolCallId}>
+      <header>
+        <h3>Approve tool call?</h3>
+        {choice && <span className={`tag choice-${choice.kind}`}>{choice.kind === "allow" ? "will allow" : "will deny"}</span>}
+      </header>
+      <dl className="facts">
+        <dt>Tool</dt>
+        <dd>
+          <code data-testid="approval-tool">{action.toolName ?? action.toolInfo?.name ?? "(unknown)"}</code>
+        </dd>
+        {action.toolInfo?.serverName && (
+          <>
+            <dt>MCP server</dt>
+            <dd data-testid="approval-server">{action.toolInfo.serverName}</dd>
+          </>
+        )}
+        <dt>Thread</dt>
+        <dd>{threadLabel(ix, action.threadId)}</dd>
+        <dt>Call</dt>
+        <dd>
+          <code>{action.toolCallId}</code>
+        </dd>
+      </dl>
+      <pre className="args" data-testid="approval-arguments">{prettyArguments(action.arguments, action.argumentsText) || "(no arguments)"}</pre>
+      <Proposer action={action} ix={ix} />
+      <div className="actions">
+        <button type="button" className="primary" data-testid="approve" disabled={busy} onClick={() => onChoose({ kind: "allow" })}>
+          Allow
+        </button>
+        <input type="text" data-testid="deny-reason" placeholder="Reason for denying (optional)" value={reason} onChange={(e) => onReason(e.target.value)} disabled={busy} maxLength={500} />
+        <button type="button" className="danger" data-testid="deny" disabled={busy} onClick={() => onChoose({ kind: "deny" })}>
+          Deny
+        </button>
+      </div>
+    </article>
+  );
+}
+
+function QuestionCard({ action, ix, busy, choice, onChoose }: CardProps) {
+  const [text, setText] = useState("");
+  const q = action.question;
+  return (
+    <article className="card question-card" data-testid="question-card" data-tool-call-id={action.toolCallId}>
+      <header>
+        <h3>{q?.question ?? `${action.toolName ?? "A tool"} needs your answer`}</h3>
+        {choice?.kind === "answer" && <span className="tag choice-allow">answer: {choice.content}</span>}
+      </header>
+      <p className="muted">Asked by {threadLabel(ix, action.threadId)}</p>
+      {q && q.options.length > 0 && (
+        <div className="options">
+          {q.options.map((o) => (
+            <button type="button" key={o} data-testid="question-option" disabled={busy} onClick={() => onChoose({ kind: "answer", content: o })}>
+              {o}
+            </button>
+          ))}
+        </div>
+      )}
+      <form
+        className="actions"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (text.trim()) onChoose({ kind: "answer", content: text.trim() });
+        }}
+      >
+        <input type="text" data-testid="question-answer" placeholder="Or type your own answer" value={text} onChange={(e) => setText(e.target.value)} disabled={busy} maxLength={2000} />
+        <button type="submit" className="primary" data-testid="question-submit" disabled={busy || !text.trim()}>
+          Answer
+        </button>
+      </form>
+    </article>
+  );
+}
+
+function AuthCard({ actions, busy, onContinue }: { actions: PendingAction[]; busy: boolean; onContinue: () => void }) {
+  return (
+    <article className="card auth-card" data-testid="auth-card">
+      <header>
+        <h3>Authorization required</h3>
+      </header>
+      <p className="muted">Authorize each server in a new tab, then continue.</p>
+      <ul className="auth-servers">
+        {actions.map((a) => {
+          const server = a.mcpServer;
+          const href = server ? safeHttpUrl(server.authUrl) : null;
+          return (
+            <li key={a.key}>
+              <strong>{server?.name ?? a.key}</strong>{" "}
+              {href ? (
+                <a href={href} target="_blank" rel="noopener noreferrer" data-testid="auth-link">
+                  Authorize {server?.name} ↗
+                </a>
+              ) : (
+                <span className="turn-error">unsafe authorization URL not linked: <code>{server?.authUrl ?? "(none)"}</code></span>
+              )}
+            </li>
+          );
+        })}
+      </ul>
+      <div className="actions">
+        <button type="button" className="primary" data-testid="continue-after-auth" disabled={busy} onClick={onContinue}>
+          I've authorized — continue
+        </button>
+      </div>
+    </article>
+  );
+}

@@ -1,0 +1,94 @@
+import type { ContentView, SessionSnapshot, TurnSnapshot } from "forgestream";
+
+/** Plain text of message content (strings and text/refusal parts; other parts are skipped). */
+export function contentText(content: ContentView | undefined): string {
+  if (content === undefined || content === null) return "";
+  if (typeof content === "string") return content;
+  return content
+    .map((p) => (p.type === "text" ? p.text : p.type === "refusal" ? p.refusal : ""))
+    .join("");
+}
+
+/** Pretty JSON when the value parsed, else the raw text (e.g. arguments still streaming). */
+export function prettyArguments(parsed: unknown, raw: string | undefined): string {
+  if (parsed !== undefined && parsed !== null) {
+    try {
+      return JSON.stringify(parsed, null, 2);
+    } catch {
+      /* fall through */
+    }
+  }
+  return raw ?? "";
+}
+
+/** Pretty-prints a tool result when it is JSON text. */
+export function prettyResult(content: string): string {
+  const t = content.trim();
+  if (t.startsWith("{") || t.startsWith("[")) {
+    try {
+      return JSON.stringify(JSON.parse(t), null, 2);
+    } catch {
+      /* not JSON */
+    }
+  }
+  return content;
+}
+
+export function shortId(id: string | null | undefined, n = 8): string {
+  if (!id) return "—";
+  return id.length > n + 1 ? `${id.slice(0, n)}…` : id;
+}
+
+export function formatTokens(n: number): string {
+  return n.toLocaleString("en-US");
+}
+
+/** Only http(s) URLs become links (an `auth_url` from the server is untrusted). */
+export function safeHttpUrl(url: string): string | null {
+  try {
+    const u = new URL(url);
+    return u.protocol === "https:" || u.protocol === "http:" ? u.href : null;
+  } catch {
+    return null;
+  }
+}
+
+/** One user-side input of a turn, for the transcript. */
+export type InputView =
+  | { kind: "message"; text: string }
+  | { kind: "approval"; toolCallId: string; allow: boolean; reason?: string }
+  | { kind: "response"; toolCallId: string; text: string }
+  | { kind: "continue" }
+  | { kind: "other"; raw: string };
+
+export function turnInputs(turn: TurnSnapshot): InputView[] {
+  const input = turn.input;
+  if (!input) return [];
+  if (input.length === 0) return [{ kind: "continue" }];
+  return input.map((raw): InputView => {
+    const item = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
+    switch (item.type) {
+      case "user.message": {
+        const c = item.content;
+        const text = typeof c === "string" ? c : Array.isArray(c) ? c.map((p: { text?: unknown; name?: unknown }) => (typeof p.text === "string" ? p.text : typeof p.name === "string" ? `[file ${p.name}]` : "")).join("") : "";
+        return { kind: "message", text };
+      }
+      case "user.tool_approval": {
+        const approval = (item.approval ?? {}) as { status?: string; reason?: string };
+        return { kind: "approval", toolCallId: String(item.tool_call_id ?? ""), allow: approval.status === "allow", ...(approval.reason ? { reason: approval.reason } : {}) };
+      }
+      case "user.tool_response":
+        return { kind: "response", toolCallId: String(item.tool_call_id ?? ""), text: String(item.content ?? "") };
+      default:
+        return { kind: "other", raw: JSON.stringify(raw) };
+    }
+  });
+}
+
+/** What the badge says: the connection status, or `paused` when the last turn waits for input. */
+export function badgeStatus(snapshot: SessionSnapshot): string {
+  const status = snapshot.connection.status;
+  const last = snapshot.turns[snapshot.turns.length - 1];
+  if ((status === "idle" || status === "done") && last?.status === "paused") return "paused";
+  return status;
+}
