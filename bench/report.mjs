@@ -165,6 +165,48 @@ for (const file of others) {
   p('|---|---|---|');
   for (const row of r.rows) p(`| ${row.figure} | ${row.value} | ${row.notes ?? ''} |`);
   p();
+  if (r.error) {
+    p(`**The step stopped early:** \`${String(r.error).split('\n')[0]}\` — figures above are the phases that finished.`);
+    p();
+  }
+  // Browser bench extras (bench/browser.mjs): targets met or not, and where the time went.
+  if (Array.isArray(r.targets) && r.targets.length > 0) {
+    p('### Targets');
+    p();
+    p('| target | met | measured |');
+    p('|---|---|---|');
+    for (const t of r.targets) p(`| ${t.target} | ${t.met === null ? 'not checked' : t.met ? 'met' : '**not met**'} | ${t.measured} |`);
+    p();
+  }
+  for (const [workload, runs] of Object.entries(r.profiles ?? {})) {
+    const entries = Object.entries(runs ?? {}).filter(([, v]) => v && Array.isArray(v.categories));
+    if (entries.length === 0) continue;
+    p(`### Where the time goes: ${workload.toUpperCase()} (one extra run each under the CDP sampling profiler, 100 µs)`);
+    p();
+    if (runs.wasm) p(`wasm for this pass: ${runs.wasm}.`);
+    p();
+    for (const [name, v] of entries) {
+      p(`**${name}** — ${num(v.ms)} ms under the profiler. Self time by category: ` +
+        v.categories.slice(0, 6).map((c) => `${c.what} ${num(c.pct)}%`).join(', ') + '.');
+      p();
+      p('| function (self time) | % |');
+      p('|---|---|');
+      for (const f of v.functions.slice(0, 10)) p(`| \`${f.what.replace(/\|/g, '\\|').replace(/::h[0-9a-f]{16}/g, '')}\` | ${num(f.pct)} |`);
+      p();
+    }
+  }
+  const w3 = r.raw?.w3;
+  if (w3?.sdk_functions?.length) {
+    p('### W3: SDK functions on the main thread (self time over the window)');
+    p();
+    p(w3.sdk_functions.slice(0, 8).map((f) => `\`${f.what}\` ${num(f.ms)} ms`).join(', ') + '.');
+    p();
+    if (w3.render_functions?.length) {
+      p('Rendering JS (demo components and React; self time includes layout they force):');
+      p(w3.render_functions.slice(0, 8).map((f) => `\`${f.what}\` ${num(f.ms)} ms`).join(', ') + '.');
+      p();
+    }
+  }
 }
 
 const st = steps();

@@ -128,6 +128,7 @@ export class AgentSession {
   readonly #inner: WasmSession;
   readonly #store: SnapshotStore;
   readonly #onWarning: ((w: Warning) => void) | undefined;
+  #loadTimed = false;
   /** Tells other tabs of this origin about turns started here, and follows theirs. */
   #tabs: BroadcastChannel | undefined;
 
@@ -165,8 +166,18 @@ export class AgentSession {
   /** The current immutable snapshot; unchanged parts keep their identity between snapshots. */
   getSnapshot = (): SessionSnapshot => this.#store.getSnapshot();
 
-  /** Loads the session's history (turns and the session timeline). */
+  /**
+   * Loads the session's history (turns and the session timeline). The first load of a session
+   * (what `restore()` and the adapters do after a refresh) is timed as the User Timing measure
+   * `forgestream:restore-to-first-event`: load start → the first published snapshot holding an
+   * event (see DevTools' Performance panel).
+   */
   load(): Promise<void> {
+    if (!this.#loadTimed) {
+      this.#loadTimed = true;
+      const start = performance.now();
+      this.#store.onFirstContent(() => performance.measure("forgestream:restore-to-first-event", { start, end: performance.now() }));
+    }
     return call(() => this.#inner.load() as Promise<void>);
   }
 

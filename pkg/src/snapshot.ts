@@ -49,6 +49,7 @@ export class SnapshotStore {
   #turns = new Map<string, TurnSnapshot>();
   #order: string[] = [];
   #scheduled = false;
+  #onFirstContent: (() => void) | undefined;
 
   constructor(core: WasmSession, onWarning: (w: Warning) => void) {
     this.#core = core;
@@ -67,10 +68,21 @@ export class SnapshotStore {
     return this.#snapshot;
   }
 
+  /** Calls `callback` once, after the first snapshot that holds an item has been published. */
+  onFirstContent(callback: () => void): void {
+    this.#onFirstContent = callback;
+  }
+
   /** Applies pending changes now and notifies (used before teardown and in tests). */
   flush(): void {
     this.#scheduled = false;
     if (this.#apply(this.#core.takeChanges() as CoreChanges)) {
+      if (this.#onFirstContent && this.#snapshot.turns.some((t) => t.items.length > 0)) {
+        const callback = this.#onFirstContent;
+        this.#onFirstContent = undefined;
+        // After the listeners below have rendered it (next task).
+        setTimeout(callback, 0);
+      }
       for (const listener of [...this.#listeners]) listener();
     }
   }

@@ -27,6 +27,11 @@ test("refresh mid-stream resumes the turn without duplicated or missing text", a
   await expect(page.getByTestId("turn-status").last()).toHaveText("running");
   await expect(page.getByTestId("connection")).toHaveText(/connecting|live|rebuilding/);
   await expect.poll(async () => ((await page.getByTestId("message-text").last().textContent()) ?? "").length).toBeGreaterThan(before.length);
+  // The SDK's User Timing measure: history load start → first rendered event after the refresh.
+  const restoreMs = await page.evaluate(() => performance.getEntriesByName("forgestream:restore-to-first-event")[0]?.duration ?? -1);
+  expect(restoreMs).toBeGreaterThanOrEqual(0);
+  test.info().annotations.push({ type: "restore-to-first-event-ms", description: restoreMs.toFixed(1) });
+  console.log(`restore-to-first-event: ${restoreMs.toFixed(1)} ms`);
   await expect(page.getByTestId("connection")).toHaveText("done", { timeout: 30_000 });
   await expect(page.getByTestId("turn-status").last()).toHaveText("done");
 

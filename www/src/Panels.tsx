@@ -178,7 +178,7 @@ export function Timeline({ session, snapshot }: { session: AgentSession | null; 
                 {rows.map((f, i) => (
                   <tr key={`${f.turnId}:${f.sequenceNumber ?? "x"}:${i}`} className={`ev ev-${f.eventType.split(".")[0]}`} data-testid="timeline-row">
                     <td className="num">{f.sequenceNumber ?? "—"}</td>
-                    <td>{f.eventType}</td>
+                    <td title={f.eventType}>{f.eventType}</td>
                     <td title={f.threadId ?? ""}>{f.threadId === null ? "—" : shortId(f.threadId, 4)}</td>
                     <td title={f.id ?? ""}>
                       <code>{f.id ? f.id.slice(-6) : "—"}</code>

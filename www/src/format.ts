@@ -1,7 +1,7 @@
 import type { ContentView, SessionSnapshot, TurnSnapshot } from "forgestream";
 
 /** Plain text of message content (strings and text/refusal parts; other parts are skipped). */
-export function contentText(content: ContentView | undefined): string {
+export function contentText(content: ContentView | null | undefined): string {
   if (content === undefined || content === null) return "";
   if (typeof content === "string") return content;
   return content
@@ -10,7 +10,7 @@ export function contentText(content: ContentView | undefined): string {
 }
 
 /** Pretty JSON when the value parsed, else the raw text (e.g. arguments still streaming). */
-export function prettyArguments(parsed: unknown, raw: string | undefined): string {
+export function prettyArguments(parsed: unknown, raw: string | null | undefined): string {
   if (parsed !== undefined && parsed !== null) {
     try {
       return JSON.stringify(parsed, null, 2);

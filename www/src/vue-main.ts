@@ -8,7 +8,7 @@ import { AgentClient, ForgestreamError, init, version, type ContentView } from "
 import { useAgentSession } from "forgestream/vue";
 import "./styles.css";
 
-function text(content: ContentView | undefined): string {
+function text(content: ContentView | null | undefined): string {
   if (content === undefined || content === null) return "";
   return typeof content === "string" ? content : content.map((p) => (p.type === "text" ? p.text : "")).join("");
 }

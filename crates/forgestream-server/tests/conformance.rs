@@ -727,8 +727,10 @@ async fn cancel_hang_and_412_match_the_recorded_server() {
     let shapes = learn();
     let server = start_with(|c| {
         c.pace_ms = 25;
-        c.subscribe_timeout = Duration::from_millis(400);
-        c.done_ttl = Duration::from_millis(1200);
+        // Generous margins: this test must hold on a loaded 2-core CI machine. A finished turn
+        // can be replayed for done_ttl - threshold = 3 s, then subscribe answers 412.
+        c.subscribe_timeout = Duration::from_millis(1500);
+        c.done_ttl = Duration::from_millis(4000);
         c.subscribe_threshold = Duration::from_millis(1000);
     })
     .await;
@@ -800,7 +802,8 @@ async fn cancel_hang_and_412_match_the_recorded_server() {
         ),
         (200, 0, 0)
     );
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    // The hang above took subscribe_timeout (1.5 s); 2 s more puts us past the 3 s replay window.
+    tokio::time::sleep(Duration::from_millis(2000)).await;
     let gone = send(http().get(format!("{url}?after_sequence_number=0"))).await;
     let recorded_gone: Value =
         serde_json::from_slice(&recorded("gone412/subscribe-0-after-8s.sse")).unwrap();

@@ -540,9 +540,10 @@ async fn a_new_turn_freezes_the_running_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn subscribe_cursor_precedence_hang_and_412() {
     let server = start_with(|c| {
-        c.done_ttl = Duration::from_millis(1500);
+        // Replay window after done: done_ttl - threshold = 3 s (margins for a loaded machine).
+        c.done_ttl = Duration::from_millis(4000);
         c.subscribe_threshold = Duration::from_millis(1000);
-        c.subscribe_timeout = Duration::from_millis(700);
+        c.subscribe_timeout = Duration::from_millis(1500);
     })
     .await;
     let base = server.url();
@@ -574,10 +575,10 @@ async fn subscribe_cursor_precedence_hang_and_412() {
     let hang = send(http().get(format!("{url}?after_sequence_number={last}"))).await;
     assert_eq!((hang.status, hang.body.len()), (200, 0));
     assert!(
-        started.elapsed() >= Duration::from_millis(600),
+        started.elapsed() >= Duration::from_millis(1400),
         "held until the subscribe timeout"
     );
-    tokio::time::sleep(Duration::from_millis(700)).await;
+    tokio::time::sleep(Duration::from_millis(2000)).await;
     let gone = send(http().get(&url)).await;
     assert_eq!(gone.status, 412);
     assert_eq!(

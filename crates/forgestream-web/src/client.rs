@@ -310,6 +310,7 @@ impl WasmSession {
                 return;
             }
             run.open.close();
+            run.parser.finish();
             run.request_id += 1;
             run.machine.handle(Input::NetworkError, js::now_ms());
         }
@@ -321,9 +322,7 @@ impl WasmSession {
     #[wasm_bindgen(js_name = eventLog)]
     pub fn event_log(&self) -> Result<JsValue, JsValue> {
         let state = self.state.borrow();
-        let serializer = serde_wasm_bindgen::Serializer::json_compatible();
-        serde::Serialize::serialize(&state.event_log, &serializer)
-            .map_err(|e| JsValue::from(SdkError::new(ErrorCode::InvalidResponse, e.to_string())))
+        Ok(crate::snapshot::json_to_js(&state.event_log)?)
     }
 
     /// Asks the machine to try again from `liveUnavailable` or a retryable failure (never
@@ -351,7 +350,9 @@ impl WasmSession {
     #[wasm_bindgen(js_name = takeChanges)]
     pub fn take_changes(&self) -> Result<JsValue, JsValue> {
         let mut state = self.state.borrow_mut();
-        let changes = std::mem::take(&mut state.changes);
+        let mut changes = std::mem::take(&mut state.changes);
+        // Merging per frame only appends; duplicates are removed once here, per drain.
+        changes.normalize();
         let warnings = std::mem::take(&mut state.warnings);
         snapshot::changes(&state, &changes, &warnings).map_err(JsValue::from)
     }

@@ -82,6 +82,8 @@ fn open_request(rc: &SessionRc) -> Option<(Ticket, AbortController)> {
     let mut state = rc.borrow_mut();
     let run = state.run.as_mut()?;
     run.open.close();
+    // A new connection starts a new SSE stream: drop any partial frame of the old one.
+    run.parser.finish();
     run.request_id += 1;
     let abort = AbortController::new().ok()?;
     run.open.abort = Some(abort.clone());
@@ -195,6 +197,7 @@ fn execute(rc: &SessionRc, command: Command) {
             let mut state = rc.borrow_mut();
             if let Some(run) = state.run.as_mut() {
                 run.open.close();
+                run.parser.finish();
                 run.request_id += 1;
             }
         }
@@ -637,12 +640,56 @@ async fn rebuild(weak: SessionWeak, ticket: Ticket, abort: AbortController) {
     let Some((api, sid, Some(tid), _, _)) = request_context(&weak) else {
         return;
     };
+    match rebuild_turn(&weak, &abort, &api, &sid, &tid).await {
+        Ok(terminal) => feed(
+            &weak,
+            ticket.run_id,
+            Some(ticket.request_id),
+            Input::RebuildDone { terminal },
+        ),
+        Err((_, _, e)) if is_aborted(&e) => {}
+        Err((status, retry_after_ms, e)) => {
+            record_error(&weak, e);
+            feed(
+                &weak,
+                ticket.run_id,
+                Some(ticket.request_id),
+                Input::RebuildFailed {
+                    status,
+                    retry_after_ms,
+                },
+            );
+        }
+    }
+}
+
+/// Rebuilds one turn from its listings; returns whether it is terminal. The turn's state is read
+/// *before* its events: a turn already finished then has all its events persisted, so the view
+/// is complete. (Read after, a turn finishing between the two requests would be settled from a
+/// listing taken while it still ran.)
+async fn rebuild_turn(
+    weak: &SessionWeak,
+    abort: &AbortController,
+    api: &crate::api::Api,
+    sid: &str,
+    tid: &str,
+) -> Result<bool, (Option<u16>, Option<u64>, SdkError)> {
+    let body = get_json(weak, &api.turn(sid, tid), abort).await?;
+    let turn = serde_json::from_str::<wire::Single<wire::Turn>>(&body)
+        .map_err(|e| {
+            (
+                Some(502),
+                None,
+                SdkError::new(ErrorCode::InvalidResponse, format!("malformed turn: {e}")),
+            )
+        })?
+        .data;
     let page_weak = weak.clone();
-    let page_tid = tid.clone();
-    let listed = pages(
-        &weak,
-        &abort,
-        |t| api.turn_events(&sid, &tid, t),
+    let page_tid = tid.to_string();
+    pages(
+        weak,
+        abort,
+        |t| api.turn_events(sid, tid, t),
         move |body| {
             let page: wire::Listing<wire::Event> = serde_json::from_str(body).map_err(|e| {
                 SdkError::new(
@@ -660,43 +707,8 @@ async fn rebuild(weak: SessionWeak, ticket: Ticket, abort: AbortController) {
             Ok(page.pagination.next_page_token)
         },
     )
-    .await;
-    let input = match listed {
-        Ok(()) => match get_json(&weak, &api.turn(&sid, &tid), &abort).await {
-            Ok(body) => match serde_json::from_str::<wire::Single<wire::Turn>>(&body) {
-                Ok(single) => Input::RebuildDone {
-                    terminal: apply_turn(&weak, &single.data),
-                },
-                Err(e) => {
-                    record_error(
-                        &weak,
-                        SdkError::new(ErrorCode::InvalidResponse, format!("malformed turn: {e}")),
-                    );
-                    Input::RebuildFailed {
-                        status: Some(502),
-                        retry_after_ms: None,
-                    }
-                }
-            },
-            Err((_, _, e)) if is_aborted(&e) => return,
-            Err((status, retry_after_ms, e)) => {
-                record_error(&weak, e);
-                Input::RebuildFailed {
-                    status,
-                    retry_after_ms,
-                }
-            }
-        },
-        Err((_, _, e)) if is_aborted(&e) => return,
-        Err((status, retry_after_ms, e)) => {
-            record_error(&weak, e);
-            Input::RebuildFailed {
-                status,
-                retry_after_ms,
-            }
-        }
-    };
-    feed(&weak, ticket.run_id, Some(ticket.request_id), input);
+    .await?;
+    Ok(apply_turn(weak, &turn))
 }
 
 /// Effect recovery (PROTOCOL §8.3): the create POST failed mid-flight; is the session's newest

@@ -118,14 +118,13 @@ fn apply_frame(state: &mut SessionState, seq: Option<u64>, data: &str) {
         return;
     }
     // A create stream names its turn only in its first event (`turn.created`).
-    let turn_id = match state.run.as_ref().and_then(|r| r.turn_id.clone()) {
+    // Hot path: the turn id is moved out of the run for this frame and put back below, so a
+    // delta costs no string copy.
+    let turn_id = match state.run.as_mut().and_then(|r| r.turn_id.take()) {
         Some(id) => id,
         None => match serde_json::from_str::<wire::Event>(data) {
             Ok(wire::Event::TurnCreated(created)) => {
-                let id = created.turn_id.clone();
-                if let Some(run) = state.run.as_mut() {
-                    run.turn_id = Some(id.clone());
-                }
+                let id = created.turn_id;
                 settle_started(state, &id);
                 id
             }
@@ -155,6 +154,7 @@ fn apply_frame(state: &mut SessionState, seq: Option<u64>, data: &str) {
         }
     };
     if let Some(run) = state.run.as_mut() {
+        run.turn_id = Some(turn_id);
         run.machine.handle(
             Input::Event {
                 sequence_number: seq,

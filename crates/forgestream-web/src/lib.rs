@@ -22,7 +22,7 @@ mod network;
 pub mod options;
 mod run;
 mod session;
-mod snapshot;
+pub(crate) mod snapshot;
 pub mod storage;
 pub mod transport;
 

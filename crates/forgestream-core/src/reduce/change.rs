@@ -8,6 +8,7 @@ use serde::Serialize;
 /// One changed (or removed) item, with its new version.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", tsify(missing_as_null))]
 #[serde(rename_all = "camelCase")]
 pub struct ItemChange {
     /// Turn holding the item.
@@ -89,6 +90,7 @@ pub enum Warning {
 /// set, the thread tree or the session usage changed.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", tsify(missing_as_null))]
 #[serde(rename_all = "camelCase")]
 pub struct ChangeSet {
     /// Turns whose header changed (deduplicated, first-change order).
@@ -156,7 +158,9 @@ impl ChangeSet {
         });
     }
 
-    /// Merges `other` (a later change) into `self`.
+    /// Merges `other` (a later change) into `self`. Cheap per call (a short recent-window check
+    /// per entry): a merged set may hold an item or turn more than once until [`Self::normalize`]
+    /// runs — do that once when the accumulated set is consumed, not per merge.
     pub fn merge(&mut self, other: ChangeSet) {
         for turn in other.turns {
             self.turn(&turn);
@@ -169,11 +173,10 @@ impl ChangeSet {
         self.threads_changed |= other.threads_changed;
         self.usage_changed |= other.usage_changed;
         self.warnings.extend(other.warnings);
-        self.normalize();
     }
 
     /// Keeps one entry per turn and per item (the highest version), in first-change order.
-    pub(crate) fn normalize(&mut self) {
+    pub fn normalize(&mut self) {
         if self.turns.len() > 8 {
             let mut seen: alloc::collections::BTreeSet<String> =
                 alloc::collections::BTreeSet::new();

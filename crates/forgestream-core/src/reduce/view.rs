@@ -16,6 +16,7 @@ use crate::wire;
 /// sum of its messages' usage; `breakdown` always sums the messages' `input_tokens_breakdown`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", tsify(missing_as_null))]
 #[serde(rename_all = "camelCase")]
 pub struct UsageView {
     /// Input tokens.
@@ -39,6 +40,7 @@ pub struct UsageView {
 /// `input_tokens_breakdown`, summed (tokens).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", tsify(missing_as_null))]
 #[serde(rename_all = "camelCase")]
 pub struct BreakdownView {
     /// Harness prompt.
@@ -138,6 +140,7 @@ pub enum TurnStatus {
 /// `tool_info` in view form: `kind` is `truefoundry-system`, `mcp`, or the unknown type.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", tsify(missing_as_null))]
 #[serde(rename_all = "camelCase")]
 pub struct ToolInfoView {
     /// The wire `type`.
@@ -182,6 +185,7 @@ impl ToolInfoView {
 /// One tool call of a message, assembled from deltas or taken from a merged message.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", tsify(missing_as_null))]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCallView {
     /// Position in the message (`index` of the deltas).
@@ -267,6 +271,7 @@ impl ContentView {
 /// A model message: the live placeholder filled by deltas, or the merged message.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", tsify(missing_as_null))]
 #[serde(rename_all = "camelCase")]
 pub struct MessageView {
     /// Event id (shared with its deltas).
@@ -295,6 +300,7 @@ pub struct MessageView {
 /// A `tool.response`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", tsify(missing_as_null))]
 #[serde(rename_all = "camelCase")]
 pub struct ToolResultView {
     /// The call it answers.
@@ -323,6 +329,7 @@ pub enum PendingKind {
 /// A `{tool_call_id, source_event_id}` reference.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", tsify(missing_as_null))]
 #[serde(rename_all = "camelCase")]
 pub struct RequiredCallView {
     /// The waiting call.
@@ -334,6 +341,7 @@ pub struct RequiredCallView {
 /// An MCP server needing authorisation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", tsify(missing_as_null))]
 #[serde(rename_all = "camelCase")]
 pub struct McpAuthServerView {
     /// Server id.
@@ -347,6 +355,7 @@ pub struct McpAuthServerView {
 /// An MCP server connected by `mcp.initialize`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", tsify(missing_as_null))]
 #[serde(rename_all = "camelCase")]
 pub struct McpServerView {
     /// Server id.
@@ -360,6 +369,7 @@ pub struct McpServerView {
 /// What an item is.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", tsify(missing_as_null))]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum ItemBody {
     /// A model message.
@@ -431,6 +441,7 @@ pub enum ItemBody {
 /// One entry of a turn's timeline, keyed by event id.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", tsify(missing_as_null))]
 #[serde(rename_all = "camelCase")]
 pub struct ItemView {
     /// The event id (a synthetic key for events without one).
@@ -465,6 +476,7 @@ pub enum ThreadStatus {
 /// is never merged into the root.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", tsify(missing_as_null))]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadView {
     /// The thread's UUID.
@@ -497,6 +509,7 @@ pub struct ThreadView {
 /// newest turn's actions are pending; older ones are stale.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", tsify(missing_as_null))]
 #[serde(rename_all = "camelCase")]
 pub struct PendingAction {
     /// `tool:<thread_id>:<tool_call_id>` or `mcp:<server_id>`.
@@ -531,6 +544,7 @@ pub struct PendingAction {
 /// `ask_user_question` arguments.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", tsify(missing_as_null))]
 #[serde(rename_all = "camelCase")]
 pub struct QuestionView {
     /// The question.
@@ -542,6 +556,7 @@ pub struct QuestionView {
 /// One turn of the session.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", tsify(missing_as_null))]
 #[serde(rename_all = "camelCase")]
 pub struct TurnView {
     /// Turn id.
