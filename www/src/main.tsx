@@ -183,11 +183,16 @@ function SessionView({ client, stored }: { client: AgentClient; stored: StoredSe
     };
   }, [session]);
 
-  // Keep the transcript pinned to the bottom while the user has not scrolled up.
+  // Keep the transcript pinned to the bottom while the user has not scrolled up. Streaming text
+  // stays pinned through CSS scroll anchoring (`.scroll-anchor`), so this only runs when turns or
+  // pending cards are added — never per delta, where reading scrollHeight would force a layout of
+  // the whole transcript on every frame.
+  const turnCount = snapshot.turns.length;
+  const pendingCount = snapshot.pending.length;
   useEffect(() => {
     const el = scroller.current;
     if (el && stick.current) el.scrollTop = el.scrollHeight;
-  }, [snapshot]);
+  }, [turnCount, pendingCount]);
 
   const run = useCallback(
     async (action: () => Promise<string | void>) => {
@@ -285,6 +290,7 @@ function SessionView({ client, stored }: { client: AgentClient; stored: StoredSe
         >
           {session ? <Transcript snapshot={snapshot} ix={ix} /> : !handle.error && <p className="empty">Opening session…</p>}
           <PendingPanel pending={snapshot.pending} ix={ix} busy={busy} onRespond={(d: Decision[]) => void run(() => handle.respond(d))} onContinueAfterAuth={() => void run(() => handle.continueAfterAuth())} />
+          <div className="scroll-anchor" aria-hidden="true" />
         </div>
         <form
           className="composer"

@@ -35,8 +35,9 @@ struct Item {
     /// Starts a new unit; a turn frozen by a newer turn stops before the next boundary.
     boundary: bool,
     persist: Persist,
-    /// Wait this long (ms) before emitting.
-    delay_ms: u64,
+    /// Wait this long (µs) before emitting. Sub-millisecond paces are honoured on average: the
+    /// player accumulates them and sleeps once a whole millisecond is owed (timers tick in ms).
+    delay_us: u64,
     /// Collect into `required_actions` once emitted.
     required: bool,
 }
@@ -48,7 +49,7 @@ impl Item {
             stamp: true,
             boundary: true,
             persist: Persist::AsIs,
-            delay_ms: 0,
+            delay_us: 0,
             required: false,
         }
     }
@@ -66,7 +67,8 @@ struct Planner<'a> {
     scenario: &'a Compiled,
     rng: TurnRng,
     vars: Map<String, Value>,
-    pace_ms: u64,
+    /// Pause between deltas, µs.
+    pace_us: u64,
     model_calls: u64,
 }
 
@@ -115,7 +117,7 @@ impl Planner<'_> {
             stamp: true,
             boundary: true,
             persist: Persist::No,
-            delay_ms: self.pace_ms,
+            delay_us: self.pace_us,
             required: false,
         }];
         let mut deltas: Vec<Event> = Vec::new();
@@ -178,7 +180,7 @@ impl Planner<'_> {
                 stamp: i == 0,
                 boundary: false,
                 persist: Persist::No,
-                delay_ms: self.pace_ms,
+                delay_us: self.pace_us,
                 required: false,
             });
         }
@@ -187,7 +189,7 @@ impl Planner<'_> {
             stamp: items.len() == 1,
             boundary: false,
             persist: Persist::Merged(Box::new(merged.clone())),
-            delay_ms: self.pace_ms,
+            delay_us: self.pace_us,
             required: false,
         });
         (items, merged)
@@ -324,7 +326,7 @@ impl Planner<'_> {
                 }
                 Step::Sleep(ms) => {
                     if let Some(next) = items.last_mut() {
-                        next.delay_ms += *ms;
+                        next.delay_us += ms.saturating_mul(1000);
                     }
                 }
                 // Refused for subagents when the scenario is compiled.
@@ -598,6 +600,8 @@ struct Player<'a> {
     placeholders: HashMap<String, (i64, Option<String>)>,
     output: Option<Value>,
     required_actions: Vec<Value>,
+    /// Pacing not yet slept, µs (see `Item::delay_us`).
+    owed_us: u64,
 }
 
 impl Player<'_> {
@@ -614,9 +618,12 @@ impl Player<'_> {
             if let Some(stop) = self.stop_reason(item.boundary) {
                 return Err(stop);
             }
-            if item.delay_ms > 0 {
+            self.owed_us = self.owed_us.saturating_add(item.delay_us);
+            if self.owed_us >= 1000 {
+                let ms = self.owed_us / 1000;
+                self.owed_us %= 1000;
                 tokio::select! {
-                    _ = sleep(Duration::from_millis(item.delay_ms)) => {}
+                    _ = sleep(Duration::from_millis(ms)) => {}
                     _ = self.cancel.changed() => {}
                 }
                 if let Some(stop) = self.stop_reason(item.boundary) {
@@ -693,19 +700,22 @@ pub async fn run_turn(rt: Arc<Runtime>, job: TurnJob) {
             vars.insert(k.clone(), v.clone());
         }
     }
-    let pace_ms = match vars.get("pace_ms") {
+    // `pace_ms` may be fractional (e.g. "0.5 ms" → 2,000 deltas per second).
+    let default_us = rt.config.pace_ms.saturating_mul(1000);
+    let pace_us = match vars.get("pace_ms") {
         Some(Value::Number(n)) => n
             .as_f64()
-            .map(|f| f.max(0.0) as u64)
-            .unwrap_or(rt.config.pace_ms),
-        _ => rt.config.pace_ms,
+            .filter(|f| f.is_finite())
+            .map(|f| (f.clamp(0.0, 60_000.0) * 1000.0) as u64)
+            .unwrap_or(default_us),
+        _ => default_us,
     };
     let mut planner = Planner {
         rt: &rt,
         scenario: &job.scenario,
         rng: TurnRng::new(rt.config.seed, &job.rng_salt),
         vars,
-        pace_ms,
+        pace_us,
         model_calls: 0,
     };
     let mut player = Player {
@@ -717,6 +727,7 @@ pub async fn run_turn(rt: Arc<Runtime>, job: TurnJob) {
         placeholders: HashMap::new(),
         output: None,
         required_actions: Vec::new(),
+        owed_us: 0,
     };
     let outcome = play_turn(&mut planner, &mut player, trigger, &job.input).await;
     let _ = rt.store.set_turn_vars(&job.turn_id, &planner.vars);

@@ -299,7 +299,7 @@ fn code_of(code: &str) -> ErrorCode {
     }
 }
 
-fn drain_storage_warnings(state: &mut crate::session::SessionState) {
+pub(crate) fn drain_storage_warnings(state: &mut crate::session::SessionState) {
     let client = state.client.clone();
     for w in client.store.borrow().take_warnings() {
         state.warn("storage", format!("{}: {}", w.kind, w.message));
@@ -708,7 +708,15 @@ async fn rebuild_turn(
         },
     )
     .await?;
-    Ok(apply_turn(weak, &turn))
+    let terminal_before = apply_turn(weak, &turn);
+    // The listing may already hold the turn's `turn.done` (it finished after the state read).
+    let listed_terminal = weak.upgrade().is_some_and(|rc| {
+        rc.borrow()
+            .view
+            .turn(tid)
+            .is_some_and(|t| t.status != forgestream_core::reduce::TurnStatus::Running)
+    });
+    Ok(terminal_before || listed_terminal)
 }
 
 /// Effect recovery (PROTOCOL §8.3): the create POST failed mid-flight; is the session's newest

@@ -126,6 +126,7 @@ fn apply_frame(state: &mut SessionState, seq: Option<u64>, data: &str) {
             Ok(wire::Event::TurnCreated(created)) => {
                 let id = created.turn_id;
                 settle_started(state, &id);
+                checkpoint_new_turn(state, &id);
                 id
             }
             _ => {
@@ -178,8 +179,24 @@ pub fn turn_started(weak: &SessionWeak) {
         let mut state = rc.borrow_mut();
         if let Some(id) = state.run.as_ref().and_then(|r| r.turn_id.clone()) {
             settle_started(&mut state, &id);
+            checkpoint_new_turn(&mut state, &id);
         }
     }
+}
+
+/// Records the live turn `{turnId, seq: 0}` as soon as its id is known, by whichever route: a
+/// reload before the first cursor checkpoint must still find the turn to follow.
+fn checkpoint_new_turn(state: &mut SessionState, turn_id: &str) {
+    let record = crate::storage::Checkpoint {
+        v: crate::storage::SCHEMA_VERSION,
+        session_id: state.id.clone(),
+        turn_id: Some(turn_id.to_string()),
+        seq: 0,
+        saved_at: crate::js::now_ms(),
+    };
+    let client = state.client.clone();
+    client.store.borrow_mut().save(&record);
+    exec::drain_storage_warnings(state);
 }
 
 /// The envelope fields the inspector shows; everything else in the event is skipped.

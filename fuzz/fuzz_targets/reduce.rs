@@ -1,0 +1,5 @@
+#![no_main]
+//! `cargo fuzz run reduce`: see `fuzz/harness.rs` for the invariants.
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| forgestream_fuzz::reduce(data));
