@@ -15,7 +15,7 @@
 import wasmInit, { WasmClient, WasmSession, version as wasmVersion } from "../wasm/forgestream_web.js";
 import { ForgestreamError } from "./errors.js";
 import { SnapshotStore } from "./snapshot.js";
-import type { ClientOptions, CreateSessionBody, Decision, FrameLogEntry, InputItem, SessionSnapshot, Warning } from "./types.js";
+import type { ClientOptions, CreateSessionBody, Decision, FrameLogEntry, InputItem, SessionDigest, SessionSnapshot, Warning } from "./types.js";
 
 export { ForgestreamError } from "./errors.js";
 export type { ErrorCode } from "./errors.js";
@@ -244,8 +244,15 @@ export class AgentSession {
     this.#inner.refresh();
   }
 
-  /** The settled events as the server persisted them (merged, no deltas), oldest first. */
-  exportEvents(): unknown[] {
-    return this.#inner.exportEvents() as unknown[];
+  /**
+   * A canonical, transport-independent digest of the session for evaluators and bug reports:
+   * turns with their items (message text, reasoning, tool calls with arguments and results),
+   * the thread tree, pending actions and usage — no timestamps, no tokens. Two views of the same
+   * history (live, replayed, rebuilt from listings) give equal digests once `diagnostics`
+   * (cursors, warning count) is removed. For the raw persisted events, read the server's
+   * listings.
+   */
+  exportEvents(): SessionDigest {
+    return this.#inner.exportEvents() as SessionDigest;
   }
 }

@@ -120,3 +120,14 @@ export interface FrameLogEntry {
   /** Wall-clock ms when applied. */
   atMs: number;
 }
+
+/** What `session.exportEvents()` returns (see there); item shapes are documented in the core's
+ * `SessionView::summary`. */
+export interface SessionDigest {
+  turns: { id: string; previousTurnId: string | null; status: string; items: Record<string, unknown>[]; usage: Record<string, unknown> }[];
+  threads: { main: unknown[]; detached: unknown[] };
+  pending: Record<string, unknown>[];
+  unmatchedToolResults: string[];
+  usage: Record<string, unknown>;
+  diagnostics: { lastSequenceNumbers: Record<string, number>; warnings: number };
+}

@@ -357,8 +357,9 @@ impl WasmSession {
         snapshot::changes(&state, &changes, &warnings).map_err(JsValue::from)
     }
 
-    /// The settled events of the session as the server persisted them (merged, no deltas), in
-    /// chain order, for evaluators and debugging.
+    /// The reducer's canonical digest of the session (`SessionView::summary`): turns, items,
+    /// threads, pending actions, usage, and transport `diagnostics`; for evaluators and bug
+    /// reports. No timestamps, no tokens.
     #[wasm_bindgen(js_name = exportEvents)]
     pub fn export_events(&self) -> Result<JsValue, JsValue> {
         snapshot::export_events(&self.state.borrow()).map_err(JsValue::from)

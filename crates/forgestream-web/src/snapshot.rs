@@ -261,7 +261,7 @@ pub fn changes(
     to_js(&out)
 }
 
-/// The settled events, for evaluators: the reducer's canonical summary of the session.
+/// The reducer's canonical digest of the session (`SessionView::summary`), for evaluators.
 pub fn export_events(state: &SessionState) -> Result<JsValue, SdkError> {
     json_to_js(&state.view.summary())
 }
