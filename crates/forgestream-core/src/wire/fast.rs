@@ -62,10 +62,8 @@ struct KnownToolCallDelta {
 /// "use the general decoder" (it is not a delta, or it has something the fast path does not
 /// model). Never panics.
 pub(crate) fn delta(data: &str) -> Option<MessageDelta> {
-    // Cheap filter: other event types never pay for a failed fast parse.
-    if !data.contains("\"model.message.delta\"") {
-        return None;
-    }
+    // No substring pre-filter: a search per frame cost more in profiles than the rare failed
+    // attempt on another event type, which stops at its first field the delta does not have.
     let known: KnownDelta<'_> = serde_json::from_str(data).ok()?;
     if known.event_type != "model.message.delta" {
         return None;
