@@ -2,8 +2,10 @@
 // byte, so the browser SDK is tested against what a real server sent, not only the emulator.
 // Routes are those of PROTOCOL.md §4 under a scenario prefix: `http://HOST:PORT/<scenario>` is the
 // SDK's baseUrl. `POST …/turns` serves `turnN-create.sse` (or `create.sse`) in order; the listings
-// and GET turn serve the recorded JSON bodies. `?cut=N` on the base (`/<scenario>~cut=N`) ends the
-// first create stream right after frame N, without `turn.done`, to force recovery.
+// and GET turn serve the recorded JSON bodies. `/<scenario>~cut=N` ends the first create stream
+// right after frame N, without `turn.done`; `/<scenario>~skip=N` drops its first N frames (a
+// stream that does not start with `turn.created`). Both force recovery. `~bad-listing` answers
+// the turn-events listing with truncated JSON. Specs combine: `/text~cut=5~bad-listing`.
 //
 // Usage: node tests/replay/server.mjs [--port 0]   → prints "listening on http://127.0.0.1:PORT"
 import { createServer } from "node:http";
@@ -68,9 +70,12 @@ const server = createServer((req, res) => {
   if (req.method === "OPTIONS") return res.writeHead(204).end();
   const url = new URL(req.url ?? "/", "http://x");
   const [head, ...rest] = url.pathname.split("/").filter(Boolean);
-  const [scenario, cutSpec] = (head ?? "").split("~");
+  const [scenario, ...specs] = (head ?? "").split("~");
   if (!scenarios.has(scenario)) return json(res, 404, '{"error":{"message":"unknown scenario"}}');
-  const cut = cutSpec?.startsWith("cut=") ? Number(cutSpec.slice(4)) : 0;
+  const spec = (name) => specs.find((s) => s === name || s.startsWith(`${name}=`));
+  const cut = Number(spec("cut")?.slice(4) ?? 0);
+  const skip = Number(spec("skip")?.slice(5) ?? 0);
+  const badListing = spec("bad-listing") !== undefined;
   const path = "/" + rest.join("/");
   // Drain the request body before answering.
   req.resume();
@@ -85,8 +90,11 @@ const server = createServer((req, res) => {
       const body = read(scenario, `turn${n}-create.sse`) ?? (n === 1 ? read(scenario, "create.sse") : null);
       if (!body) return json(res, 422, '{"error":{"message":"no recorded turn"}}');
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
-      // A cut stream ends (cleanly, without turn.done) after frame N: the SDK must recover.
-      return res.end(n === 1 && cut > 0 ? body.subarray(0, afterFrame(body, cut)) : body);
+      // A cut stream ends (cleanly, without turn.done) after frame N; a skipped one lacks its
+      // first N frames (so it does not start with turn.created): the SDK must recover either way.
+      if (n === 1 && cut > 0) return res.end(body.subarray(0, afterFrame(body, cut)));
+      if (n === 1 && skip > 0) return res.end(body.subarray(afterFrame(body, skip)));
+      return res.end(body);
     }
     let m = path.match(/^\/api\/v1\/sessions\/[^/]+\/turns\/([^/]+)\/subscribe$/);
     if (m) {
@@ -99,6 +107,7 @@ const server = createServer((req, res) => {
       return res.end(body);
     }
     m = path.match(/^\/api\/v1\/sessions\/[^/]+\/turns\/([^/]+)\/events$/);
+    if (m && badListing) return json(res, 200, '{"data":[{"type":"turn.created"'); // truncated JSON
     if (m) {
       const body = turnFile(scenario, m[1], "turn-events");
       return body ? json(res, 200, body) : json(res, 404, '{"error":{"message":"not found"}}');

@@ -266,15 +266,20 @@ fn execute(rc: &SessionRc, command: Command) {
         Command::Status(status) => {
             let mut state = rc.borrow_mut();
             if let ConnectionStatus::Failed(error) = &status {
-                let sdk = state
-                    .last_error
-                    .clone()
-                    .filter(|e| e.code.as_str() == error.code())
-                    .unwrap_or_else(|| {
-                        let mut e = SdkError::new(code_of(error.code()), error.to_string());
+                // The machine's verdict decides the code; the last request's error (if it says
+                // something else) is kept as the cause in the message.
+                let sdk = match state.last_error.clone() {
+                    Some(e) if e.code.as_str() == error.code() => e,
+                    cause => {
+                        let message = match cause {
+                            Some(c) => format!("{error} (last error: {})", c.message),
+                            None => error.to_string(),
+                        };
+                        let mut e = SdkError::new(code_of(error.code()), message);
                         e.retryable = error.is_retryable();
                         e
-                    });
+                    }
+                };
                 state.last_error = Some(sdk.clone());
                 if let Some((_, reject)) = state.run.as_mut().and_then(|r| r.started.take()) {
                     let _ = reject.call1(&JsValue::UNDEFINED, &sdk.into());

@@ -123,3 +123,38 @@ async fn recorded_pauses_continue() {
         );
     }
 }
+
+/// A create stream that does not start with `turn.created` (its first frame lost): the SDK
+/// cannot name the turn from the stream, ignores the frames with a warning, and finds its turn
+/// with the effect-recovery lookup (newest turn of the session) instead of posting again.
+#[wasm_bindgen_test]
+async fn a_create_stream_without_turn_created_is_recovered_by_lookup() {
+    single_turn("text~skip=1").await;
+}
+
+/// A malformed listing body during a rebuild: an `invalid-response` error, retried with backoff,
+/// ending `failed` (never a loop, never a half-applied view reported as done).
+#[wasm_bindgen_test]
+async fn a_malformed_listing_fails_the_rebuild_cleanly() {
+    let base = replay_base("text~cut=5~bad-listing");
+    let session = replay_session(&base).await;
+    await_js(session.send(message("recorded"), false))
+        .await
+        .expect("send");
+    assert_eq!(
+        wait_status(&session, &["failed", "done"], 20_000).await,
+        "failed"
+    );
+    let error = get(&session.snapshot().unwrap(), "error");
+    assert_eq!(
+        get(&error, "code").as_string().as_deref(),
+        Some("network"),
+        "{error:?}"
+    );
+    assert_eq!(get(&error, "retryable").as_bool(), Some(true));
+    let message = get(&error, "message").as_string().unwrap_or_default();
+    assert!(
+        message.contains("malformed turn events"),
+        "the cause is kept: {message}"
+    );
+}
