@@ -153,11 +153,14 @@ function ToolCallCard({ call, ctx }: { call: ToolCallView; ctx: Ctx }) {
   const result = call.toolCallId ? ctx.ix.results.get(call.toolCallId) : undefined;
   const pending = call.toolCallId ? ctx.pendingCalls.get(call.toolCallId) : undefined;
   const spawned = collectThreads(call, ctx);
+  const answer = call.toolCallId ? ctx.ix.answers.get(call.toolCallId) : undefined;
   const state = result
     ? result.body.content.startsWith('{"error"')
       ? "error"
       : "done"
-    : pending
+    : answer !== undefined
+      ? "answered"
+      : pending
       ? pending.kind === "toolApproval"
         ? "awaiting approval"
         : "awaiting answer"
@@ -185,6 +188,11 @@ function ToolCallCard({ call, ctx }: { call: ToolCallView; ctx: Ctx }) {
         <pre>{prettyArguments(call.arguments, call.argumentsText) || "…"}</pre>
         {call.argumentsError && <p className="args-error">Arguments are not valid JSON: {call.argumentsError}</p>}
       </details>
+      {answer !== undefined && !result && (
+        <p className="tool-answer" data-testid="tool-answer">
+          Answered: {answer}
+        </p>
+      )}
       {result && result.body.content !== "" && (
         <details className="tool-result-box" open>
           <summary>Result</summary>

@@ -17,6 +17,8 @@ export interface Indexes {
   threadsByCall: Map<string, ThreadView[]>;
   /** Items of each subagent thread, across turns, in order. */
   threadItems: Map<string, ItemView[]>;
+  /** Client-side tool calls answered by a later turn's input (`user.tool_response`): id → answer. */
+  answers: Map<string, string>;
 }
 
 export function isMessage(item: ItemView): item is MessageItem {
@@ -24,7 +26,7 @@ export function isMessage(item: ItemView): item is MessageItem {
 }
 
 export function buildIndexes(snapshot: SessionSnapshot): Indexes {
-  const ix: Indexes = { messages: new Map(), results: new Map(), calls: new Set(), threads: new Map(), threadsByCall: new Map(), threadItems: new Map() };
+  const ix: Indexes = { messages: new Map(), results: new Map(), calls: new Set(), threads: new Map(), threadsByCall: new Map(), threadItems: new Map(), answers: new Map() };
   for (const t of snapshot.threads) {
     ix.threads.set(t.threadId, t);
     if (t.parentToolCallId) {
@@ -34,6 +36,11 @@ export function buildIndexes(snapshot: SessionSnapshot): Indexes {
     }
   }
   for (const turn of snapshot.turns) {
+    for (const input of (turn.input ?? []) as { type?: unknown; tool_call_id?: unknown; content?: unknown }[]) {
+      if (input?.type === "user.tool_response" && typeof input.tool_call_id === "string" && typeof input.content === "string") {
+        ix.answers.set(input.tool_call_id, input.content);
+      }
+    }
     for (const item of turn.items) {
       const body = item.body;
       if (body.kind === "message") {

@@ -18,14 +18,6 @@ import "./styles.css";
  */
 const FAULT = new URLSearchParams(location.search).get("fault");
 
-/** Other tabs following the same session learn about new turns here and `attach` to them. */
-const CHANNEL = "forgestream-demo";
-interface TurnStarted {
-  type: "turn-started";
-  sessionId: string;
-  turnId: string;
-}
-
 function describe(e: unknown): string {
   const err = ForgestreamError.from(e);
   return `${err.code}${err.status ? ` ${err.status}` : ""}: ${err.message}`;
@@ -160,28 +152,13 @@ function SessionView({ client, stored }: { client: AgentClient; stored: StoredSe
   const [draft, setDraft] = useState("");
   const [busy, setBusy] = useState(false);
   const [actionError, setActionError] = useState<string | null>(null);
-  const channel = useRef<BroadcastChannel | null>(null);
   const scroller = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
   const ix = useMemo(() => buildIndexes(snapshot), [snapshot]);
   const info = agentInfo(stored.agent);
 
-  // Follow turns that other tabs start on this session.
-  useEffect(() => {
-    if (!session || typeof BroadcastChannel === "undefined") return;
-    const ch = new BroadcastChannel(CHANNEL);
-    channel.current = ch;
-    ch.onmessage = (e: MessageEvent<TurnStarted>) => {
-      const m = e.data;
-      if (m?.type !== "turn-started" || m.sessionId !== session.id) return;
-      if (session.getSnapshot().turns.some((t) => t.turnId === m.turnId)) return;
-      session.attach(m.turnId);
-    };
-    return () => {
-      channel.current = null;
-      ch.close();
-    };
-  }, [session]);
+  // Turns that other tabs start on this session are followed by the SDK itself
+  // (`followOtherTabs`, on by default), so this page needs no channel of its own.
 
   // Keep the transcript pinned to the bottom while the user has not scrolled up. Streaming text
   // stays pinned through CSS scroll anchoring (`.scroll-anchor`), so this only runs when turns or
@@ -199,8 +176,7 @@ function SessionView({ client, stored }: { client: AgentClient; stored: StoredSe
       setBusy(true);
       setActionError(null);
       try {
-        const turnId = await action();
-        if (turnId && session) channel.current?.postMessage({ type: "turn-started", sessionId: session.id, turnId } satisfies TurnStarted);
+        await action();
         return true;
       } catch (e) {
         setActionError(describe(e));
@@ -209,7 +185,7 @@ function SessionView({ client, stored }: { client: AgentClient; stored: StoredSe
         setBusy(false);
       }
     },
-    [session],
+    [],
   );
 
   const last = snapshot.turns[snapshot.turns.length - 1];
