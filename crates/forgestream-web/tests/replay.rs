@@ -36,13 +36,19 @@ async fn recorded_history(base: &str, session_id: &str) -> serde_json::Value {
     summary(&s)
 }
 
-async fn single_turn(scenario: &str) {
+/// Creates a session on the replayed `scenario`, sends one message and waits for `done`.
+async fn first_turn_done(scenario: &str) -> (String, WasmSession) {
     let base = replay_base(scenario);
     let session = replay_session(&base).await;
     await_js(session.send(message("recorded"), false))
         .await
         .expect("send");
     wait_status(&session, &["done"], 10_000).await;
+    (base, session)
+}
+
+async fn single_turn(scenario: &str) {
+    let (base, session) = first_turn_done(scenario).await;
     let live = summary(&session);
     assert_eq!(
         live,
@@ -90,12 +96,7 @@ async fn recorded_streams_cut_mid_turn_recover() {
 #[wasm_bindgen_test]
 async fn recorded_pauses_continue() {
     for (scenario, kind) in [("approve-allow", "toolApproval"), ("ask", "toolResponse")] {
-        let base = replay_base(scenario);
-        let session = replay_session(&base).await;
-        await_js(session.send(message("recorded"), false))
-            .await
-            .expect("send");
-        wait_status(&session, &["done"], 10_000).await;
+        let (base, session) = first_turn_done(scenario).await;
         let pending = first_pending(&session);
         assert_eq!(
             get(&pending, "kind").as_string().as_deref(),
