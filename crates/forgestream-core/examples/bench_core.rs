@@ -17,7 +17,8 @@
 //!   then the figure is reported as partial, never extrapolated.
 //!
 //! Environment: `FORGESTREAM_BENCH_DIR` (default `<repo>/target/bench`), `FORGESTREAM_BENCH_RUNS`
-//! (default 7, at least 5). Results are also written to `<bench dir>/results-core.json` for
+//! (default 7, at least 5), `FORGESTREAM_BENCH_W1_ONLY` (set: run W1 only, print, write nothing;
+//! for quick iterations). Results are also written to `<bench dir>/results-core.json` for
 //! `scripts/bench`.
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -716,6 +717,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if std::env::var_os("FORGESTREAM_BENCH_W1_ONLY").is_some() {
+        // Development loop: W1 figures on the console only; results-core.json is left alone.
+        return ExitCode::SUCCESS;
+    }
     let w2 = match bench_w2(&dir, runs) {
         Ok(f) => f,
         Err(e) => {

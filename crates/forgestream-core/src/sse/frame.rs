@@ -1,92 +1,72 @@
-//! The buffers of the frame being received and the "dispatch the event" steps.
+//! The buffers of the frame being received.
 
-use alloc::string::String;
-
-use super::item::SseEvent;
+use alloc::borrow::Cow;
 
 /// The spec's data buffer, event type buffer and this frame's `id` field.
 ///
 /// The spec keeps one "last event ID buffer" that an `id` field overwrites at once. We keep the
 /// frame's own `id` apart and commit it to the last event ID only when the frame is dispatched,
 /// so a frame cut off by end of stream (or dropped for size) cannot move the reconnect cursor.
+///
+/// `'c` is the network chunk being parsed. While a frame lies inside one chunk its values borrow
+/// from that chunk (a live TrueForge frame is one `data` line and one `id` line, so a typical
+/// frame costs no allocation at all); only a value that must outlive the chunk (the frame
+/// continues in the next read) or must be built (several `data` lines, U+FFFD replacement) is
+/// owned. The parser keeps a `Frame<'static>` between reads ([`Frame::into_owned`]).
 #[derive(Debug, Default)]
-pub(super) struct Frame {
+pub(super) struct Frame<'c> {
     /// `data` values joined with LF (the spec appends value + LF and strips the last LF at
-    /// dispatch; joining is the same string without the extra step).
-    data: String,
-    /// Whether any `data` line was seen: `data:` alone gives an empty string but still an event.
-    has_data: bool,
-    /// The `event` field value; empty means the default type.
-    event_type: String,
+    /// dispatch; joining is the same string without the extra step). `None` = no `data` line
+    /// yet; `Some("")` = `data:` alone, which still dispatches an event.
+    pub(super) data: Option<Cow<'c, str>>,
+    /// The `event` field value; `None` or empty means the default type.
+    pub(super) event_type: Option<Cow<'c, str>>,
     /// The last valid `id` field of this frame.
-    id: Option<String>,
+    pub(super) id: Option<Cow<'c, str>>,
 }
 
-impl Frame {
-    /// Bytes this frame holds, in bytes (for the frame cap).
+fn len(value: Option<&Cow<'_, str>>) -> usize {
+    value.map_or(0, |v| v.len())
+}
+
+impl<'c> Frame<'c> {
+    /// Bytes this frame holds, in bytes (for the frame cap). Borrowed values count too: the
+    /// verdict must not depend on where the chunk boundaries fall.
     pub(super) fn retained_bytes(&self) -> usize {
-        self.data
-            .len()
-            .saturating_add(self.event_type.len())
-            .saturating_add(self.id.as_ref().map_or(0, String::len))
+        len(self.data.as_ref())
+            .saturating_add(len(self.event_type.as_ref()))
+            .saturating_add(len(self.id.as_ref()))
     }
 
     /// "Append the field value to the data buffer, then append a single U+000A LINE FEED (LF)
     /// character to the data buffer."
-    pub(super) fn append_data(&mut self, value: &str) {
-        if self.has_data {
-            self.data.push('\n');
+    pub(super) fn append_data(&mut self, value: Cow<'c, str>) {
+        match &mut self.data {
+            None => self.data = Some(value),
+            Some(data) => {
+                let data = data.to_mut();
+                data.push('\n');
+                data.push_str(&value);
+            }
         }
-        self.data.push_str(value);
-        self.has_data = true;
     }
 
     /// "Set the event type buffer to the field value."
-    pub(super) fn set_event_type(&mut self, value: &str) {
-        self.event_type.clear();
-        self.event_type.push_str(value);
+    pub(super) fn set_event_type(&mut self, value: Cow<'c, str>) {
+        self.event_type = Some(value);
     }
 
     /// A valid `id` field (the caller has checked for U+0000).
-    pub(super) fn set_id(&mut self, value: &str) {
-        let id = self.id.get_or_insert_with(String::new);
-        id.clear();
-        id.push_str(value);
+    pub(super) fn set_id(&mut self, value: Cow<'c, str>) {
+        self.id = Some(value);
     }
 
-    /// Forgets everything of this frame (end of stream, or dropped for size).
-    pub(super) fn clear(&mut self) {
-        self.data = String::new();
-        self.has_data = false;
-        self.event_type = String::new();
-        self.id = None;
-    }
-
-    /// Dispatches the frame at a blank line; `last_event_id` is the parser's persistent last
-    /// event ID. Returns `None` for a frame without `data` (its `id` is still committed).
-    pub(super) fn dispatch(&mut self, last_event_id: &mut String) -> Option<SseEvent> {
-        // "Set the last event ID string of the event source to the value of the last event ID
-        // buffer. The buffer does not get reset."
-        let id = self.id.take();
-        if let Some(id) = &id {
-            last_event_id.clone_from(id);
+    /// The same frame with every value owned, so it can wait for the next read.
+    pub(super) fn into_owned(self) -> Frame<'static> {
+        Frame {
+            data: self.data.map(|v| Cow::Owned(v.into_owned())),
+            event_type: self.event_type.map(|v| Cow::Owned(v.into_owned())),
+            id: self.id.map(|v| Cow::Owned(v.into_owned())),
         }
-        // "If the data buffer is an empty string, set the data buffer and the event type buffer
-        // to the empty string and return."
-        if !self.has_data {
-            self.event_type.clear();
-            return None;
-        }
-        self.has_data = false;
-        let data = core::mem::take(&mut self.data);
-        let event_type = core::mem::take(&mut self.event_type);
-        Some(SseEvent {
-            // "If the event type buffer has a value other than the empty string, change the type
-            // of the newly created event to equal the value of the event type buffer."
-            event_type: (!event_type.is_empty()).then_some(event_type),
-            data,
-            id,
-            last_event_id: last_event_id.clone(),
-        })
     }
 }

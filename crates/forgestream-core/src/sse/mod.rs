@@ -30,5 +30,5 @@ mod parser;
 
 pub use config::{ParserConfig, DEFAULT_MAX_FRAME_BYTES};
 pub use error::SseError;
-pub use item::{SseEvent, SseItem};
+pub use item::{SseEvent, SseEventRef, SseItem, SseItemRef};
 pub use parser::SseParser;

@@ -1,5 +1,6 @@
 //! The push parser: line splitting across reads, BOM, frame cap, field handling.
 
+use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -7,7 +8,7 @@ use super::config::ParserConfig;
 use super::error::SseError;
 use super::field::{self, Line};
 use super::frame::Frame;
-use super::item::{SseEvent, SseItem};
+use super::item::{SseEvent, SseEventRef, SseItem, SseItemRef};
 
 /// The UTF-8 encoding of U+FEFF BYTE ORDER MARK.
 const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
@@ -47,7 +48,7 @@ pub struct SseParser {
     discarding: bool,
     /// While `discarding`: the current line has at least one byte (so its end is not blank).
     discarded_line_started: bool,
-    frame: Frame,
+    frame: Frame<'static>,
     /// The event source's last event ID string (committed at dispatch).
     last_event_id: String,
     frames_too_large: u64,
@@ -79,7 +80,7 @@ impl SseParser {
     /// to `out` in stream order.
     ///
     /// The whole chunk is always consumed; a partial line waits inside the parser for the next
-    /// call.
+    /// call. [`feed_with`](Self::feed_with) is the same without copying each item.
     ///
     /// # Errors
     ///
@@ -89,6 +90,36 @@ impl SseParser {
     /// parser has already skipped the frame and stays usable;
     /// [`frames_too_large`](Self::frames_too_large) counts every dropped frame.
     pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<SseItem>) -> Result<(), SseError> {
+        self.feed_with(chunk, |item| out.push(item.to_item()))
+    }
+
+    /// Feed one network chunk, handing each complete item to `emit` as it is found, borrowed
+    /// ([`SseItemRef`]): a frame that lies inside `chunk` reaches `emit` without being copied.
+    /// Items, order and errors are exactly those of [`feed`](Self::feed), for any chunking.
+    ///
+    /// ```
+    /// use forgestream_core::sse::{SseItemRef, SseParser};
+    ///
+    /// let mut parser = SseParser::default();
+    /// let mut seen = Vec::new();
+    /// parser
+    ///     .feed_with(b"data: {}\nid: 7\n\n", |item| {
+    ///         if let SseItemRef::Event(e) = item {
+    ///             seen.push((e.data.len(), e.id == Some("7")));
+    ///         }
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(seen, [(2, true)]);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`feed`](Self::feed): [`SseError::FrameTooLarge`] after every item of the chunk was
+    /// emitted.
+    pub fn feed_with<F>(&mut self, chunk: &[u8], mut emit: F) -> Result<(), SseError>
+    where
+        F: FnMut(SseItemRef<'_>),
+    {
         let mut error = None;
         let mut rest = chunk;
         if let Some(matched) = self.bom_matched {
@@ -111,10 +142,14 @@ impl SseParser {
             } else {
                 // Not a BOM: the bytes held back are ordinary input.
                 self.bom_matched = None;
-                self.process(BOM.get(..matched).unwrap_or_default(), out, &mut error);
+                self.process(
+                    BOM.get(..matched).unwrap_or_default(),
+                    &mut emit,
+                    &mut error,
+                );
             }
         }
-        self.process(rest, out, &mut error);
+        self.process(rest, &mut emit, &mut error);
         error.map_or(Ok(()), Err)
     }
 
@@ -128,7 +163,7 @@ impl SseParser {
         self.after_cr = false;
         self.discarding = false;
         self.discarded_line_started = false;
-        self.frame.clear();
+        self.frame = Frame::default();
     }
 
     /// The last event ID: the `id` of the last dispatched frame that had a valid one (with or
@@ -162,8 +197,12 @@ impl SseParser {
     }
 
     /// Splits `bytes` into lines. Scans each byte once: complete lines inside `bytes` are
-    /// handled in place, and only the unterminated tail is copied into the line buffer.
-    fn process(&mut self, bytes: &[u8], out: &mut Vec<SseItem>, error: &mut Option<SseError>) {
+    /// handled in place (their values borrowed from `bytes`), and only the unterminated tail is
+    /// copied into the line buffer.
+    fn process<'c, F>(&mut self, bytes: &'c [u8], emit: &mut F, error: &mut Option<SseError>)
+    where
+        F: FnMut(SseItemRef<'_>),
+    {
         let mut rest = bytes;
         if self.after_cr && !rest.is_empty() {
             self.after_cr = false;
@@ -171,28 +210,73 @@ impl SseParser {
                 rest = rest.get(1..).unwrap_or_default();
             }
         }
+        if rest.is_empty() {
+            return;
+        }
+        // The frame's values may borrow from `bytes` until the end of this call.
+        let mut frame: Frame<'c> = core::mem::take(&mut self.frame);
         // "Lines must be separated by either a U+000D CARRIAGE RETURN U+000A LINE FEED (CRLF)
         // character pair, a single U+000A LINE FEED (LF) character, or a single U+000D CARRIAGE
         // RETURN (CR) character."
-        while let Some(end) = rest.iter().position(|&b| b == b'\n' || b == b'\r') {
-            let (head, tail) = rest.split_at_checked(end).unwrap_or((rest, &[]));
-            let mut next = tail.get(1..).unwrap_or_default();
-            if tail.first() == Some(&b'\r') {
-                match next.first() {
-                    Some(&b'\n') => next = next.get(1..).unwrap_or_default(),
-                    // The LF of a CRLF may be the first byte of the next read.
-                    None => self.after_cr = true,
-                    Some(_) => {}
-                }
-            }
-            self.end_line(head, out, error);
-            rest = next;
+        if !self.line.is_empty() {
+            // A line begun in an earlier read: it ends at the first terminator of this one.
+            let Some(end) = memchr::memchr2(b'\n', b'\r', rest) else {
+                self.hold_partial(&mut frame, rest, error);
+                self.frame = frame.into_owned();
+                return;
+            };
+            let head = rest.get(..end).unwrap_or_default();
+            rest = self.after_terminator(rest, end);
+            self.end_buffered_line(&mut frame, head, emit, error);
         }
-        self.hold_partial(rest, error);
+        // Every complete line left in this read lies in `region`; decode it as UTF-8 once (the
+        // terminators are ASCII, so each line and value of a valid region is valid too).
+        let region_len = memchr::memrchr2(b'\n', b'\r', rest).map_or(0, |last| last + 1);
+        let (region, partial) = rest.split_at_checked(region_len).unwrap_or((&[], rest));
+        let text = core::str::from_utf8(region).ok();
+        let mut start = 0;
+        let mut crlf_at = None;
+        for end in memchr::memchr2_iter(b'\n', b'\r', region) {
+            let is_cr = region.get(end) == Some(&b'\r');
+            if crlf_at == Some(end) && !is_cr {
+                // The LF of a CRLF whose CR already ended the line.
+                crlf_at = None;
+                start = end + 1;
+                continue;
+            }
+            crlf_at = is_cr.then_some(end + 1);
+            let line = region.get(start..end).unwrap_or_default();
+            let line_text = text.and_then(|t| t.get(start..end));
+            self.end_line(&mut frame, line, line_text, emit, error);
+            start = end + 1;
+        }
+        if partial.is_empty() && region.last() == Some(&b'\r') {
+            // The LF of a CRLF may be the first byte of the next read.
+            self.after_cr = true;
+        }
+        self.hold_partial(&mut frame, partial, error);
+        self.frame = frame.into_owned();
+    }
+
+    /// What follows the terminator at `end` of `rest` (a CRLF counts as one terminator; a CR at
+    /// the very end of the read sets `after_cr`).
+    fn after_terminator<'r>(&mut self, rest: &'r [u8], end: usize) -> &'r [u8] {
+        let next = rest.get(end + 1..).unwrap_or_default();
+        if rest.get(end) != Some(&b'\r') {
+            return next;
+        }
+        match next.first() {
+            Some(&b'\n') => next.get(1..).unwrap_or_default(),
+            None => {
+                self.after_cr = true;
+                next
+            }
+            Some(_) => next,
+        }
     }
 
     /// Keeps the unterminated tail of a read, or notes it while discarding.
-    fn hold_partial(&mut self, part: &[u8], error: &mut Option<SseError>) {
+    fn hold_partial(&mut self, frame: &mut Frame<'_>, part: &[u8], error: &mut Option<SseError>) {
         if part.is_empty() {
             return;
         }
@@ -201,8 +285,8 @@ impl SseParser {
             return;
         }
         let line_bytes = self.line.len().saturating_add(part.len());
-        if self.exceeds_cap(line_bytes) {
-            self.frame_too_large(error);
+        if self.exceeds_cap(frame, line_bytes) {
+            self.frame_too_large(frame, error);
             self.reset_line();
             self.discarded_line_started = true;
             return;
@@ -210,10 +294,54 @@ impl SseParser {
         self.line.extend_from_slice(part);
     }
 
-    /// A line ended; `head` is its part inside the current read (after any buffered part).
-    fn end_line(&mut self, head: &[u8], out: &mut Vec<SseItem>, error: &mut Option<SseError>) {
+    /// The line in the line buffer ended; `head` is its part inside the current read. Its
+    /// values are copied (the buffer is reused).
+    fn end_buffered_line<F>(
+        &mut self,
+        frame: &mut Frame<'_>,
+        head: &[u8],
+        emit: &mut F,
+        error: &mut Option<SseError>,
+    ) where
+        F: FnMut(SseItemRef<'_>),
+    {
+        // A non-empty line buffer means we are not discarding (see `hold_partial`).
+        let line_bytes = self.line.len().saturating_add(head.len());
+        if self.exceeds_cap(frame, line_bytes) {
+            self.frame_too_large(frame, error);
+            self.reset_line();
+            return;
+        }
+        let mut buffer = core::mem::take(&mut self.line);
+        buffer.extend_from_slice(head);
+        if let Some(field) = self.interpret(frame, &buffer, emit) {
+            let value = field.value;
+            let decoded = || Cow::Owned(String::from_utf8_lossy(value).into_owned());
+            Self::set_field(frame, field.name, decoded);
+        }
+        buffer.clear();
+        self.line = buffer;
+        self.reset_line();
+        // A data line can grow the frame beyond its raw length (U+FFFD is 3 bytes).
+        if self.exceeds_cap(frame, 0) {
+            self.frame_too_large(frame, error);
+        }
+    }
+
+    /// A line that lies inside the current read ended. `text` is the same line as `str` when
+    /// the read's lines are valid UTF-8 (then values are borrowed, not decoded again).
+    fn end_line<'c, F>(
+        &mut self,
+        frame: &mut Frame<'c>,
+        line: &'c [u8],
+        text: Option<&'c str>,
+        emit: &mut F,
+        error: &mut Option<SseError>,
+    ) where
+        F: FnMut(SseItemRef<'_>),
+    {
         if self.discarding {
-            let blank = head.is_empty() && !self.discarded_line_started;
+            let blank = line.is_empty() && !self.discarded_line_started;
             self.discarded_line_started = false;
             if blank {
                 // The oversized frame's blank line: the next frame starts clean.
@@ -221,65 +349,126 @@ impl SseParser {
             }
             return;
         }
-        let line_bytes = self.line.len().saturating_add(head.len());
-        if self.exceeds_cap(line_bytes) {
-            self.frame_too_large(error);
-            self.reset_line();
+        if self.exceeds_cap(frame, line.len()) {
+            self.frame_too_large(frame, error);
             return;
         }
-        let mut buffer = core::mem::take(&mut self.line);
-        let line: &[u8] = if buffer.is_empty() {
-            head
-        } else {
-            buffer.extend_from_slice(head);
-            &buffer
-        };
-        self.interpret(line, out);
-        buffer.clear();
-        self.line = buffer;
-        self.reset_line();
+        if let Some(field) = self.interpret(frame, line, emit) {
+            let value = field.value;
+            // The value is the end of the line, so its text is the line's text from there.
+            let borrowed = text.and_then(|t| t.get(line.len().saturating_sub(value.len())..));
+            let decoded = || match borrowed {
+                Some(v) => Cow::Borrowed(v),
+                None => String::from_utf8_lossy(value),
+            };
+            Self::set_field(frame, field.name, decoded);
+        }
         // A data line can grow the frame beyond its raw length (U+FFFD is 3 bytes).
-        if self.exceeds_cap(0) {
-            self.frame_too_large(error);
+        if self.exceeds_cap(frame, 0) {
+            self.frame_too_large(frame, error);
         }
     }
 
-    /// Applies one complete line (WHATWG HTML §9.2.6 "process the field").
-    fn interpret(&mut self, line: &[u8], out: &mut Vec<SseItem>) {
+    /// Applies one complete line (WHATWG HTML §9.2.6 "process the field") except the fields
+    /// that store text, which it returns for the caller to decode (the caller knows whether the
+    /// text can be borrowed).
+    fn interpret<'l, F>(
+        &mut self,
+        frame: &mut Frame<'_>,
+        line: &'l [u8],
+        emit: &mut F,
+    ) -> Option<TextField<'l>>
+    where
+        F: FnMut(SseItemRef<'_>),
+    {
         match field::classify(line) {
             Line::Blank => {
-                if let Some(event) = self.frame.dispatch(&mut self.last_event_id) {
-                    out.push(SseItem::Event(event));
-                }
+                self.dispatch(frame, emit);
+                None
             }
-            Line::Comment => out.push(SseItem::Comment),
+            Line::Comment => {
+                emit(SseItemRef::Comment);
+                None
+            }
             Line::Field { name, value } => match name {
-                b"data" => self.frame.append_data(&String::from_utf8_lossy(value)),
-                b"event" => self.frame.set_event_type(&String::from_utf8_lossy(value)),
+                b"data" => Some(TextField {
+                    name: TextName::Data,
+                    value,
+                }),
+                b"event" => Some(TextField {
+                    name: TextName::Event,
+                    value,
+                }),
                 // "If the field value does not contain U+0000 NULL, then set the last event ID
                 // buffer to the field value. Otherwise, ignore the field." (0x00 is U+0000 and
                 // never part of a multi-byte sequence.)
-                b"id" if !value.contains(&0) => self.frame.set_id(&String::from_utf8_lossy(value)),
+                b"id" if memchr::memchr(0, value).is_none() => Some(TextField {
+                    name: TextName::Id,
+                    value,
+                }),
                 b"retry" => {
                     if let Some(ms) = field::parse_retry(value) {
-                        out.push(SseItem::Retry(ms));
+                        emit(SseItemRef::Retry(ms));
                     }
+                    None
                 }
                 // "Otherwise: The field is ignored."
-                _ => {}
+                _ => None,
             },
         }
     }
 
+    /// Stores a `data` / `event` / `id` value (decoded only here: other lines never are).
+    fn set_field<'c>(
+        frame: &mut Frame<'c>,
+        name: TextName,
+        decoded: impl FnOnce() -> Cow<'c, str>,
+    ) {
+        match name {
+            TextName::Data => frame.append_data(decoded()),
+            TextName::Event => frame.set_event_type(decoded()),
+            TextName::Id => frame.set_id(decoded()),
+        }
+    }
+
+    /// "Dispatch the event" at a blank line. A frame without `data` gives no event but still
+    /// commits its `id`.
+    fn dispatch<F>(&mut self, frame: &mut Frame<'_>, emit: &mut F)
+    where
+        F: FnMut(SseItemRef<'_>),
+    {
+        // "Set the last event ID string of the event source to the value of the last event ID
+        // buffer. The buffer does not get reset."
+        let id = frame.id.take();
+        if let Some(id) = &id {
+            self.last_event_id.clear();
+            self.last_event_id.push_str(id);
+        }
+        let event_type = frame.event_type.take();
+        // "If the data buffer is an empty string, set the data buffer and the event type buffer
+        // to the empty string and return."
+        let Some(data) = frame.data.take() else {
+            return;
+        };
+        emit(SseItemRef::Event(SseEventRef {
+            // "If the event type buffer has a value other than the empty string, change the type
+            // of the newly created event to equal the value of the event type buffer."
+            event_type: event_type.as_deref().filter(|t| !t.is_empty()),
+            data: &data,
+            id: id.as_deref(),
+            last_event_id: &self.last_event_id,
+        }));
+    }
+
     /// Whether the frame plus a line of `line_bytes` would exceed the cap.
-    fn exceeds_cap(&self, line_bytes: usize) -> bool {
-        self.frame.retained_bytes().saturating_add(line_bytes) > self.config.max_frame_bytes
+    fn exceeds_cap(&self, frame: &Frame<'_>, line_bytes: usize) -> bool {
+        frame.retained_bytes().saturating_add(line_bytes) > self.config.max_frame_bytes
     }
 
     /// Drops the current frame and skips to its blank line.
-    fn frame_too_large(&mut self, error: &mut Option<SseError>) {
+    fn frame_too_large(&mut self, frame: &mut Frame<'_>, error: &mut Option<SseError>) {
         self.frames_too_large = self.frames_too_large.saturating_add(1);
-        self.frame.clear();
+        *frame = Frame::default();
         self.discarding = true;
         self.discarded_line_started = false;
         error.get_or_insert(SseError::FrameTooLarge {
@@ -294,6 +483,20 @@ impl SseParser {
             self.line.shrink_to(LINE_CAPACITY_KEPT);
         }
     }
+}
+
+/// The fields whose value is kept as text.
+#[derive(Debug, Clone, Copy)]
+enum TextName {
+    Data,
+    Event,
+    Id,
+}
+
+/// A `data` / `event` / `id` line's raw value, not decoded yet.
+struct TextField<'l> {
+    name: TextName,
+    value: &'l [u8],
 }
 
 impl SseItem {
