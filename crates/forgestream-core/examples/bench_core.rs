@@ -3,7 +3,8 @@
 //! `cargo run --release -p forgestream-core --example bench_core`
 //!
 //! - **W1** (`target/bench/w1.sse`, one long live turn): fed in 64 KiB reads through
-//!   [`SseParser`] and [`SessionView::apply_live`]; the median of several runs gives MB/s
+//!   [`SseParser::feed_with`] and [`SessionView::apply_live_into`] (one change set per read, as
+//!   the SDK does); the median of several runs gives MB/s
 //!   (10^6 bytes) and events/s, plus parse-only MB/s for reference. The final view is checked
 //!   against `w1.json` (text bytes and characters of every message, tool-call arguments, turn and
 //!   thread status, no warnings); a mismatch exits non-zero.
@@ -28,8 +29,10 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use forgestream_core::reduce::{ItemBody, ReducerConfig, SessionView, ThreadStatus, TurnStatus};
-use forgestream_core::sse::{ParserConfig, SseItem, SseParser};
+use forgestream_core::reduce::{
+    ChangeSet, ItemBody, ReducerConfig, SessionView, ThreadStatus, TurnStatus,
+};
+use forgestream_core::sse::{ParserConfig, SseItemRef, SseParser};
 use forgestream_core::wire::SessionEventsPage;
 use serde_json::{json, Value};
 
@@ -180,46 +183,69 @@ fn turn_id_of(data: &str) -> Fallible<String> {
         .ok_or_else(|| "turn.created without turn_id".into())
 }
 
-/// Parses and reduces the whole stream as a client would; returns the view and the event count.
+/// Parses and reduces the whole stream as the SDK does (`forgestream-web` `ingest.rs`): each
+/// read through `SseParser::feed_with` (borrowed frames), each event into
+/// `SessionView::apply_live_into` with one change set per read, drained (normalized and
+/// cleared) after the read, as the SDK hands one change set per chunk to the UI. Returns the
+/// view and the event count.
 fn reduce_w1(input: &[u8], session_id: &str) -> Fallible<(SessionView, u64, String)> {
     let mut parser = SseParser::new(ParserConfig::default());
     let mut view = SessionView::new(session_id, ReducerConfig::default());
-    let mut items = Vec::new();
+    let mut changes = ChangeSet::default();
     let mut turn_id: Option<String> = None;
     let mut events = 0u64;
+    let mut failed: Option<String> = None;
     for chunk in input.chunks(READ_SIZE) {
-        parser.feed(chunk, &mut items).map_err(|e| e.to_string())?;
-        for item in items.drain(..) {
-            let SseItem::Event(event) = item else {
-                continue;
-            };
-            if turn_id.is_none() {
-                turn_id = Some(turn_id_of(&event.data)?);
-            }
-            let tid = turn_id.as_deref().unwrap_or_default();
-            let seq = event.id.as_deref().and_then(|s| s.parse::<u64>().ok());
-            view.apply_live(tid, seq, &event.data)
-                .map_err(|e| format!("apply_live seq {seq:?}: {e}"))?;
-            events += 1;
+        parser
+            .feed_with(chunk, |item| {
+                let SseItemRef::Event(event) = item else {
+                    return;
+                };
+                if failed.is_some() {
+                    return;
+                }
+                if turn_id.is_none() {
+                    match turn_id_of(event.data) {
+                        Ok(id) => turn_id = Some(id),
+                        Err(e) => {
+                            failed = Some(e);
+                            return;
+                        }
+                    }
+                }
+                let tid = turn_id.as_deref().unwrap_or_default();
+                let seq = event.id.and_then(|s| s.parse::<u64>().ok());
+                match view.apply_live_into(tid, seq, event.data, &mut changes) {
+                    Ok(()) => events += 1,
+                    Err(e) => failed = Some(format!("apply_live seq {seq:?}: {e}")),
+                }
+            })
+            .map_err(|e| e.to_string())?;
+        if let Some(e) = failed {
+            return Err(e);
         }
+        changes.normalize();
+        black_box(&changes);
+        changes = ChangeSet::default();
     }
     parser.finish();
     Ok((view, events, turn_id.unwrap_or_default()))
 }
 
-/// Parse only: frames out of the SSE parser, nothing reduced. Returns (events, data bytes).
+/// Parse only: frames out of the SSE parser (`feed_with`), nothing reduced. Returns (events,
+/// data bytes).
 fn parse_w1(input: &[u8]) -> Fallible<(u64, u64)> {
     let mut parser = SseParser::new(ParserConfig::default());
-    let mut items = Vec::new();
     let (mut events, mut data_bytes) = (0u64, 0u64);
     for chunk in input.chunks(READ_SIZE) {
-        parser.feed(chunk, &mut items).map_err(|e| e.to_string())?;
-        for item in items.drain(..) {
-            if let SseItem::Event(event) = item {
-                events += 1;
-                data_bytes += black_box(event.data.len()) as u64;
-            }
-        }
+        parser
+            .feed_with(chunk, |item| {
+                if let SseItemRef::Event(event) = item {
+                    events += 1;
+                    data_bytes += black_box(event.data.len()) as u64;
+                }
+            })
+            .map_err(|e| e.to_string())?;
     }
     parser.finish();
     Ok((events, data_bytes))

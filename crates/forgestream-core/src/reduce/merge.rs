@@ -49,7 +49,7 @@ fn part_view(part: &wire::ContentPart) -> ContentPartView {
     }
 }
 
-fn append_text(content: &mut Option<ContentView>, text: &str) {
+pub(super) fn append_text(content: &mut Option<ContentView>, text: &str) {
     if text.is_empty() {
         return;
     }
@@ -81,7 +81,7 @@ fn append_part(content: &mut Option<ContentView>, part: &wire::ContentPart) {
     }
 }
 
-fn append_opt(target: &mut Option<String>, text: &str) {
+pub(super) fn append_opt(target: &mut Option<String>, text: &str) {
     if text.is_empty() {
         return;
     }

@@ -19,6 +19,7 @@
 mod args;
 mod change;
 mod dispatch;
+mod live;
 mod merge;
 mod pending;
 mod summary;
@@ -142,21 +143,48 @@ impl SessionView {
         data: &str,
     ) -> Result<ChangeSet, ReduceError> {
         let mut cs = ChangeSet::default();
-        if !self.admit(turn_id, sequence_number, &mut cs) {
-            return Ok(ChangeSet::default());
+        self.apply_live_into(turn_id, sequence_number, data, &mut cs)?;
+        cs.normalize();
+        Ok(cs)
+    }
+
+    /// [`Self::apply_live`], recording into `changes` (a set accumulated over many frames, e.g.
+    /// until the UI next drains it) instead of a new set per frame: a burst of deltas on one
+    /// message then costs no allocation for the change set. `changes` is not normalized; call
+    /// [`ChangeSet::normalize`] once when consuming it, as after [`ChangeSet::merge`].
+    ///
+    /// On an error, what the frame changed before the error (a new turn, a sequence gap
+    /// warning) stays recorded in `changes`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::apply_live`].
+    pub fn apply_live_into(
+        &mut self,
+        turn_id: &str,
+        sequence_number: Option<u64>,
+        data: &str,
+        changes: &mut ChangeSet,
+    ) -> Result<(), ReduceError> {
+        if !self.admit(turn_id, sequence_number, changes) {
+            return Ok(());
         }
-        let result = match wire::Event::from_json(data) {
-            Ok(event) => self.apply_live_event(turn_id, event, &mut cs),
-            Err(err) => Err(ReduceError::MalformedJson {
-                turn_id: String::from(turn_id),
-                sequence_number,
-                line: err.line(),
-                column: err.column(),
-                message: alloc::string::ToString::to_string(&err),
-            }),
+        // Hot path: a text-only delta is applied from borrowed text (see `live`).
+        let result = match wire::fast::text_delta(data) {
+            Some(delta) => self.apply_text_delta(turn_id, delta, changes),
+            None => match wire::Event::from_json(data) {
+                Ok(event) => self.apply_live_event(turn_id, event, changes),
+                Err(err) => Err(ReduceError::MalformedJson {
+                    turn_id: String::from(turn_id),
+                    sequence_number,
+                    line: err.line(),
+                    column: err.column(),
+                    message: alloc::string::ToString::to_string(&err),
+                }),
+            },
         };
-        self.finish(&mut cs);
-        result.map(|()| cs)
+        self.settle(changes);
+        result
     }
 
     /// Same as [`Self::apply_live`] for an already-decoded event.
@@ -382,6 +410,12 @@ impl SessionView {
 
     /// Post-processing after every public apply: pending set, usage totals, dedupe changes.
     fn finish(&mut self, cs: &mut ChangeSet) {
+        self.settle(cs);
+        cs.normalize();
+    }
+
+    /// Post-processing after every public apply: chain order, pending set, usage totals.
+    fn settle(&mut self, cs: &mut ChangeSet) {
         if self.order_dirty {
             self.order_dirty = false;
             self.reorder(cs);
@@ -401,6 +435,5 @@ impl SessionView {
                 cs.usage_changed = true;
             }
         }
-        cs.normalize();
     }
 }

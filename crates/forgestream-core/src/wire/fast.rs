@@ -103,11 +103,226 @@ pub(crate) fn delta(data: &str) -> Option<MessageDelta> {
     })
 }
 
+/// A delta that carries only text (`content` as a string, `reasoning_content`, `refusal`) and
+/// the envelope (`type`, `id`, `thread_id`, `created_at`): almost every frame of a live turn.
+/// Strings borrow from the frame's `data` unless they hold escapes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TextDelta<'a> {
+    /// The base message's event id.
+    pub(crate) id: Cow<'a, str>,
+    pub(crate) created_at: Option<Cow<'a, str>>,
+    pub(crate) thread_id: Option<Cow<'a, str>>,
+    pub(crate) content: Option<Cow<'a, str>>,
+    pub(crate) refusal: Option<Cow<'a, str>>,
+    pub(crate) reasoning_content: Option<Cow<'a, str>>,
+}
+
+impl TextDelta<'_> {
+    /// The same delta as the general decoder's [`MessageDelta`].
+    pub(crate) fn into_delta(self) -> MessageDelta {
+        let owned = |v: Option<Cow<'_, str>>| v.map(Cow::into_owned);
+        MessageDelta {
+            id: self.id.into_owned(),
+            created_at: owned(self.created_at),
+            thread_id: owned(self.thread_id),
+            content: self.content.map(|c| Content::Text(c.into_owned())),
+            refusal: owned(self.refusal),
+            reasoning_content: owned(self.reasoning_content),
+            tool_calls: None,
+            finish_reason: None,
+            usage: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+/// Reads `data` as a text-only `model.message.delta` with a hand-written scanner (no serde, no
+/// allocation unless a string holds escapes). `None` means "not this exact shape, ask the next
+/// decoder": another type, another field (`tool_calls`, `usage`, `finish_reason`, unknown
+/// ones), a duplicate key, an escaped key, a number, a lone surrogate, anything not plain JSON.
+/// When it answers, the answer equals the general decoder's (tested below, including by
+/// property). Never panics; linear in `data`.
+pub(crate) fn text_delta(data: &str) -> Option<TextDelta<'_>> {
+    let mut scan = Scanner {
+        text: data,
+        bytes: data.as_bytes(),
+        at: 0,
+    };
+    scan.ws();
+    scan.eat(b'{')?;
+    let mut event_type = None;
+    let mut id = None;
+    let mut delta = TextDelta {
+        id: Cow::Borrowed(""),
+        created_at: None,
+        thread_id: None,
+        content: None,
+        refusal: None,
+        reasoning_content: None,
+    };
+    // Keys seen, as bits: a duplicate goes to the general decoder (serde's rule for it).
+    let mut seen = 0u8;
+    loop {
+        scan.ws();
+        let key = scan.plain_key()?;
+        scan.ws();
+        scan.eat(b':')?;
+        scan.ws();
+        let (bit, slot) = match key {
+            "type" => (1, &mut event_type),
+            "id" => (2, &mut id),
+            "created_at" => (4, &mut delta.created_at),
+            "thread_id" => (8, &mut delta.thread_id),
+            "content" => (16, &mut delta.content),
+            "refusal" => (32, &mut delta.refusal),
+            "reasoning_content" => (64, &mut delta.reasoning_content),
+            _ => return None,
+        };
+        if seen & bit != 0 {
+            return None;
+        }
+        seen |= bit;
+        *slot = scan.string_or_null()?;
+        scan.ws();
+        match scan.next()? {
+            b',' => continue,
+            b'}' => break,
+            _ => return None,
+        }
+    }
+    scan.ws();
+    if scan.at != scan.bytes.len() || event_type.as_deref() != Some("model.message.delta") {
+        return None;
+    }
+    delta.id = id?;
+    Some(delta)
+}
+
+/// A cursor over JSON text. Every method returns `None` on anything it does not accept.
+struct Scanner<'a> {
+    text: &'a str,
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Scanner<'a> {
+    fn next(&mut self) -> Option<u8> {
+        let byte = *self.bytes.get(self.at)?;
+        self.at += 1;
+        Some(byte)
+    }
+
+    fn eat(&mut self, expected: u8) -> Option<()> {
+        (self.next()? == expected).then_some(())
+    }
+
+    /// JSON insignificant whitespace (RFC 8259 §2).
+    fn ws(&mut self) {
+        while matches!(self.bytes.get(self.at), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.at += 1;
+        }
+    }
+
+    /// An object key without escapes (every key we accept is plain ASCII).
+    fn plain_key(&mut self) -> Option<&'a str> {
+        self.eat(b'"')?;
+        let start = self.at;
+        let len = self.bytes.get(start..)?.iter().position(|&b| b == b'"')?;
+        let key = self.text.get(start..start + len)?;
+        if key.bytes().any(|b| b == b'\\' || b < 0x20) {
+            return None;
+        }
+        self.at = start + len + 1;
+        Some(key)
+    }
+
+    /// `null` (→ `Some(None)`) or a string (→ `Some(Some(text))`).
+    fn string_or_null(&mut self) -> Option<Option<Cow<'a, str>>> {
+        if self.bytes.get(self.at..self.at + 4) == Some(b"null") {
+            self.at += 4;
+            return Some(None);
+        }
+        self.string().map(Some)
+    }
+
+    /// A JSON string, borrowed when it has no escapes. Unescaped control characters (which
+    /// serde_json rejects) and lone surrogates give `None`.
+    fn string(&mut self) -> Option<Cow<'a, str>> {
+        self.eat(b'"')?;
+        let start = self.at;
+        loop {
+            match self.next()? {
+                b'"' => return self.text.get(start..self.at - 1).map(Cow::Borrowed),
+                b'\\' => break,
+                0..=0x1F => return None,
+                _ => {}
+            }
+        }
+        // Escapes: copy what was plain, then decode the rest.
+        let mut out = String::from(self.text.get(start..self.at - 1)?);
+        self.at -= 1;
+        loop {
+            let plain_start = self.at;
+            loop {
+                match *self.bytes.get(self.at)? {
+                    b'"' | b'\\' => break,
+                    0..=0x1F => return None,
+                    _ => self.at += 1,
+                }
+            }
+            out.push_str(self.text.get(plain_start..self.at)?);
+            if self.next()? == b'"' {
+                return Some(Cow::Owned(out));
+            }
+            let unescaped = match self.next()? {
+                b'"' => '"',
+                b'\\' => '\\',
+                b'/' => '/',
+                b'b' => '\u{8}',
+                b'f' => '\u{c}',
+                b'n' => '\n',
+                b'r' => '\r',
+                b't' => '\t',
+                b'u' => self.unicode_escape()?,
+                _ => return None,
+            };
+            out.push(unescaped);
+        }
+    }
+
+    /// After `\u`: four hex digits, or a surrogate pair written as two escapes.
+    fn unicode_escape(&mut self) -> Option<char> {
+        let first = self.hex4()?;
+        if !(0xD800..0xDC00).contains(&first) {
+            // A lone low surrogate is not a `char`: `from_u32` refuses it.
+            return char::from_u32(first);
+        }
+        if self.next()? != b'\\' || self.next()? != b'u' {
+            return None;
+        }
+        let second = self.hex4()?;
+        if !(0xDC00..0xE000).contains(&second) {
+            return None;
+        }
+        char::from_u32(0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00))
+    }
+
+    fn hex4(&mut self) -> Option<u32> {
+        let mut value = 0;
+        for _ in 0..4 {
+            let digit = char::from(self.next()?).to_digit(16)?;
+            value = value * 16 + digit;
+        }
+        Some(value)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     extern crate std;
     use super::super::event::Event;
     use super::*;
+    use proptest::prelude::*;
 
     fn general(data: &str) -> Event {
         Event::from_value(serde_json::from_str(data).unwrap()).unwrap()
@@ -120,6 +335,7 @@ mod tests {
         let root =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/recorded");
         let mut checked = 0;
+        let mut text_checked = 0;
         for dir in std::fs::read_dir(&root).unwrap() {
             let dir = dir.unwrap().path();
             if !dir.is_dir() {
@@ -136,10 +352,19 @@ mod tests {
                         assert_eq!(Event::ModelMessageDelta(fast), general(line), "{line}");
                         checked += 1;
                     }
+                    if let Some(text) = text_delta(line) {
+                        let owned = Event::ModelMessageDelta(text.into_delta());
+                        assert_eq!(owned, general(line), "{line}");
+                        text_checked += 1;
+                    }
                 }
             }
         }
         assert!(checked > 100, "only {checked} deltas checked");
+        assert!(
+            text_checked > 100,
+            "only {text_checked} text deltas checked"
+        );
     }
 
     /// What the fast path does not model goes to the general path, which keeps it.
@@ -163,5 +388,120 @@ mod tests {
             r#"{"type":"model.message","id":"m1","thread_id":"main","note":"model.message.delta"}"#;
         assert!(delta(not_delta).is_none());
         assert!(delta("{\"type\":\"model.message.delta\"").is_none());
+        for declined in [
+            unknown_field,
+            parts,
+            not_delta,
+            "{\"type\":\"model.message.delta\"",
+        ] {
+            assert!(text_delta(declined).is_none(), "{declined}");
+        }
+        let tool = r#"{"type":"model.message.delta","id":"m1","tool_calls":[{"index":0}]}"#;
+        assert!(text_delta(tool).is_none());
+        assert!(delta(tool).is_some());
+    }
+
+    #[test]
+    fn text_deltas_borrow_unless_escaped() {
+        let plain = r#" { "content" : "a é 😀" , "type":"model.message.delta","id":"m","thread_id":null } "#;
+        let d = text_delta(plain).unwrap();
+        assert!(matches!(d.content, Some(Cow::Borrowed("a é 😀"))));
+        assert_eq!(d.thread_id, None);
+        let escaped =
+            r#"{"type":"model.message.delta","id":"m","content":"\"q\"\n\u00e9\ud83d\ude00\/"}"#;
+        let d = text_delta(escaped).unwrap();
+        assert_eq!(d.content.as_deref(), Some("\"q\"\né😀/"));
+        for bad in [
+            r#"{"type":"model.message.delta","id":"m","content":"\ud83d"}"#,
+            r#"{"type":"model.message.delta","id":"m","content":"\udc00"}"#,
+            r#"{"type":"model.message.delta","id":"m","content":"\x"}"#,
+            "{\"type\":\"model.message.delta\",\"id\":\"m\",\"content\":\"\u{1}\"}",
+            r#"{"type":"model.message.delta","id":"m","content":"a"} x"#,
+            r#"{"type":"model.message.delta","id":"m","id":"n"}"#,
+            r#"{"type":"model.message.delta","id":null}"#,
+            r#"{"type":"model.message.delta","id":"m","content":1}"#,
+            r#"{"\u0074ype":"model.message.delta","id":"m"}"#,
+            r#"{"type":"model.message.delta","id":"m",}"#,
+        ] {
+            assert!(text_delta(bad).is_none(), "{bad}");
+        }
+    }
+
+    /// Object members the property test assembles: known keys with valid and invalid values,
+    /// unknown and escaped keys, odd whitespace.
+    fn member() -> impl Strategy<Value = String> {
+        let key = prop_oneof![
+            1 => Just("type"),
+            1 => Just("id"),
+            3 => Just("created_at"),
+            3 => Just("thread_id"),
+            6 => Just("content"),
+            3 => Just("refusal"),
+            3 => Just("reasoning_content"),
+            1 => Just("usage"),
+            1 => Just("other"),
+            1 => Just("\\u0069d"),
+        ];
+        let piece = prop_oneof![
+            "[a-z ]{0,4}",
+            Just(String::from("é")),
+            Just(String::from("😀")),
+            Just(String::from("\\n")),
+            Just(String::from("\\\"")),
+            Just(String::from("\\\\")),
+            Just(String::from("\\/")),
+            Just(String::from("\\t\\b\\f\\r")),
+            Just(String::from("\\u00e9")),
+            Just(String::from("\\u0000")),
+            Just(String::from("\\uD83D\\uDE00")),
+            Just(String::from("\\ud83d")),
+            Just(String::from("\\udc00")),
+            Just(String::from("\\ud83d\\u0041")),
+            Just(String::from("\\q")),
+            Just(String::from("\\u12")),
+            Just(String::from("\u{1}")),
+            Just(String::from("\t")),
+        ];
+        let string = proptest::collection::vec(piece, 0..5)
+            .prop_map(|pieces| alloc::format!("\"{}\"", pieces.concat()));
+        let value = prop_oneof![
+            1 => Just(String::from("\"model.message.delta\"")),
+            20 => string,
+            4 => Just(String::from("null")),
+            1 => Just(String::from("nul")),
+            1 => Just(String::from("7")),
+            1 => Just(String::from("[]")),
+            1 => Just(String::from("{\"input_tokens\":1}")),
+        ];
+        let ws = prop_oneof![Just(""), Just(""), Just(" "), Just("\n\t"), Just("\r ")];
+        (key, ws.clone(), value, ws)
+            .prop_map(|(k, w1, v, w2)| alloc::format!("{w1}\"{k}\"{w2}:{w1}{v}{w2}"))
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
+
+        /// Whenever the scanner answers, the general decoder gives the same delta; and on
+        /// well-formed text-only deltas it does answer.
+        #[test]
+        fn scanner_agrees_with_the_general_decoder(
+            mut members in proptest::collection::vec(member(), 0..5),
+            envelope in proptest::bool::weighted(0.9),
+            at in (0usize..6, 0usize..7),
+            tail in proptest::prop_oneof![8 => Just(""), 1 => Just(" \n"), 1 => Just(","), 1 => Just("x")],
+        ) {
+            if envelope {
+                // Mostly well-formed: the type and an id somewhere among the members.
+                members.insert(at.0.min(members.len()), String::from(r#""type":"model.message.delta""#));
+                members.insert(at.1.min(members.len()), String::from(r#""id":"m\u00e9""#));
+            }
+            let text = alloc::format!("{{{}}}{tail}", members.join(","));
+            let general = serde_json::from_str::<Value>(&text)
+                .ok()
+                .and_then(|raw| Event::from_value(raw).ok());
+            if let Some(fast) = text_delta(&text) {
+                prop_assert_eq!(Some(Event::ModelMessageDelta(fast.into_delta())), general, "{}", text);
+            }
+        }
     }
 }

@@ -11,7 +11,7 @@
 //! - [`listing`]: `{data, pagination}`, `{data}`, session timeline items, the error body.
 
 pub mod event;
-mod fast;
+pub(crate) mod fast;
 pub mod input;
 pub mod listing;
 pub mod message;

@@ -1,0 +1,178 @@
+//! The hot path of a live turn: a text-only `model.message.delta` (almost every frame of a
+//! stream) applied straight from the frame's borrowed text, with no `wire::MessageDelta` built.
+//!
+//! Only the common case is handled here: the turn is running and under its event cap, the
+//! base message has arrived, is not merged and is on the same thread. Anything else (orphan
+//! delta, late event, mismatch, cap) builds the owned delta and takes the general path
+//! ([`SessionView::apply_live_event`]), so each rule is written once and the result is the same
+//! either way (tested in `tests` below and by the reduce property tests).
+
+use super::change::ChangeSet;
+use super::change::ReduceError;
+use super::merge;
+use super::view::ItemBody;
+use super::SessionView;
+use crate::wire;
+use crate::wire::fast::TextDelta;
+
+impl SessionView {
+    /// Applies `delta` (already admitted by sequence number) to `turn_id`.
+    pub(super) fn apply_text_delta(
+        &mut self,
+        turn_id: &str,
+        delta: TextDelta<'_>,
+        cs: &mut ChangeSet,
+    ) -> Result<(), ReduceError> {
+        let cap = self.config.max_events_per_turn;
+        let applied = 'fast: {
+            let Some(turn) = self.turns.get_mut(turn_id) else {
+                break 'fast None;
+            };
+            // Late events after `turn.done` and frozen turns have their own rules; so does the
+            // cap (an error).
+            if turn.internal.done_event_seen
+                || turn.internal.terminal
+                || turn.internal.event_count >= cap
+            {
+                break 'fast None;
+            }
+            let Some(item) = turn.items.get_mut(&*delta.id) else {
+                break 'fast None;
+            };
+            let ItemBody::Message(message) = &mut item.body else {
+                break 'fast None;
+            };
+            if message.merged {
+                break 'fast None;
+            }
+            if let (Some(a), Some(b)) = (&item.thread_id, &delta.thread_id) {
+                if a != b {
+                    break 'fast None;
+                }
+            }
+            turn.internal.event_count += 1;
+            // PROTOCOL §5 merge rule for text: append, an empty increment changes nothing.
+            let mut changed = false;
+            if let Some(text) = delta.content.as_deref().filter(|t| !t.is_empty()) {
+                merge::append_text(&mut message.content, text);
+                changed = true;
+            }
+            if let Some(text) = delta.reasoning_content.as_deref().filter(|t| !t.is_empty()) {
+                merge::append_opt(&mut message.reasoning, text);
+                changed = true;
+            }
+            if let Some(text) = delta.refusal.as_deref().filter(|t| !t.is_empty()) {
+                merge::append_opt(&mut message.refusal, text);
+                changed = true;
+            }
+            if changed {
+                item.version += 1;
+            }
+            Some(changed.then_some(item.version))
+        };
+        match applied {
+            Some(Some(version)) => {
+                cs.item(turn_id, &delta.id, version, false);
+                Ok(())
+            }
+            Some(None) => Ok(()),
+            None => self.apply_live_event(
+                turn_id,
+                wire::Event::ModelMessageDelta(delta.into_delta()),
+                cs,
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{ReducerConfig, SessionView};
+    use alloc::format;
+    use alloc::string::String;
+    use alloc::vec::Vec;
+
+    /// Applies frames with the fast path and, separately, as decoded events (which never take
+    /// it); the views and change sets must agree.
+    fn both(frames: &[&str]) -> SessionView {
+        let mut fast = SessionView::new("s", ReducerConfig::default());
+        let mut general = SessionView::new("s", ReducerConfig::default());
+        for (n, frame) in frames.iter().enumerate() {
+            let seq = Some(n as u64 + 1);
+            let a = fast.apply_live("t", seq, frame);
+            let b = match crate::wire::Event::from_json(frame) {
+                Ok(event) => general.apply_event("t", seq, event),
+                Err(_) => general.apply_live("t", seq, frame),
+            };
+            assert_eq!(a, b, "frame {n}: {frame}");
+        }
+        assert_eq!(fast.summary(), general.summary());
+        let items = |v: &SessionView| -> Vec<String> {
+            v.turns()
+                .flat_map(|t| t.items.values().map(|i| format!("{i:?}")))
+                .collect()
+        };
+        assert_eq!(items(&fast), items(&general));
+        fast
+    }
+
+    #[test]
+    fn agrees_with_the_general_path_on_each_rule() {
+        let created = r#"{"type":"turn.created","turn_id":"t","thread_id":null,"state":{"status":"running"}}"#;
+        let base = r#"{"type":"model.message","id":"m","thread_id":"main"}"#;
+        let delta = |extra: &str| {
+            format!(r#"{{"type":"model.message.delta","id":"m","thread_id":"main"{extra}}}"#)
+        };
+        let text = delta(r#","content":"a\u00e9\n""#);
+        let empty = delta(r#","content":"""#);
+        let reasoning = delta(r#","reasoning_content":"r","refusal":"x""#);
+        let other_thread =
+            r#"{"type":"model.message.delta","id":"m","thread_id":"x","content":"b"}"#;
+        let orphan = r#"{"type":"model.message.delta","id":"later","content":"c"}"#;
+        let later_base = r#"{"type":"model.message","id":"later","thread_id":"main"}"#;
+        let done = r#"{"type":"turn.done","id":"d","state":{"status":"done"}}"#;
+        let late = delta(r#","content":"late""#);
+        for frame in [&text, &empty, &reasoning, other_thread, orphan, &late] {
+            assert!(crate::wire::fast::text_delta(frame).is_some(), "{frame}");
+        }
+        let view = both(&[
+            created,
+            orphan,
+            base,
+            &text,
+            &empty,
+            &reasoning,
+            other_thread,
+            later_base,
+            &text,
+            done,
+            &late,
+        ]);
+        let text_of = |id: &str| match view.item("t", id).map(|i| &i.body) {
+            Some(super::ItemBody::Message(m)) => m.content.as_ref().map(|c| c.text()),
+            _ => None,
+        };
+        assert_eq!(text_of("m").as_deref(), Some("a\u{e9}\na\u{e9}\n"));
+        assert_eq!(text_of("later").as_deref(), Some("c"));
+    }
+
+    #[test]
+    fn agrees_on_a_merged_message_and_the_cap() {
+        let created = r#"{"type":"turn.created","turn_id":"t","thread_id":null,"state":{"status":"running"}}"#;
+        let merged = r#"{"type":"model.message","id":"m","thread_id":"main","content":"all","finish_reason":"stop"}"#;
+        let delta = r#"{"type":"model.message.delta","id":"m","content":"more"}"#;
+        both(&[created, merged, delta]);
+        let config = ReducerConfig {
+            max_events_per_turn: 2,
+            ..ReducerConfig::default()
+        };
+        let base = r#"{"type":"model.message","id":"m"}"#;
+        let mut view = SessionView::new("s", config);
+        assert!(view.apply_live("t", Some(1), created).is_ok());
+        assert!(view.apply_live("t", Some(2), base).is_ok());
+        assert!(matches!(
+            view.apply_live("t", Some(3), delta),
+            Err(super::ReduceError::EventCapExceeded { .. })
+        ));
+    }
+}
