@@ -1,20 +1,19 @@
 //! The hot path: one network chunk → SSE parser → reducer → recovery machine, in one borrow, with
 //! one listener notification per chunk at most (the TS layer coalesces further, per frame).
 use forgestream_core::resume::Input;
-use forgestream_core::sse::SseItem;
+use forgestream_core::sse::SseItemRef;
 use forgestream_core::wire;
 use wasm_bindgen::JsValue;
 
 use crate::exec;
 use crate::session::{SessionState, SessionWeak};
 
-thread_local! {
-    /// Reused item buffer: the parser appends, we drain; no allocation per chunk.
-    static ITEMS: std::cell::RefCell<Vec<SseItem>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
 /// Feeds one chunk of request `request_id` of run `run_id`. Returns false when that request is no
 /// longer the open one (the caller stops reading).
+///
+/// Frames go from the parser to the reducer borrowed (`SseParser::feed_with`): a frame inside
+/// the chunk is never copied, and a text delta is appended to its message straight from the
+/// chunk's bytes.
 pub fn bytes(weak: &SessionWeak, run_id: u64, request_id: u64, chunk: &[u8]) -> bool {
     let Some(rc) = weak.upgrade() else {
         return false;
@@ -25,21 +24,24 @@ pub fn bytes(weak: &SessionWeak, run_id: u64, request_id: u64, chunk: &[u8]) -> 
             return false;
         }
         let now = crate::js::now_ms();
-        ITEMS.with(|items| {
-            let mut items = items.borrow_mut();
-            items.clear();
-            let parsed = match state.run.as_mut() {
-                Some(run) => run.parser.feed(chunk, &mut items),
-                None => return,
-            };
-            if let Err(e) = parsed {
-                // Items before the oversize frame are in `items`; the parser skips the rest of it.
-                state.warn("protocol", e.to_string());
-            }
-            for item in items.drain(..) {
-                apply_item(&mut state, item, now);
-            }
-        });
+        // The parser leaves the run for the call so the callback can borrow the whole state;
+        // nothing in `apply_item` replaces the run (commands run later, in `exec::pump`).
+        let Some(mut parser) = state
+            .run
+            .as_mut()
+            .map(|run| std::mem::take(&mut run.parser))
+        else {
+            return true;
+        };
+        let state = &mut *state;
+        let parsed = parser.feed_with(chunk, |item| apply_item(state, item, now));
+        if let Err(e) = parsed {
+            // Items before and after the oversize frame were applied; the parser skipped it.
+            state.warn("protocol", e.to_string());
+        }
+        if let Some(run) = state.run.as_mut() {
+            run.parser = parser;
+        }
     }
     exec::pump(&rc);
     true
@@ -96,21 +98,18 @@ fn is_current(state: &SessionState, run_id: u64, request_id: u64) -> bool {
 }
 
 /// `now` is read once per network chunk (a `Date.now()` per frame showed up in profiles).
-fn apply_item(state: &mut SessionState, item: SseItem, now: u64) {
+fn apply_item(state: &mut SessionState, item: SseItemRef<'_>, now: u64) {
     match item {
-        SseItem::Event(event) => {
-            let seq = event
-                .id
-                .as_deref()
-                .and_then(|id| id.trim().parse::<u64>().ok());
-            apply_frame(state, seq, &event.data, now);
+        SseItemRef::Event(event) => {
+            let seq = event.id.and_then(|id| id.trim().parse::<u64>().ok());
+            apply_frame(state, seq, event.data, now);
         }
-        SseItem::Comment => {
+        SseItemRef::Comment => {
             if let Some(run) = state.run.as_mut() {
                 run.machine.handle(Input::Comment, now);
             }
         }
-        SseItem::Retry(ms) => {
+        SseItemRef::Retry(ms) => {
             if let Some(run) = state.run.as_mut() {
                 run.machine.handle(Input::Retry(ms), now);
             }
@@ -147,14 +146,21 @@ fn apply_frame(state: &mut SessionState, seq: Option<u64>, data: &str, now: u64)
     if state.client.options.inspect {
         log_frame(state, &turn_id, seq, data, now);
     }
-    let turn_done = match state.view.apply_live(&turn_id, seq, data) {
-        Ok(changes) => {
-            state.record(changes);
-            state
-                .view
-                .turn(&turn_id)
-                .is_some_and(|t| t.status != forgestream_core::reduce::TurnStatus::Running)
-        }
+    // Recorded straight into the session's pending change set (drained by `takeChanges`), so a
+    // burst of deltas on one message costs no change-set allocation per frame.
+    let applied = state
+        .view
+        .apply_live_into(&turn_id, seq, data, &mut state.changes);
+    if !state.changes.is_empty() {
+        // Errs on the side of one extra notification (a no-op frame while undrained changes
+        // wait), never a missed one.
+        state.dirty = true;
+    }
+    let turn_done = match applied {
+        Ok(()) => state
+            .view
+            .turn(&turn_id)
+            .is_some_and(|t| t.status != forgestream_core::reduce::TurnStatus::Running),
         Err(e) => {
             state.warn("protocol", e.to_string());
             false

@@ -367,19 +367,19 @@ impl SessionView {
 
     /// Creates the turn if needed and applies the sequence-number dedupe. False = skip.
     fn admit(&mut self, turn_id: &str, sequence_number: Option<u64>, cs: &mut ChangeSet) -> bool {
-        let Some(n) = sequence_number else {
+        // One lookup for a known turn (every frame but the first): this runs per live frame.
+        if !self.turns.contains_key(turn_id) {
             self.ensure_turn(turn_id, cs);
-            return true;
-        };
-        if let Some(turn) = self.turns.get(turn_id) {
-            if turn.last_sequence_number.is_some_and(|hwm| n <= hwm) {
-                return false;
-            }
         }
-        self.ensure_turn(turn_id, cs);
         let Some(turn) = self.turns.get_mut(turn_id) else {
             return false;
         };
+        let Some(n) = sequence_number else {
+            return true;
+        };
+        if turn.last_sequence_number.is_some_and(|hwm| n <= hwm) {
+            return false;
+        }
         let expected = turn
             .last_sequence_number
             .map_or(1, |hwm| hwm.saturating_add(1));

@@ -25,6 +25,7 @@ pub(super) struct Frame<'c> {
     pub(super) id: Option<Cow<'c, str>>,
 }
 
+#[inline(always)]
 fn len(value: Option<&Cow<'_, str>>) -> usize {
     value.map_or(0, |v| v.len())
 }
@@ -32,6 +33,7 @@ fn len(value: Option<&Cow<'_, str>>) -> usize {
 impl<'c> Frame<'c> {
     /// Bytes this frame holds, in bytes (for the frame cap). Borrowed values count too: the
     /// verdict must not depend on where the chunk boundaries fall.
+    #[inline(always)]
     pub(super) fn retained_bytes(&self) -> usize {
         len(self.data.as_ref())
             .saturating_add(len(self.event_type.as_ref()))

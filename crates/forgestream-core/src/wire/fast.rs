@@ -205,18 +205,23 @@ struct Scanner<'a> {
     at: usize,
 }
 
+// `#[inline(always)]` on the per-byte helpers: the wasm build optimises for size (opt-level
+// "z") and would otherwise call them per byte.
 impl<'a> Scanner<'a> {
+    #[inline(always)]
     fn next(&mut self) -> Option<u8> {
         let byte = *self.bytes.get(self.at)?;
         self.at += 1;
         Some(byte)
     }
 
+    #[inline(always)]
     fn eat(&mut self, expected: u8) -> Option<()> {
         (self.next()? == expected).then_some(())
     }
 
     /// JSON insignificant whitespace (RFC 8259 §2).
+    #[inline(always)]
     fn ws(&mut self) {
         while matches!(self.bytes.get(self.at), Some(b' ' | b'\t' | b'\n' | b'\r')) {
             self.at += 1;
@@ -250,17 +255,23 @@ impl<'a> Scanner<'a> {
     fn string(&mut self) -> Option<Cow<'a, str>> {
         self.eat(b'"')?;
         let start = self.at;
-        loop {
-            match self.next()? {
-                b'"' => return self.text.get(start..self.at - 1).map(Cow::Borrowed),
-                b'\\' => break,
-                0..=0x1F => return None,
-                _ => {}
+        let plain = self
+            .bytes
+            .get(start..)?
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+        let end = start + plain;
+        match self.bytes.get(end)? {
+            b'"' => {
+                self.at = end + 1;
+                return self.text.get(start..end).map(Cow::Borrowed);
             }
+            b'\\' => {}
+            _ => return None,
         }
         // Escapes: copy what was plain, then decode the rest.
-        let mut out = String::from(self.text.get(start..self.at - 1)?);
-        self.at -= 1;
+        let mut out = String::from(self.text.get(start..end)?);
+        self.at = end;
         loop {
             let plain_start = self.at;
             loop {

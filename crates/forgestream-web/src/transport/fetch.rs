@@ -23,10 +23,20 @@ pub struct HttpRequest<'a> {
     pub credentials: &'a str,
 }
 
+/// Most bytes of a body chunk copied into wasm memory at once (64 KiB).
+///
+/// The network hands over whatever has arrived: when the page is busy, one read can hold
+/// megabytes. Copying such a read whole made the wasm linear memory (which never shrinks) grow
+/// by its size; taking it in slices of this size bounds the copy, and the SSE parser does not
+/// care where reads are cut.
+const SLICE_BYTES: u32 = 64 * 1024;
+
 /// A response whose headers have arrived; the body is still streaming.
 pub struct HttpResponse {
     response: Response,
     reader: Option<ReadableStreamDefaultReader>,
+    /// The body chunk being handed out in slices, and the offset of its next slice.
+    pending: Option<(Uint8Array, u32)>,
 }
 
 /// Why a request produced no usable response.
@@ -97,6 +107,7 @@ pub async fn send(
     Ok(HttpResponse {
         response,
         reader: None,
+        pending: None,
     })
 }
 
@@ -121,9 +132,13 @@ impl HttpResponse {
             .map(|s| s.saturating_mul(1000))
     }
 
-    /// Reads the next body chunk; `Ok(None)` at the end of the body. Chunk sizes are whatever the
-    /// network delivered.
+    /// Reads the next body chunk; `Ok(None)` at the end of the body. Chunks are what the network
+    /// delivered, cut into slices of at most [`SLICE_BYTES`] (an empty read gives an empty
+    /// chunk).
     pub async fn next_chunk(&mut self) -> Result<Option<Vec<u8>>, FetchError> {
+        if let Some(slice) = self.next_slice() {
+            return Ok(Some(slice));
+        }
         if self.reader.is_none() {
             let Some(body) = self.response.body() else {
                 return Ok(None);
@@ -156,7 +171,24 @@ impl HttpResponse {
         let bytes: Uint8Array = value
             .dyn_into()
             .map_err(|_| FetchError::Network("body chunk is not a Uint8Array".into()))?;
-        Ok(Some(bytes.to_vec()))
+        self.pending = Some((bytes, 0));
+        Ok(Some(self.next_slice().unwrap_or_default()))
+    }
+
+    /// The next slice of the pending chunk, if any of it is left.
+    fn next_slice(&mut self) -> Option<Vec<u8>> {
+        let (bytes, offset) = self.pending.as_mut()?;
+        let length = bytes.length();
+        let start = *offset;
+        let end = start.saturating_add(SLICE_BYTES).min(length);
+        if end >= length {
+            // Last slice: drop the JS array now rather than at the next read.
+            let last = (start < length).then(|| bytes.subarray(start, end).to_vec());
+            self.pending = None;
+            return last;
+        }
+        *offset = end;
+        Some(bytes.subarray(start, end).to_vec())
     }
 
     /// Reads the whole body as text (JSON responses and error bodies).
