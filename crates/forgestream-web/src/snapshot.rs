@@ -142,8 +142,26 @@ fn error(state: &SessionState) -> Option<ErrorOut<'_>> {
     })
 }
 
-fn to_js(out: &Out<'_>) -> Result<JsValue, SdkError> {
-    json_to_js(out)
+/// The envelope in one `JSON.parse`, then each item in its own. Items hold the whole text of
+/// their messages, so one text for everything was the size of the view (and twice that while
+/// its buffer grew), raising the wasm memory high-water, which never comes down; per item, the
+/// largest buffer is one item. Same JS value as parsing one text.
+fn to_js(mut out: Out<'_>) -> Result<JsValue, SdkError> {
+    let items = std::mem::take(&mut out.items);
+    let envelope = json_to_js(&out)?;
+    if !items.is_empty() {
+        let array = js_sys::Array::new_with_length(u32::try_from(items.len()).unwrap_or(u32::MAX));
+        for (index, item) in (0u32..).zip(&items) {
+            array.set(index, json_to_js(item)?);
+        }
+        js_sys::Reflect::set(&envelope, &JsValue::from_str("items"), &array).map_err(|_| {
+            SdkError::new(
+                ErrorCode::InvalidResponse,
+                "view serialisation failed: items",
+            )
+        })?;
+    }
+    Ok(envelope)
 }
 
 /// Serialises `value` with serde_json and hands it to `JSON.parse`: one boundary crossing for the
@@ -205,7 +223,7 @@ pub fn full(state: &SessionState) -> Result<JsValue, SdkError> {
         error: error(state),
         warnings: Vec::new(),
     };
-    to_js(&out)
+    to_js(out)
 }
 
 /// Only what `changes` names (plus the connection badge and error, which are tiny).
@@ -258,7 +276,7 @@ pub fn changes(
         error: error(state),
         warnings: warnings(changes, extra_warnings),
     };
-    to_js(&out)
+    to_js(out)
 }
 
 /// The reducer's canonical digest of the session (`SessionView::summary`), for evaluators.

@@ -136,6 +136,24 @@ fn new_call(index: u32) -> ToolCallView {
     }
 }
 
+/// A finished message stops growing: give back the spare capacity its appended text built up
+/// (up to half of it, from doubling), so the next message can reuse it instead of the wasm
+/// memory growing.
+fn release_slack(message: &mut MessageView) {
+    if let Some(ContentView::Text(text)) = &mut message.content {
+        text.shrink_to_fit();
+    }
+    for text in [&mut message.reasoning, &mut message.refusal]
+        .into_iter()
+        .flatten()
+    {
+        text.shrink_to_fit();
+    }
+    for call in &mut message.tool_calls {
+        call.arguments_text.shrink_to_fit();
+    }
+}
+
 /// Applies one delta to its base (PROTOCOL §5 "Delta merge rule").
 pub(crate) fn apply_delta(message: &mut MessageView, delta: &wire::MessageDelta) -> DeltaEffects {
     let mut fx = DeltaEffects::default();
@@ -217,6 +235,7 @@ pub(crate) fn apply_delta(message: &mut MessageView, delta: &wire::MessageDelta)
                 fx.unparsed.push(call.tool_call_id.clone());
             }
         }
+        release_slack(message);
     }
     if let Some(usage) = &delta.usage {
         let new = Some(UsageView::from_message(usage));
