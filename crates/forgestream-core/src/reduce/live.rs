@@ -175,4 +175,37 @@ mod tests {
             Err(super::ReduceError::EventCapExceeded { .. })
         ));
     }
+
+    /// Frames the property test draws from: every branch of the fast path and its fallbacks.
+    const FRAMES: &[&str] = &[
+        r#"{"type":"turn.created","turn_id":"t","thread_id":null,"state":{"status":"running"}}"#,
+        r#"{"type":"model.message","id":"a","thread_id":"main"}"#,
+        r#"{"type":"model.message","id":"b","thread_id":"sub"}"#,
+        r#"{"type":"model.message","id":"a","thread_id":"main","content":"whole","finish_reason":"stop"}"#,
+        r#"{"type":"model.message.delta","id":"a","thread_id":"main","content":"x"}"#,
+        r#"{"type":"model.message.delta","id":"a","content":"y\u00e9","reasoning_content":"r"}"#,
+        r#"{"type":"model.message.delta","id":"a","thread_id":"main","content":""}"#,
+        r#"{"type":"model.message.delta","id":"a","thread_id":"sub","content":"z"}"#,
+        r#"{"type":"model.message.delta","id":"b","thread_id":"sub","refusal":"no"}"#,
+        r#"{"type":"model.message.delta","id":"c","content":"orphan"}"#,
+        r#"{"type":"model.message.delta","id":"r","content":"not a message"}"#,
+        r#"{"type":"model.message.delta","id":"a","finish_reason":"stop"}"#,
+        r#"{"type":"model.message.delta","id":"a","tool_calls":[{"index":0,"id":"call","function":{"name":"f","arguments":"{}"}}]}"#,
+        r#"{"type":"model.message","id":"c","thread_id":"main"}"#,
+        r#"{"type":"tool.response","id":"r","thread_id":"main","tool_call_id":"call","content":"ok"}"#,
+        r#"{"type":"turn.done","id":"d","state":{"status":"done"}}"#,
+        r#"{"type":"turn.done","id":"d","state":{"status":"cancelled","cancel_reason":"cancelled-for-next-turn"}}"#,
+    ];
+
+    proptest::proptest! {
+        /// Any sequence of these frames, applied live (fast path where it applies) and as
+        /// decoded events (general path only), gives the same change sets and view.
+        #[test]
+        fn any_frame_sequence_agrees_with_the_general_path(
+            picks in proptest::collection::vec(0..FRAMES.len(), 0..40),
+        ) {
+            let frames: Vec<&str> = picks.iter().filter_map(|&i| FRAMES.get(i).copied()).collect();
+            both(&frames);
+        }
+    }
 }
