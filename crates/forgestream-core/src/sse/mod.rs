@@ -18,8 +18,10 @@
 //! - a blank line dispatches; a frame with no `data` line produces no event but still commits its
 //!   `id`; an unterminated frame at end of stream ([`SseParser::finish`]) is discarded.
 //!
-//! Work is linear in the input: each byte is scanned once, and a partial line is buffered, never
-//! rescanned.
+//! Work is linear in the input: a read's complete lines are searched for terminators once
+//! (`memchr`) and validated as UTF-8 once, and a partial line is buffered, never rescanned.
+//! [`SseParser::feed_with`] hands frames out borrowed from the read (no copy when a frame lies
+//! inside one read); [`SseParser::feed`] gives owned [`SseItem`]s.
 
 mod config;
 mod error;
