@@ -302,7 +302,7 @@ function SessionView({ client, stored }: { client: AgentClient; stored: StoredSe
       </main>
       <aside className="inspector">
         <UsagePanel usage={snapshot.usage} />
-        <Timeline session={session} snapshot={snapshot} />
+        <Timeline session={session} />
       </aside>
     </>
   );
