@@ -1,4 +1,4 @@
-import { memo, useEffect, useMemo, useState } from "react";
+import { memo, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import type { AgentSession, FrameLogEntry, SessionSnapshot, UsageView } from "forgestream";
 import { badgeStatus, formatTokens, shortId } from "./format";
 
@@ -181,28 +181,81 @@ export const Timeline = memo(function Timeline({ session }: { session: AgentSess
         (rows.length === 0 ? (
           <p className="muted">No frames received yet.</p>
         ) : (
-          <div className="timeline-scroll">
-            <table>
-              <thead>
-                <tr>
-                  <th>seq</th>
-                  <th>type</th>
-                  <th>thread</th>
-                  <th>id</th>
-                  <th className="num">bytes</th>
-                </tr>
-              </thead>
-              <tbody>
-                {rows.map(({ key, f }) => (
-                  <TimelineRow key={key} seq={f.sequenceNumber} type={f.eventType} thread={f.threadId} id={f.id} bytes={f.bytes} />
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <TimelineTable rows={rows} />
         ))}
     </section>
   );
 });
+
+/** Height of one timeline row, px (`.timeline tbody tr` in styles.css says the same). */
+const ROW_PX = 20;
+/** Rows rendered beyond each edge of the visible part. */
+const OVERSCAN = 8;
+
+/**
+ * The rows of the timeline, windowed: only the rows in (or near) the scroller's view are in the
+ * DOM, with spacer rows for the rest. While frames stream in, each read replaces most of the 250
+ * rows; rendering about twenty keeps that to a small table layout instead of a large one.
+ */
+function TimelineTable({ rows }: { rows: readonly { key: string; f: FrameLogEntry }[] }) {
+  const scroller = useRef<HTMLDivElement>(null);
+  const [view, setView] = useState({ top: 0, height: 0 });
+  const pending = useRef(false);
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    if (!el) return;
+    const measure = () => setView({ top: el.scrollTop, height: el.clientHeight });
+    measure();
+    const observer = new ResizeObserver(measure);
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, []);
+  const onScroll = () => {
+    // One state update per frame, read after the browser has scrolled.
+    if (pending.current) return;
+    pending.current = true;
+    requestAnimationFrame(() => {
+      pending.current = false;
+      const el = scroller.current;
+      if (el) setView({ top: el.scrollTop, height: el.clientHeight });
+    });
+  };
+  // Before the first measurement, assume a tall view: a few rows too many, never too few.
+  const height = view.height || 1000;
+  const first = Math.max(0, Math.floor(view.top / ROW_PX) - OVERSCAN);
+  const last = Math.min(rows.length, Math.ceil((view.top + height) / ROW_PX) + OVERSCAN);
+  return (
+    <div className="timeline-scroll" ref={scroller} onScroll={onScroll}>
+      <table>
+        <thead>
+          <tr>
+            <th>seq</th>
+            <th>type</th>
+            <th>thread</th>
+            <th>id</th>
+            <th className="num">bytes</th>
+          </tr>
+        </thead>
+        <tbody>
+          {first > 0 && <Spacer rows={first} />}
+          {rows.slice(first, last).map(({ key, f }) => (
+            <TimelineRow key={key} seq={f.sequenceNumber} type={f.eventType} thread={f.threadId} id={f.id} bytes={f.bytes} />
+          ))}
+          {last < rows.length && <Spacer rows={rows.length - last} />}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** Stands in for `rows` rows that are not rendered. */
+function Spacer({ rows }: { rows: number }) {
+  return (
+    <tr className="spacer" aria-hidden="true">
+      <td colSpan={5} style={{ height: rows * ROW_PX }} />
+    </tr>
+  );
+}
 
 /** One frame; props are primitives so an unchanged row is skipped although each read makes new entries. */
 const TimelineRow = memo(function TimelineRow({ seq, type, thread, id, bytes }: { seq: number | null; type: string; thread: string | null; id: string | null; bytes: number }) {
