@@ -40,6 +40,13 @@ test("refresh mid-stream resumes the turn without duplicated or missing text", a
   expect(persisted.length).toBeGreaterThan(before.length);
   expect(shown).toBe(persisted);
   expect(shown.startsWith(before)).toBe(true);
+  // A story this long renders in several stable chunks (www/src/chunks.ts): the exact text
+  // comparison above covers the joins between them.
+  expect(await page.locator(`[data-turn-id="${turnId}"] [data-testid="message-text"] > .chunk`).count()).toBeGreaterThan(1);
+  // The transcript followed the story down to its end (the story is taller than the view).
+  const view = await page.getByTestId("transcript").evaluate((el) => ({ top: el.scrollTop, gap: el.scrollHeight - el.scrollTop - el.clientHeight }));
+  expect(view.top).toBeGreaterThan(0);
+  expect(view.gap).toBeLessThan(80);
   expect(posts.count).toBe(1);
   await shot(page, "refresh-mid-stream");
   expect(errors).toEqual([]);

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from "react";
+import { memo, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import type { AgentSession, FrameLogEntry, SessionSnapshot, UsageView } from "forgestream";
 import { badgeStatus, formatTokens, shortId } from "./format";
 
@@ -54,7 +54,8 @@ const SEGMENTS: { key: keyof UsageView["breakdown"]; label: string }[] = [
   { key: "messages", label: "Messages" },
 ];
 
-export function UsagePanel({ usage }: { usage: UsageView | null }) {
+/** Memoised: the SDK keeps `usage`'s identity until usage changes, so streaming skips this. */
+export const UsagePanel = memo(function UsagePanel({ usage }: { usage: UsageView | null }) {
   const b = usage?.breakdown;
   const total = b ? SEGMENTS.reduce((s, seg) => s + b[seg.key], 0) : 0;
   return (
@@ -118,37 +119,54 @@ export function UsagePanel({ usage }: { usage: UsageView | null }) {
       )}
     </section>
   );
-}
+});
 
 const TIMELINE_ROWS = 250;
+/** How often the log is read while frames arrive, ms. */
+const TIMELINE_EVERY_MS = 250;
 
 /**
  * The frame inspector. `session.eventLog()` copies the log out of wasm, so it is read at most every
- * 250 ms while the snapshot changes (trailing read included, so the last frame always shows).
+ * 250 ms while the session changes (trailing read included, so the last frame always shows). The
+ * panel subscribes to the session itself instead of taking the snapshot as a prop, so it renders
+ * only when it has read the log — not with every snapshot — and rows that are still shown keep
+ * their elements (keyed by turn and sequence number, memoised on their values).
  */
-export function Timeline({ session, snapshot }: { session: AgentSession | null; snapshot: SessionSnapshot }) {
+export const Timeline = memo(function Timeline({ session }: { session: AgentSession | null }) {
   const [open, setOpen] = useState(true);
-  const [log, setLog] = useState<FrameLogEntry[]>([]);
-  const lastRead = useRef(0);
-  const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
+  const [log, setLog] = useState<readonly FrameLogEntry[]>([]);
   useEffect(() => {
     if (!session || !open) return;
+    let lastRead = 0;
+    let timer: ReturnType<typeof setTimeout> | null = null;
     const read = () => {
-      timer.current = null;
-      lastRead.current = performance.now();
+      timer = null;
+      lastRead = performance.now();
       setLog(session.eventLog());
     };
-    const wait = 250 - (performance.now() - lastRead.current);
-    if (wait <= 0) read();
-    else timer.current ??= setTimeout(read, wait);
-  }, [session, open, snapshot]);
-  useEffect(
-    () => () => {
-      if (timer.current) clearTimeout(timer.current);
-    },
-    [],
-  );
-  const rows = log.slice(-TIMELINE_ROWS).reverse();
+    const changed = () => {
+      const wait = TIMELINE_EVERY_MS - (performance.now() - lastRead);
+      if (wait <= 0) read();
+      else timer ??= setTimeout(read, wait);
+    };
+    const unsubscribe = session.subscribe(changed);
+    read();
+    return () => {
+      unsubscribe();
+      if (timer) clearTimeout(timer);
+    };
+  }, [session, open]);
+  const rows = useMemo(() => {
+    const shown = log.slice(-TIMELINE_ROWS).reverse();
+    const seen = new Map<string, number>();
+    return shown.map((f) => {
+      // A frame seen twice (a replay after a reconnect) keeps a distinct key.
+      const base = `${f.turnId}:${f.sequenceNumber ?? "x"}:${f.eventType}`;
+      const n = seen.get(base) ?? 0;
+      seen.set(base, n + 1);
+      return { key: n === 0 ? base : `${base}#${n}`, f };
+    });
+  }, [log]);
   return (
     <section className="panel timeline" data-testid="timeline">
       <h2>
@@ -163,33 +181,93 @@ export function Timeline({ session, snapshot }: { session: AgentSession | null; 
         (rows.length === 0 ? (
           <p className="muted">No frames received yet.</p>
         ) : (
-          <div className="timeline-scroll">
-            <table>
-              <thead>
-                <tr>
-                  <th>seq</th>
-                  <th>type</th>
-                  <th>thread</th>
-                  <th>id</th>
-                  <th className="num">bytes</th>
-                </tr>
-              </thead>
-              <tbody>
-                {rows.map((f, i) => (
-                  <tr key={`${f.turnId}:${f.sequenceNumber ?? "x"}:${i}`} className={`ev ev-${f.eventType.split(".")[0]}`} data-testid="timeline-row">
-                    <td className="num">{f.sequenceNumber ?? "—"}</td>
-                    <td title={f.eventType}>{f.eventType}</td>
-                    <td title={f.threadId ?? ""}>{f.threadId === null ? "—" : shortId(f.threadId, 4)}</td>
-                    <td title={f.id ?? ""}>
-                      <code>{f.id ? f.id.slice(-6) : "—"}</code>
-                    </td>
-                    <td className="num">{f.bytes}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <TimelineTable rows={rows} />
         ))}
     </section>
   );
+});
+
+/** Height of one timeline row, px (`.timeline tbody tr` in styles.css says the same). */
+const ROW_PX = 20;
+/** Rows rendered beyond each edge of the visible part. */
+const OVERSCAN = 8;
+
+/**
+ * The rows of the timeline, windowed: only the rows in (or near) the scroller's view are in the
+ * DOM, with spacer rows for the rest. While frames stream in, each read replaces most of the 250
+ * rows; rendering about twenty keeps that to a small table layout instead of a large one.
+ */
+function TimelineTable({ rows }: { rows: readonly { key: string; f: FrameLogEntry }[] }) {
+  const scroller = useRef<HTMLDivElement>(null);
+  const [view, setView] = useState({ top: 0, height: 0 });
+  const pending = useRef(false);
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    if (!el) return;
+    const measure = () => setView({ top: el.scrollTop, height: el.clientHeight });
+    measure();
+    const observer = new ResizeObserver(measure);
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, []);
+  const onScroll = () => {
+    // One state update per frame, read after the browser has scrolled.
+    if (pending.current) return;
+    pending.current = true;
+    requestAnimationFrame(() => {
+      pending.current = false;
+      const el = scroller.current;
+      if (el) setView({ top: el.scrollTop, height: el.clientHeight });
+    });
+  };
+  // Before the first measurement, assume a tall view: a few rows too many, never too few.
+  const height = view.height || 1000;
+  const first = Math.max(0, Math.floor(view.top / ROW_PX) - OVERSCAN);
+  const last = Math.min(rows.length, Math.ceil((view.top + height) / ROW_PX) + OVERSCAN);
+  return (
+    <div className="timeline-scroll" ref={scroller} onScroll={onScroll}>
+      <table>
+        <thead>
+          <tr>
+            <th>seq</th>
+            <th>type</th>
+            <th>thread</th>
+            <th>id</th>
+            <th className="num">bytes</th>
+          </tr>
+        </thead>
+        <tbody>
+          {first > 0 && <Spacer rows={first} />}
+          {rows.slice(first, last).map(({ key, f }) => (
+            <TimelineRow key={key} seq={f.sequenceNumber} type={f.eventType} thread={f.threadId} id={f.id} bytes={f.bytes} />
+          ))}
+          {last < rows.length && <Spacer rows={rows.length - last} />}
+        </tbody>
+      </table>
+    </div>
+  );
 }
+
+/** Stands in for `rows` rows that are not rendered. */
+function Spacer({ rows }: { rows: number }) {
+  return (
+    <tr className="spacer" aria-hidden="true">
+      <td colSpan={5} style={{ height: rows * ROW_PX }} />
+    </tr>
+  );
+}
+
+/** One frame; props are primitives so an unchanged row is skipped although each read makes new entries. */
+const TimelineRow = memo(function TimelineRow({ seq, type, thread, id, bytes }: { seq: number | null; type: string; thread: string | null; id: string | null; bytes: number }) {
+  return (
+    <tr className={`ev ev-${type.split(".")[0]}`} data-testid="timeline-row">
+      <td className="num">{seq ?? "—"}</td>
+      <td title={type}>{type}</td>
+      <td title={thread ?? ""}>{thread === null ? "—" : shortId(thread, 4)}</td>
+      <td title={id ?? ""}>
+        <code>{id ? id.slice(-6) : "—"}</code>
+      </td>
+      <td className="num">{bytes}</td>
+    </tr>
+  );
+});

@@ -1,6 +1,8 @@
+import { memo, useMemo } from "react";
 import type { ItemView, PendingAction, SessionSnapshot, ThreadView, ToolCallView, TurnSnapshot } from "forgestream";
 import { contentText, formatTokens, prettyArguments, prettyResult, shortId, turnInputs } from "./format";
 import { type Indexes, type MessageItem, isMainItem, isMessage } from "./indexes";
+import { textChunks } from "./chunks";
 
 interface Ctx {
   ix: Indexes;
@@ -9,26 +11,90 @@ interface Ctx {
   running: boolean;
 }
 
+/*
+ * Rendering cost. The SDK's snapshots share structure: an item that did not change keeps its
+ * object identity, and so does its turn. Turns and items are therefore memoised on identity, plus
+ * a list of the other things they read through `Ctx` (tool results, pending actions, answers,
+ * sub-agent threads and their items — see `itemDeps`): `Ctx` itself is rebuilt with every
+ * snapshot, so it cannot be compared. While a message streams, only its turn and that one item
+ * render again; the rest of the transcript is skipped.
+ */
+
+/** Everything `Item` (and what it renders) reads from `Ctx` besides the item itself, in order. */
+function itemDeps(item: ItemView, ctx: Ctx, out: unknown[] = [], seen = new Set<string>()): unknown[] {
+  const body = item.body;
+  if (body.kind === "toolResult") out.push(ctx.ix.calls.has(body.toolCallId));
+  if (body.kind !== "message") return out;
+  for (const call of body.toolCalls) {
+    const id = call.toolCallId;
+    if (id) out.push(ctx.ix.results.get(id), ctx.pendingCalls.get(id), ctx.ix.answers.get(id));
+    for (const t of collectThreads(call, ctx)) threadDeps(t, ctx, out, seen);
+  }
+  return out;
+}
+
+function threadDeps(thread: ThreadView, ctx: Ctx, out: unknown[], seen: Set<string>): void {
+  // A malformed history could make a thread its own descendant: visit each thread once.
+  if (seen.has(thread.threadId)) return;
+  seen.add(thread.threadId);
+  out.push(thread);
+  for (const item of ctx.ix.threadItems.get(thread.threadId) ?? []) {
+    out.push(item);
+    itemDeps(item, ctx, out, seen);
+  }
+}
+
+/** Threads first seen in this turn that no tool call claims (their thread.created was missed). */
+function orphanThreads(turn: TurnSnapshot, ix: Indexes): ThreadView[] {
+  const out: ThreadView[] = [];
+  for (const t of ix.threads.values()) if (t.turnId === turn.turnId && !t.parentToolCallId) out.push(t);
+  return out;
+}
+
+function turnDeps(turn: TurnSnapshot, ctx: Ctx): unknown[] {
+  const out: unknown[] = [];
+  const seen = new Set<string>();
+  for (const item of turn.items) if (isMainItem(item)) itemDeps(item, ctx, out, seen);
+  for (const t of orphanThreads(turn, ctx.ix)) threadDeps(t, ctx, out, seen);
+  return out;
+}
+
+function sameList(a: readonly unknown[], b: readonly unknown[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (!Object.is(a[i], b[i])) return false;
+  return true;
+}
+
 export function Transcript({ snapshot, ix }: { snapshot: SessionSnapshot; ix: Indexes }) {
-  const pendingCalls = new Map<string, PendingAction>();
-  for (const p of snapshot.pending) if (p.toolCallId) pendingCalls.set(p.toolCallId, p);
+  const pendingCalls = useMemo(() => {
+    const map = new Map<string, PendingAction>();
+    for (const p of snapshot.pending) if (p.toolCallId) map.set(p.toolCallId, p);
+    return map;
+  }, [snapshot.pending]);
   if (snapshot.turns.length === 0) {
     return <p className="empty">No turns yet — send a message to start.</p>;
   }
   return (
     <ol className="turns">
-      {snapshot.turns.map((turn) => (
-        <TurnBlock key={turn.turnId} turn={turn} ctx={{ ix, pendingCalls, running: turn.status === "running" }} />
-      ))}
+      {snapshot.turns.map((turn) => {
+        const ctx = { ix, pendingCalls, running: turn.status === "running" };
+        return <TurnBlock key={turn.turnId} turn={turn} ctx={ctx} deps={turnDeps(turn, ctx)} />;
+      })}
     </ol>
   );
 }
 
-function TurnBlock({ turn, ctx }: { turn: TurnSnapshot; ctx: Ctx }) {
+interface TurnProps {
+  turn: TurnSnapshot;
+  ctx: Ctx;
+  /** What the turn reads from `ctx` (see `itemDeps`); `ctx` itself is not compared. */
+  deps: unknown[];
+}
+
+const TurnBlock = memo(function TurnBlock({ turn, ctx }: TurnProps) {
   const inputs = turnInputs(turn);
   const main = turn.items.filter(isMainItem);
-  // Threads first seen in this turn that no tool call claims (their thread.created was missed).
-  const orphanThreads = [...ctx.ix.threads.values()].filter((t) => t.turnId === turn.turnId && !t.parentToolCallId);
+  const orphans = orphanThreads(turn, ctx.ix);
   return (
     <li className="turn" data-testid="turn" data-turn-id={turn.turnId} data-status={turn.status}>
       {inputs.map((input, i) => (
@@ -51,9 +117,9 @@ function TurnBlock({ turn, ctx }: { turn: TurnSnapshot; ctx: Ctx }) {
       ))}
       <div className="turn-body">
         {main.map((item) => (
-          <Item key={item.key} item={item} ctx={ctx} />
+          <Item key={item.key} item={item} ctx={ctx} running={ctx.running} deps={itemDeps(item, ctx)} />
         ))}
-        {orphanThreads.map((t) => (
+        {orphans.map((t) => (
           <ThreadBox key={t.threadId} thread={t} ctx={ctx} />
         ))}
         {turn.status === "running" && !main.some((i) => isMessage(i) && !i.body.complete) && <Typing />}
@@ -61,7 +127,7 @@ function TurnBlock({ turn, ctx }: { turn: TurnSnapshot; ctx: Ctx }) {
       <TurnFooter turn={turn} />
     </li>
   );
-}
+}, (a, b) => a.turn === b.turn && sameList(a.deps, b.deps));
 
 function TurnFooter({ turn }: { turn: TurnSnapshot }) {
   const usage = turn.usage;
@@ -81,7 +147,16 @@ function TurnFooter({ turn }: { turn: TurnSnapshot }) {
   );
 }
 
-function Item({ item, ctx }: { item: ItemView; ctx: Ctx }) {
+interface ItemProps {
+  item: ItemView;
+  ctx: Ctx;
+  /** `ctx.running`, compared (the rest of `ctx` is covered by `deps`). */
+  running: boolean;
+  /** What the item reads from `ctx` (see `itemDeps`). */
+  deps: unknown[];
+}
+
+const Item = memo(function Item({ item, ctx }: ItemProps) {
   const body = item.body;
   switch (body.kind) {
     case "message":
@@ -117,7 +192,7 @@ function Item({ item, ctx }: { item: ItemView; ctx: Ctx }) {
         </div>
       );
   }
-}
+}, (a, b) => a.item === b.item && a.running === b.running && sameList(a.deps, b.deps));
 
 function MessageBlock({ item, ctx }: { item: MessageItem; ctx: Ctx }) {
   const m = item.body;
@@ -135,12 +210,7 @@ function MessageBlock({ item, ctx }: { item: MessageItem; ctx: Ctx }) {
           <p>{m.reasoning}</p>
         </details>
       )}
-      {text && (
-        <p className="message-text" data-testid="message-text">
-          {text}
-          {streaming && <span className="caret" aria-hidden="true" />}
-        </p>
-      )}
+      {text && <MessageText text={text} streaming={streaming} />}
       {m.refusal && <p className="message-refusal">Refused: {m.refusal}</p>}
       {m.toolCalls.map((call) => (
         <ToolCallCard key={call.index} call={call} ctx={ctx} />
@@ -230,7 +300,7 @@ function ThreadBox({ thread, ctx }: { thread: ThreadView; ctx: Ctx }) {
       </header>
       <div className="thread-body">
         {items.map((item) => (
-          <Item key={item.key} item={item} ctx={{ ...ctx, running }} />
+          <Item key={item.key} item={item} ctx={{ ...ctx, running }} running={running} deps={itemDeps(item, ctx)} />
         ))}
         {running && items.every((i) => !isMessage(i) || i.body.complete) && <Typing />}
         {done && done.body.kind === "threadDone" && done.body.status === "error" && (
@@ -240,6 +310,32 @@ function ThreadBox({ thread, ctx }: { thread: ThreadView; ctx: Ctx }) {
     </section>
   );
 }
+
+/**
+ * A message's text in stable chunks (see `textChunks`): while it streams only the last chunk's
+ * text changes, so React updates one small text node and the browser lays out one small block
+ * instead of the whole message. Each chunk is a block ending at a line break, so the text flows
+ * exactly as one pre-wrapped paragraph would; the element's `textContent` is the full text.
+ */
+function MessageText({ text, streaming }: { text: string; streaming: boolean }) {
+  const chunks = textChunks(text);
+  return (
+    <p className="message-text" data-testid="message-text">
+      {chunks.map((chunk, i) => (
+        <TextChunk key={i} text={chunk} caret={streaming && i === chunks.length - 1} />
+      ))}
+    </p>
+  );
+}
+
+const TextChunk = memo(function TextChunk({ text, caret }: { text: string; caret: boolean }) {
+  return (
+    <span className="chunk">
+      {text}
+      {caret && <span className="caret" aria-hidden="true" />}
+    </span>
+  );
+});
 
 function Typing() {
   return (

@@ -153,23 +153,34 @@ function SessionView({ client, stored }: { client: AgentClient; stored: StoredSe
   const [busy, setBusy] = useState(false);
   const [actionError, setActionError] = useState<string | null>(null);
   const scroller = useRef<HTMLDivElement>(null);
+  const content = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
+  /** `scrollTop` after the last scroll event or pin, to tell the user's scrolling up apart. */
+  const lastTop = useRef(0);
   const ix = useMemo(() => buildIndexes(snapshot), [snapshot]);
   const info = agentInfo(stored.agent);
 
   // Turns that other tabs start on this session are followed by the SDK itself
   // (`followOtherTabs`, on by default), so this page needs no channel of its own.
 
-  // Keep the transcript pinned to the bottom while the user has not scrolled up. Streaming text
-  // stays pinned through CSS scroll anchoring (`.scroll-anchor`), so this only runs when turns or
-  // pending cards are added — never per delta, where reading scrollHeight would force a layout of
-  // the whole transcript on every frame.
-  const turnCount = snapshot.turns.length;
-  const pendingCount = snapshot.pending.length;
+  // Keep the transcript pinned to the bottom while the user has not scrolled up. A
+  // ResizeObserver on the content runs after layout and before paint, so reading `scrollHeight`
+  // there costs nothing and the write lands in the same frame — no layout is forced per delta.
+  // (CSS scroll anchoring alone does not pin: browsers do not anchor a scroller at offset 0, so a
+  // first turn that starts short never stuck, and it could not follow a turn that was added.)
   useEffect(() => {
     const el = scroller.current;
-    if (el && stick.current) el.scrollTop = el.scrollHeight;
-  }, [turnCount, pendingCount]);
+    const body = content.current;
+    if (!el || !body) return;
+    const observer = new ResizeObserver(() => {
+      if (!stick.current) return;
+      el.scrollTop = el.scrollHeight - el.clientHeight;
+      lastTop.current = el.scrollTop;
+    });
+    observer.observe(body);
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, []);
 
   const run = useCallback(
     async (action: () => Promise<string | void>) => {
@@ -260,13 +271,19 @@ function SessionView({ client, stored }: { client: AgentClient; stored: StoredSe
           ref={scroller}
           data-testid="transcript"
           onScroll={(e) => {
+            // Growing content never lowers scrollTop, so only the user's own scroll up unpins (a
+            // scroll event can arrive after more text was committed, so the gap alone can't tell).
             const el = e.currentTarget;
-            stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+            const top = el.scrollTop;
+            if (el.scrollHeight - top - el.clientHeight < 80) stick.current = true;
+            else if (top < lastTop.current - 1) stick.current = false;
+            lastTop.current = top;
           }}
         >
-          {session ? <Transcript snapshot={snapshot} ix={ix} /> : !handle.error && <p className="empty">Opening session…</p>}
-          <PendingPanel pending={snapshot.pending} ix={ix} busy={busy} onRespond={(d: Decision[]) => void run(() => handle.respond(d))} onContinueAfterAuth={() => void run(() => handle.continueAfterAuth())} />
-          <div className="scroll-anchor" aria-hidden="true" />
+          <div className="transcript-content" ref={content}>
+            {session ? <Transcript snapshot={snapshot} ix={ix} /> : !handle.error && <p className="empty">Opening session…</p>}
+            <PendingPanel pending={snapshot.pending} ix={ix} busy={busy} onRespond={(d: Decision[]) => void run(() => handle.respond(d))} onContinueAfterAuth={() => void run(() => handle.continueAfterAuth())} />
+          </div>
         </div>
         <form
           className="composer"
@@ -302,7 +319,7 @@ function SessionView({ client, stored }: { client: AgentClient; stored: StoredSe
       </main>
       <aside className="inspector">
         <UsagePanel usage={snapshot.usage} />
-        <Timeline session={session} snapshot={snapshot} />
+        <Timeline session={session} />
       </aside>
     </>
   );
