@@ -9,19 +9,23 @@
 //! - **Tag first** (every TrueForge body: the server writes `type` / `status` first): the tag is
 //!   read, then the known variant's struct is decoded from the *rest of the same map* — one pass
 //!   over the text, no intermediate tree. An unknown tag collects the rest into a `Value`.
-//! - **Tag elsewhere** (valid JSON, never seen from the server): the object is read into a
-//!   `Value`, re-written with the discriminator keys first at every level, and decoded again. The
-//!   re-written text has every nested union's tag first too, so this happens at most once per
-//!   branch and nesting stays bounded by serde_json's recursion limit plus the depth at which it
-//!   happened.
+//! - **Tag elsewhere** (valid JSON; TrueForge writes some events, e.g. `tool.response`, with
+//!   `tool_call_id` and `content` first): the entries are captured as raw JSON text (a validating
+//!   skip, no tree), re-assembled with the tag first, and that text is decoded with the one-pass
+//!   path. Re-assembled text is checked against [`MAX_DEPTH`] first: a fresh decoder starts a
+//!   fresh recursion budget, so without the check a chain of such objects nested in each other
+//!   could recurse past serde_json's limit.
 //!
 //! Unknown fields of known variants are ignored (not kept): nothing downstream reads them.
 
+use alloc::boxed::Box;
 use alloc::string::{String, ToString};
+use alloc::vec::Vec;
 use core::fmt;
 use core::marker::PhantomData;
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, Visitor};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 /// A tagged union of the wire, decoded by [`deserialize_union`].
@@ -50,10 +54,7 @@ pub(crate) fn deserialize_union<'de, T: Union, D: Deserializer<'de>>(
 
 /// Decodes a [`Union`] from an already-built object (the tag may be anywhere).
 pub(crate) fn union_from_value<T: Union>(raw: Value) -> Result<T, serde_json::Error> {
-    let Value::Object(map) = raw else {
-        return Err(serde_json::Error::custom(T::EXPECTING));
-    };
-    from_object(map)
+    deserialize_union(raw)
 }
 
 struct UnionVisitor<T>(PhantomData<T>);
@@ -85,13 +86,81 @@ impl<'de, T: Union> Visitor<'de> for UnionVisitor<T> {
             }
             return Ok(unknown_of(object));
         };
-        let mut object = Map::new();
-        object.insert(first, map.next_value()?);
-        while let Some((key, value)) = map.next_entry::<String, Value>()? {
-            object.insert(key, value);
+        let mut entries: Vec<(String, Box<RawValue>)> = Vec::new();
+        entries.push((first, map.next_value()?));
+        while let Some(key) = map.next_key::<String>()? {
+            let value = map.next_value()?;
+            entries.push((key, value));
         }
-        from_object(object).map_err(A::Error::custom)
+        from_entries(&entries).map_err(A::Error::custom)
     }
+}
+
+/// Deepest nesting of re-assembled text (serde_json's own recursion limit).
+pub(crate) const MAX_DEPTH: usize = 128;
+
+/// The slow path: raw entries whose tag may be anywhere (the last one wins, as in a `Value`).
+fn from_entries<T: Union>(entries: &[(String, Box<RawValue>)]) -> Result<T, serde_json::Error> {
+    let tag = entries.iter().rev().find(|(key, _)| key == T::TAG);
+    let mut text = String::from("{");
+    if let Some((key, value)) = tag {
+        push_entry(&mut text, key, value.get());
+    }
+    for (key, value) in entries.iter().filter(|(key, _)| key != T::TAG) {
+        push_entry(&mut text, key, value.get());
+    }
+    text.push('}');
+    if depth(&text) > MAX_DEPTH {
+        return Err(serde_json::Error::custom("JSON nested too deeply"));
+    }
+    let known = tag
+        .is_some_and(|(_, value)| serde_json::from_str::<&str>(value.get()).is_ok_and(T::is_known));
+    if !known {
+        // Unknown, missing or non-string tag: the union's `Unknown` keeps the whole object.
+        let Value::Object(object) = serde_json::from_str(&text)? else {
+            return Err(serde_json::Error::custom(T::EXPECTING));
+        };
+        return Ok(unknown_of(object));
+    }
+    let mut de = serde_json::Deserializer::from_str(&text);
+    let union = deserialize_union::<T, _>(&mut de)?;
+    de.end()?;
+    Ok(union)
+}
+
+fn push_entry(text: &mut String, key: &str, raw: &str) {
+    if text.len() > 1 {
+        text.push(',');
+    }
+    text.push_str(&Value::String(String::from(key)).to_string());
+    text.push(':');
+    text.push_str(raw);
+}
+
+/// Maximum `{`/`[` nesting of JSON text (brackets inside strings do not count).
+fn depth(text: &str) -> usize {
+    let (mut depth, mut max, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for byte in text.bytes() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
 }
 
 /// Whether a map key is the discriminator: `None` = it is, `Some(key)` = another key.
@@ -124,57 +193,6 @@ fn unknown_of<T: Union>(object: Map<String, Value>) -> T {
         .unwrap_or_default()
         .to_string();
     T::unknown(tag, Value::Object(object))
-}
-
-/// The slow path: a whole object whose tag may be anywhere.
-fn from_object<T: Union>(object: Map<String, Value>) -> Result<T, serde_json::Error> {
-    let known = object
-        .get(T::TAG)
-        .and_then(Value::as_str)
-        .is_some_and(T::is_known);
-    if !known {
-        return Ok(unknown_of(object));
-    }
-    let mut text = String::new();
-    write_tags_first(&Value::Object(object), &mut text);
-    let mut de = serde_json::Deserializer::from_str(&text);
-    let union = deserialize_union::<T, _>(&mut de)?;
-    de.end()?;
-    Ok(union)
-}
-
-/// Writes `value` as JSON with the union discriminators (`type`, `status`) first in every object,
-/// so decoding the text takes the one-pass path at every level. Recursion is bounded by the
-/// value's depth, which serde_json's recursion limit bounds.
-fn write_tags_first(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(map) => {
-            out.push('{');
-            let tags = ["type", "status"];
-            let first = tags.iter().filter_map(|k| map.get_key_value(*k));
-            let rest = map.iter().filter(|(k, _)| !tags.contains(&k.as_str()));
-            for (i, (key, item)) in first.chain(rest).enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
-                write_tags_first(item, out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_tags_first(item, out);
-            }
-            out.push(']');
-        }
-        other => out.push_str(&other.to_string()),
-    }
 }
 
 /// For the lenient unions (a known tag with a bad shape is kept raw): the string value of `key`,
@@ -303,24 +321,34 @@ mod tests {
     }
 
     /// Nesting deeper than serde_json's recursion limit is an error in both key orders (the
-    /// slow path reads through the same limit before it re-reads), not a stack overflow.
+    /// slow path checks the depth of what it re-reads), not a stack overflow; shallower nesting
+    /// decodes in both orders.
     #[test]
     fn deep_nesting_is_bounded() {
-        for tag_first in [true, false] {
-            let mut text = String::from(r#"{"type":"tool.approval_required","id":"r"}"#);
-            for _ in 0..5_000 {
-                text = if tag_first {
-                    format!(
-                        r#"{{"type":"turn.done","id":"e","state":{{"status":"done","required_actions":[{text}]}}}}"#
-                    )
-                } else {
-                    format!(
-                        r#"{{"id":"e","state":{{"required_actions":[{text}],"status":"done"}},"type":"turn.done"}}"#
-                    )
-                };
+        for (levels, ok) in [(30, true), (5_000, false)] {
+            for tag_first in [true, false] {
+                let text = nested(levels, tag_first);
+                let decoded = serde_json::from_str::<Event>(&text);
+                assert_eq!(decoded.is_ok(), ok, "{levels} {tag_first}");
             }
-            assert!(serde_json::from_str::<Event>(&text).is_err());
         }
+    }
+
+    /// `levels` `turn.done` events, each holding the next in `state.required_actions`.
+    fn nested(levels: usize, tag_first: bool) -> String {
+        let mut text = String::from(r#"{"type":"tool.approval_required","id":"r"}"#);
+        for _ in 0..levels {
+            text = if tag_first {
+                format!(
+                    r#"{{"type":"turn.done","id":"e","state":{{"status":"done","required_actions":[{text}]}}}}"#
+                )
+            } else {
+                format!(
+                    r#"{{"id":"e","state":{{"required_actions":[{text}],"status":"done"}},"type":"turn.done"}}"#
+                )
+            };
+        }
+        text
     }
 
     #[test]
