@@ -460,7 +460,7 @@ async fn load_history(rc: &SessionRc) -> Result<(), SdkError> {
         let body = exec::get_json(&weak, &api.turns(&sid, &query), &abort)
             .await
             .map_err(|(_, _, e)| e)?;
-        let page: wire::Listing<wire::Turn> = serde_json::from_str(&body).map_err(|e| {
+        let page: wire::Listing<wire::Turn> = exec::parse_json(&body).map_err(|e| {
             SdkError::new(
                 ErrorCode::InvalidResponse,
                 format!("malformed turn list: {e}"),
@@ -484,7 +484,7 @@ async fn load_history(rc: &SessionRc) -> Result<(), SdkError> {
         let body = exec::get_json(&weak, &api.session_events(&sid, token.as_deref()), &abort)
             .await
             .map_err(|(_, _, e)| e)?;
-        let page: wire::SessionEventsPage = serde_json::from_str(&body).map_err(|e| {
+        let page: wire::SessionEventsPage = exec::parse_json(&body).map_err(|e| {
             SdkError::new(
                 ErrorCode::InvalidResponse,
                 format!("malformed session events: {e}"),
