@@ -14,7 +14,7 @@ use super::view::{
     RequiredCallView, ThreadStatus, ThreadView, ToolResultView, TurnInternal, TurnStatus, TurnView,
     UsageView,
 };
-use super::{CallRef, ItemRef, SessionView};
+use super::{ItemRef, SessionView};
 use crate::wire;
 
 fn is_subagent(thread_id: Option<&str>) -> Option<&str> {
@@ -556,7 +556,7 @@ impl SessionView {
         let body = ItemBody::ToolResult(ToolResultView {
             tool_call_id: r.tool_call_id.clone(),
             content,
-            call_message_id: call.as_ref().map(|c| c.message_id.clone()),
+            call_message_id: call.as_ref().map(|c| c.key.clone()),
             call_turn_id: call.as_ref().map(|c| c.turn_id.clone()),
         });
         let key = self.put_item(
@@ -576,7 +576,7 @@ impl SessionView {
                 },
             );
             if let Some(call) = call {
-                self.relink_message(&call.turn_id, &call.message_id, cs);
+                self.relink_message(&call.turn_id, &call.key, cs);
             }
         }
     }
@@ -633,10 +633,9 @@ impl SessionView {
             cs,
         );
         if let Some(turn) = self.turns.get_mut(turn_id) {
-            if let alloc::collections::btree_map::Entry::Vacant(slot) =
-                turn.internal.required.entry(key)
-            {
-                slot.insert(event);
+            let required = &mut turn.internal.required;
+            if let Err(at) = required.binary_search_by(|(k, _)| k.as_str().cmp(&key)) {
+                required.insert(at, (key, event));
                 self.refresh_status(turn_id, cs);
             }
         }
@@ -667,7 +666,7 @@ impl SessionView {
                     list.push(String::from(thread_id));
                 }
                 if let Some(call) = self.calls.get(call_id).cloned() {
-                    self.relink_message(&call.turn_id, &call.message_id, cs);
+                    self.relink_message(&call.turn_id, &call.key, cs);
                 }
             }
         }
@@ -885,7 +884,7 @@ impl SessionView {
                 if self
                     .calls
                     .get(&call)
-                    .is_some_and(|c| c.message_id == message_id)
+                    .is_some_and(|c| c.key == message_id)
                 {
                     self.calls.remove(&call);
                 }
@@ -950,9 +949,9 @@ impl SessionView {
         for id in &new_ids {
             self.calls.insert(
                 id.clone(),
-                CallRef {
+                ItemRef {
                     turn_id: String::from(turn_id),
-                    message_id: String::from(message_id),
+                    key: String::from(message_id),
                 },
             );
         }

@@ -58,14 +58,8 @@ impl Default for ReducerConfig {
     }
 }
 
-/// Where a tool call lives.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct CallRef {
-    pub(crate) turn_id: String,
-    pub(crate) message_id: String,
-}
-
-/// Where an item lives.
+/// Where an item lives (for a tool call: its message). One type for both indexes, so the wasm
+/// carries one `BTreeMap<String, ItemRef>` instantiation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ItemRef {
     pub(crate) turn_id: String,
@@ -87,7 +81,7 @@ pub struct SessionView {
     warnings: Vec<Warning>,
     warning_count: u64,
     /// `tool_call_id` → proposing message.
-    calls: BTreeMap<String, CallRef>,
+    calls: BTreeMap<String, ItemRef>,
     /// `tool_call_id` → first `tool.response`.
     results: BTreeMap<String, ItemRef>,
     /// `tool_call_id` → threads it spawned.
@@ -314,7 +308,7 @@ impl SessionView {
     /// The tool call with `tool_call_id`, wherever it is.
     pub fn tool_call(&self, tool_call_id: &str) -> Option<&ToolCallView> {
         let at = self.calls.get(tool_call_id)?;
-        match &self.item(&at.turn_id, &at.message_id)?.body {
+        match &self.item(&at.turn_id, &at.key)?.body {
             ItemBody::Message(m) => m.tool_calls.iter().find(|c| c.tool_call_id == tool_call_id),
             _ => None,
         }

@@ -611,8 +611,9 @@ pub(crate) struct TurnInternal {
     pub(crate) done_event_seen: bool,
     /// The terminal state was applied.
     pub(crate) terminal: bool,
-    /// `*_required` events of this turn (streamed or from `required_actions`), by event id.
-    pub(crate) required: BTreeMap<String, wire::Event>,
+    /// `*_required` events of this turn (streamed or from `required_actions`), sorted by event
+    /// id (a few per turn: a sorted list, not another `BTreeMap` instantiation in the wasm).
+    pub(crate) required: Vec<(String, wire::Event)>,
     /// Sum of message usage.
     pub(crate) message_usage: UsageView,
     /// Terminal metrics, if any.
