@@ -881,11 +881,7 @@ impl SessionView {
         } in removed
         {
             for call in calls {
-                if self
-                    .calls
-                    .get(&call)
-                    .is_some_and(|c| c.key == message_id)
-                {
+                if self.calls.get(&call).is_some_and(|c| c.key == message_id) {
                     self.calls.remove(&call);
                 }
             }
