@@ -146,7 +146,7 @@ fn session_timeline_equals_live_turns_in_chain_order() {
         // Oldest-first order, too.
         let mut reversed = new_view();
         reversed
-            .apply_session_events(items.into_iter().rev().collect())
+            .apply_session_events(items.into_iter().rev())
             .unwrap();
         assert_eq!(
             content_summary(&reversed),

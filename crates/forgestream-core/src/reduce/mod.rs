@@ -217,10 +217,12 @@ impl SessionView {
     }
 
     /// A page of the session timeline (`GET /sessions/{sid}/events`: items `{turn_id, event}`,
-    /// newest first by default; any order and any page order give the same view).
+    /// newest first by default; any order and any page order give the same view). Takes any
+    /// iterator, so several pages apply in one call (one ordering pass) without first being
+    /// copied into one vector.
     pub fn apply_session_events(
         &mut self,
-        items: Vec<wire::SessionEventItem>,
+        items: impl IntoIterator<Item = wire::SessionEventItem>,
     ) -> Result<ChangeSet, ReduceError> {
         let mut cs = ChangeSet::default();
         let mut result = Ok(());
