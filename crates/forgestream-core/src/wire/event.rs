@@ -397,23 +397,20 @@ impl Union for Event {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "an event object";
 
-    fn is_known(tag: &str) -> bool {
-        matches!(
-            tag,
-            "turn.created"
-                | "turn.done"
-                | "model.message"
-                | "model.message.delta"
-                | "tool.response"
-                | "tool.approval_required"
-                | "tool.response_required"
-                | "mcp.auth_required"
-                | "mcp.initialize"
-                | "sandbox.created"
-                | "thread.created"
-                | "thread.done"
-        )
-    }
+    const TAGS: &'static [&'static str] = &[
+        "turn.created",
+        "turn.done",
+        "model.message",
+        "model.message.delta",
+        "tool.response",
+        "tool.approval_required",
+        "tool.response_required",
+        "mcp.auth_required",
+        "mcp.initialize",
+        "sandbox.created",
+        "thread.created",
+        "thread.done",
+    ];
 
     fn known<'de, A: MapAccess<'de>>(
         tag: &str,
@@ -436,8 +433,8 @@ impl Union for Event {
             "sandbox.created" => Event::SandboxCreated(Deserialize::deserialize(rest)?),
             "thread.created" => Event::ThreadCreated(Deserialize::deserialize(rest)?),
             "thread.done" => Event::ThreadDone(Deserialize::deserialize(rest)?),
-            // `is_known` guards every call; an unlisted tag is a programming error, reported as
-            // a decode error rather than a panic.
+            // Only `TAGS` reach here; an unlisted tag is a programming error, reported as a
+            // decode error rather than a panic.
             other => {
                 return Err(A::Error::custom(format_args!(
                     "unhandled event type {other}"

@@ -8,7 +8,7 @@ use serde::de::{SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use super::tagged::{required_str, str_or_empty, type_of};
+use super::tagged::{parse_str, required_str, str_or_empty, type_of};
 
 /// Message `content`: a string, or an array of parts (PROTOCOL §5 `model.message`).
 #[derive(Debug, Clone, PartialEq)]
@@ -171,8 +171,7 @@ impl FinishReason {
 
 impl<'de> Deserialize<'de> for FinishReason {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        Ok(FinishReason::parse(&text))
+        parse_str(deserializer, FinishReason::parse)
     }
 }
 

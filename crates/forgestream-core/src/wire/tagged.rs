@@ -23,8 +23,9 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::fmt;
 use core::marker::PhantomData;
-use serde::de::value::MapAccessDeserializer;
-use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, Visitor};
+use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
+use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -34,8 +35,8 @@ pub(crate) trait Union: Sized {
     const TAG: &'static str;
     /// What the visitor expects (for error messages).
     const EXPECTING: &'static str;
-    /// Whether `tag` names a variant this SDK decodes.
-    fn is_known(tag: &str) -> bool;
+    /// The tags this SDK decodes.
+    const TAGS: &'static [&'static str];
     /// Decodes the known variant `tag` from the object's other entries.
     fn known<'de, A: MapAccess<'de>>(
         tag: &str,
@@ -72,13 +73,11 @@ impl<'de, T: Union> Visitor<'de> for UnionVisitor<T> {
             Some(first) => first,
         };
         let Some(first) = first else {
-            // The tag is the first key: one pass.
-            let tag: Value = map.next_value()?;
-            if let Value::String(name) = &tag {
-                if T::is_known(name) {
-                    return T::known(name, MapAccessDeserializer::new(map));
-                }
-            }
+            // The tag is the first key: one pass (a known tag is matched without allocating).
+            let tag = match map.next_value_seed(TagSeed(T::TAGS))? {
+                TagValue::Known(name) => return T::known(name, MapAccessDeserializer::new(map)),
+                TagValue::Other(tag) => tag,
+            };
             let mut object = Map::new();
             object.insert(String::from(T::TAG), tag);
             while let Some((key, value)) = map.next_entry::<String, Value>()? {
@@ -94,6 +93,97 @@ impl<'de, T: Union> Visitor<'de> for UnionVisitor<T> {
         }
         from_entries(&entries).map_err(A::Error::custom)
     }
+}
+
+/// A discriminator's value: one of the known tags, or any other JSON value (kept).
+enum TagValue {
+    Known(&'static str),
+    Other(Value),
+}
+
+/// Reads a discriminator's value against the known tags.
+struct TagSeed(&'static [&'static str]);
+
+impl<'de> DeserializeSeed<'de> for TagSeed {
+    type Value = TagValue;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<TagValue, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TagSeed {
+    type Value = TagValue;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, tag: &str) -> Result<TagValue, E> {
+        Ok(match self.0.iter().find(|known| **known == tag) {
+            Some(known) => TagValue::Known(known),
+            None => TagValue::Other(Value::String(tag.to_string())),
+        })
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<TagValue, E> {
+        Ok(TagValue::Other(Value::Bool(v)))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<TagValue, E> {
+        Ok(TagValue::Other(Value::from(v)))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<TagValue, E> {
+        Ok(TagValue::Other(Value::from(v)))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<TagValue, E> {
+        Ok(TagValue::Other(Value::from(v)))
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<TagValue, E> {
+        Ok(TagValue::Other(Value::Null))
+    }
+
+    fn visit_none<E: serde::de::Error>(self) -> Result<TagValue, E> {
+        Ok(TagValue::Other(Value::Null))
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<TagValue, D::Error> {
+        Value::deserialize(deserializer).map(TagValue::Other)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<TagValue, A::Error> {
+        Value::deserialize(SeqAccessDeserializer::new(seq)).map(TagValue::Other)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<TagValue, A::Error> {
+        Value::deserialize(MapAccessDeserializer::new(map)).map(TagValue::Other)
+    }
+}
+
+/// Reads a string through `parse` without first copying it into a `String` (enumerations that
+/// keep unknown values, e.g. `finish_reason`).
+pub(crate) fn parse_str<'de, D: Deserializer<'de>, T>(
+    deserializer: D,
+    parse: fn(&str) -> T,
+) -> Result<T, D::Error> {
+    struct ParseVisitor<T>(fn(&str) -> T);
+
+    impl<T> Visitor<'_> for ParseVisitor<T> {
+        type Value = T;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a string")
+        }
+
+        fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<T, E> {
+            Ok((self.0)(text))
+        }
+    }
+
+    deserializer.deserialize_str(ParseVisitor(parse))
 }
 
 /// Deepest nesting of re-assembled text (serde_json's own recursion limit).
@@ -113,8 +203,14 @@ fn from_entries<T: Union>(entries: &[(String, Box<RawValue>)]) -> Result<T, serd
     if depth(&text) > MAX_DEPTH {
         return Err(serde_json::Error::custom("JSON nested too deeply"));
     }
-    let known = tag
-        .is_some_and(|(_, value)| serde_json::from_str::<&str>(value.get()).is_ok_and(T::is_known));
+    let known = tag.is_some_and(|(_, value)| {
+        let known = |tag: &str| T::TAGS.contains(&tag);
+        match serde_json::from_str::<&str>(value.get()) {
+            Ok(tag) => known(tag),
+            // Escapes cannot be borrowed: unescape into a String.
+            Err(_) => serde_json::from_str::<String>(value.get()).is_ok_and(|tag| known(&tag)),
+        }
+    });
     if !known {
         // Unknown, missing or non-string tag: the union's `Unknown` keeps the whole object.
         let Value::Object(object) = serde_json::from_str(&text)? else {
@@ -284,6 +380,23 @@ mod tests {
                 raw: json!({"status":"paused","why":{"a":1}})
             }
         );
+    }
+
+    /// An escaped tag is the same tag, in either key order.
+    #[test]
+    fn escaped_tags_match() {
+        for text in [
+            r#"{"type":"tool\u002eresponse","id":"e","tool_call_id":"c","content":"x"}"#,
+            r#"{"id":"e","tool_call_id":"c","content":"x","type":"tool\u002eresponse"}"#,
+        ] {
+            assert!(
+                matches!(
+                    serde_json::from_str::<Event>(text),
+                    Ok(Event::ToolResponse(_))
+                ),
+                "{text}"
+            );
+        }
     }
 
     #[test]

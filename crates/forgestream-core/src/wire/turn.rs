@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::event::Event;
 use super::input::InputItem;
 use super::message::ModelMessage;
-use super::tagged::{deserialize_union, Union};
+use super::tagged::{deserialize_union, parse_str, Union};
 
 /// Why a turn was cancelled (PROTOCOL §6). Unknown reasons are kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,8 +53,7 @@ impl CancelReason {
 
 impl<'de> Deserialize<'de> for CancelReason {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        Ok(CancelReason::parse(&text))
+        parse_str(deserializer, CancelReason::parse)
     }
 }
 
@@ -181,9 +180,7 @@ impl Union for TurnState {
     const TAG: &'static str = "status";
     const EXPECTING: &'static str = "a turn state object";
 
-    fn is_known(status: &str) -> bool {
-        matches!(status, "running" | "done" | "cancelled" | "error")
-    }
+    const TAGS: &'static [&'static str] = &["running", "done", "cancelled", "error"];
 
     fn known<'de, A: MapAccess<'de>>(
         status: &str,
@@ -197,7 +194,7 @@ impl Union for TurnState {
             "done" => TurnState::Done(Deserialize::deserialize(rest)?),
             "cancelled" => TurnState::Cancelled(Deserialize::deserialize(rest)?),
             "error" => TurnState::Error(Deserialize::deserialize(rest)?),
-            // `is_known` guards every call: reported as a decode error, never a panic.
+            // Only `TAGS` reach here: reported as a decode error, never a panic.
             other => return Err(A::Error::custom(format_args!("unhandled status {other}"))),
         })
     }
