@@ -111,8 +111,8 @@ proptest! {
         // Two "pages", applied in separate calls.
         let half = shuffled.len() / 2;
         let second = shuffled.split_off(half);
-        view.apply_session_events(shuffled.into_iter().map(|(_, it)| it).collect()).unwrap();
-        view.apply_session_events(second.into_iter().map(|(_, it)| it).collect()).unwrap();
+        view.apply_session_events(shuffled.into_iter().map(|(_, it)| it)).unwrap();
+        view.apply_session_events(second.into_iter().map(|(_, it)| it)).unwrap();
         prop_assert_eq!(content_summary(&view), content_summary(&reference));
     }
 

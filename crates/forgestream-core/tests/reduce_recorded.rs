@@ -146,7 +146,7 @@ fn session_timeline_equals_live_turns_in_chain_order() {
         // Oldest-first order, too.
         let mut reversed = new_view();
         reversed
-            .apply_session_events(items.into_iter().rev().collect())
+            .apply_session_events(items.into_iter().rev())
             .unwrap();
         assert_eq!(
             content_summary(&reversed),
@@ -156,7 +156,7 @@ fn session_timeline_equals_live_turns_in_chain_order() {
     }
 }
 
-/// Decode → encode gives back the recorded JSON exactly (unknown fields are kept).
+/// Decode → encode gives back the recorded JSON exactly (every recorded field is modelled).
 fn round_trip<T: serde::de::DeserializeOwned + serde::Serialize>(value: &Value, what: &str) {
     let decoded: T =
         serde_json::from_value(value.clone()).unwrap_or_else(|e| panic!("{what}: {e}"));

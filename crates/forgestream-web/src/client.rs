@@ -460,7 +460,7 @@ async fn load_history(rc: &SessionRc) -> Result<(), SdkError> {
         let body = exec::get_json(&weak, &api.turns(&sid, &query), &abort)
             .await
             .map_err(|(_, _, e)| e)?;
-        let page: wire::Listing<wire::Turn> = serde_json::from_str(&body).map_err(|e| {
+        let page: wire::Listing<wire::Turn> = exec::parse_json(&body).map_err(|e| {
             SdkError::new(
                 ErrorCode::InvalidResponse,
                 format!("malformed turn list: {e}"),
@@ -478,26 +478,28 @@ async fn load_history(rc: &SessionRc) -> Result<(), SdkError> {
     }
     // All pages first, then one apply: the reducer orders turns once per call, and a UI wants
     // one render of the history, not one per page.
-    let mut items = Vec::new();
+    // Pages are kept as decoded (not appended into one growing vector: no re-copying of
+    // ~100k events) and applied in one call.
+    let mut pages: Vec<Vec<wire::SessionEventItem>> = Vec::new();
     let mut token: Option<String> = None;
     for _ in 0..1000 {
         let body = exec::get_json(&weak, &api.session_events(&sid, token.as_deref()), &abort)
             .await
             .map_err(|(_, _, e)| e)?;
-        let page: wire::SessionEventsPage = serde_json::from_str(&body).map_err(|e| {
+        let page: wire::SessionEventsPage = exec::parse_json(&body).map_err(|e| {
             SdkError::new(
                 ErrorCode::InvalidResponse,
                 format!("malformed session events: {e}"),
             )
         })?;
-        items.extend(page.data);
+        pages.push(page.data);
         token = page.pagination.next_page_token;
         if token.is_none() {
             break;
         }
     }
     let mut state = rc.borrow_mut();
-    match state.view.apply_session_events(items) {
+    match state.view.apply_session_events(pages.into_iter().flatten()) {
         Ok(changes) => state.record(changes),
         Err(e) => state.warn("protocol", e.to_string()),
     }

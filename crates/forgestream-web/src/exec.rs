@@ -526,12 +526,13 @@ fn open_event_source(rc: &SessionRc, url: String) {
     }
 }
 
-/// A JSON GET: `Ok(body)` for 2xx, `Err((status, error))` otherwise (`status` None = network).
+/// A JSON GET: `Ok(body bytes)` for 2xx, `Err((status, error))` otherwise (`status` None =
+/// network). The body is read with `arrayBuffer()` and decoded with [`parse_json`].
 pub async fn get_json(
     weak: &SessionWeak,
     url: &str,
     abort: &AbortController,
-) -> Result<String, (Option<u16>, Option<u64>, SdkError)> {
+) -> Result<Vec<u8>, (Option<u16>, Option<u64>, SdkError)> {
     let Some((_, _, _, provider, credentials)) = request_context(weak) else {
         return Err((
             None,
@@ -560,18 +561,28 @@ pub async fn get_json(
     };
     let status = response.status();
     let retry = response.retry_after_ms();
-    let text = response.text().await.map_err(|_| {
-        (
+    let body = response.bytes().await.map_err(|e| match e {
+        FetchError::Aborted => (None, None, SdkError::new(ErrorCode::Aborted, "aborted")),
+        _ => (
             None,
             None,
             SdkError::new(ErrorCode::Network, "body stream failed"),
-        )
+        ),
     })?;
     if (200..300).contains(&status) {
-        Ok(text)
+        Ok(body)
     } else {
+        let text = String::from_utf8_lossy(&body);
         Err((Some(status), retry, SdkError::http(status, &text)))
     }
+}
+
+/// Decodes a JSON body: UTF-8 checked once, then read by serde_json from the text (the same
+/// decoder instantiation as the SSE path's, so the wasm carries each type's decoder once).
+pub fn parse_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, serde_json::Error> {
+    let text = std::str::from_utf8(body)
+        .map_err(|_| <serde_json::Error as serde::de::Error>::custom("body is not UTF-8"))?;
+    serde_json::from_str(text)
 }
 
 fn is_aborted(e: &SdkError) -> bool {
@@ -583,7 +594,7 @@ async fn get_turn(weak: SessionWeak, ticket: Ticket, abort: AbortController) {
         return;
     };
     let input = match get_json(&weak, &api.turn(&sid, &tid), &abort).await {
-        Ok(body) => match serde_json::from_str::<wire::Single<wire::Turn>>(&body) {
+        Ok(body) => match parse_json::<wire::Single<wire::Turn>>(&body) {
             Ok(single) => {
                 let terminal = apply_turn(&weak, &single.data);
                 Input::TurnFetched { terminal }
@@ -628,7 +639,7 @@ async fn pages(
     weak: &SessionWeak,
     abort: &AbortController,
     url_for: impl Fn(Option<&str>) -> String,
-    mut on_page: impl FnMut(&str) -> Result<Option<String>, SdkError>,
+    mut on_page: impl FnMut(&[u8]) -> Result<Option<String>, SdkError>,
 ) -> Result<(), (Option<u16>, Option<u64>, SdkError)> {
     let mut token: Option<String> = None;
     for _ in 0..1000 {
@@ -680,7 +691,7 @@ async fn rebuild_turn(
     tid: &str,
 ) -> Result<bool, (Option<u16>, Option<u64>, SdkError)> {
     let body = get_json(weak, &api.turn(sid, tid), abort).await?;
-    let turn = serde_json::from_str::<wire::Single<wire::Turn>>(&body)
+    let turn = parse_json::<wire::Single<wire::Turn>>(&body)
         .map_err(|e| {
             (
                 Some(502),
@@ -696,7 +707,7 @@ async fn rebuild_turn(
         abort,
         |t| api.turn_events(sid, tid, t),
         move |body| {
-            let page: wire::Listing<wire::Event> = serde_json::from_str(body).map_err(|e| {
+            let page: wire::Listing<wire::Event> = parse_json(body).map_err(|e| {
                 SdkError::new(
                     ErrorCode::InvalidResponse,
                     format!("malformed turn events: {e}"),
@@ -738,7 +749,7 @@ async fn lookup_newest_turn(weak: SessionWeak, ticket: Ticket, abort: AbortContr
             .and_then(|r| r.previous_turn_id.clone())
     });
     let input = match get_json(&weak, &api.turns(&sid, "?limit=1&order=desc"), &abort).await {
-        Ok(body) => match serde_json::from_str::<wire::Listing<wire::Turn>>(&body) {
+        Ok(body) => match parse_json::<wire::Listing<wire::Turn>>(&body) {
             Ok(page) => {
                 let newest = page.data.into_iter().next();
                 let ours = newest

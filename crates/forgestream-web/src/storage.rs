@@ -6,7 +6,6 @@
 //! a security error in a sandboxed frame) or a corrupt / foreign / old-schema record degrades to
 //! memory with one reported warning; streaming is never interrupted by storage.
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -65,7 +64,9 @@ pub struct CheckpointStore {
     /// `<namespace>:v1:last`.
     last_key: String,
     degraded: bool,
-    memory: RefCell<BTreeMap<String, String>>,
+    /// The fallback store: `(key, value)` pairs (a handful of sessions per page; a plain list
+    /// keeps another `BTreeMap` instantiation out of the wasm).
+    memory: RefCell<Vec<(String, String)>>,
     warnings: RefCell<Vec<StorageWarning>>,
 }
 
@@ -99,7 +100,7 @@ impl CheckpointStore {
             key_prefix: format!("{namespace}:v1:session:"),
             last_key: format!("{namespace}:v1:last"),
             degraded: kind == StorageKind::Memory,
-            memory: RefCell::new(BTreeMap::new()),
+            memory: RefCell::new(Vec::new()),
             warnings: RefCell::new(Vec::new()),
         }
     }
@@ -139,7 +140,11 @@ impl CheckpointStore {
                 Err(msg) => self.degrade("unavailable", msg),
             }
         }
-        self.memory.borrow().get(key).cloned()
+        self.memory
+            .borrow()
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
     }
 
     fn set_raw(&mut self, key: &str, value: &str) {
@@ -156,7 +161,11 @@ impl CheckpointStore {
                 Err(msg) => self.degrade("unavailable", msg),
             }
         }
-        self.memory.borrow_mut().insert(key.into(), value.into());
+        let mut memory = self.memory.borrow_mut();
+        match memory.iter_mut().find(|(k, _)| k == key) {
+            Some((_, v)) => *v = value.into(),
+            None => memory.push((key.into(), value.into())),
+        }
     }
 
     fn remove_raw(&mut self, key: &str) {
@@ -165,7 +174,7 @@ impl CheckpointStore {
                 let _ = storage.remove_item(key);
             }
         }
-        self.memory.borrow_mut().remove(key);
+        self.memory.borrow_mut().retain(|(k, _)| k != key);
     }
 
     /// Reads a session's checkpoint. A corrupt, foreign or old-schema record reads as `None`

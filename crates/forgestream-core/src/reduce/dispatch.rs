@@ -11,10 +11,10 @@ use super::change::{ChangeSet, ReduceError, Warning};
 use super::merge;
 use super::view::{
     ItemBody, ItemView, McpAuthServerView, McpServerView, MessageView, PendingKind,
-    RequiredCallView, ThreadStatus, ThreadView, ToolResultView, TurnInternal, TurnStatus, TurnView,
-    UsageView,
+    RequiredCallView, RequiredRecord, ThreadStatus, ThreadView, ToolResultView, TurnInternal,
+    TurnStatus, TurnView, UsageView,
 };
-use super::{CallRef, ItemRef, SessionView};
+use super::{ItemRef, SessionView};
 use crate::wire;
 
 fn is_subagent(thread_id: Option<&str>) -> Option<&str> {
@@ -239,7 +239,7 @@ impl SessionView {
             wire::Event::ToolApprovalRequired(_)
             | wire::Event::ToolResponseRequired(_)
             | wire::Event::McpAuthRequired(_) => {
-                self.apply_required(turn_id, event, cs);
+                self.apply_required(turn_id, &event, cs);
                 Ok(())
             }
             wire::Event::McpInitialize(e) => {
@@ -556,7 +556,7 @@ impl SessionView {
         let body = ItemBody::ToolResult(ToolResultView {
             tool_call_id: r.tool_call_id.clone(),
             content,
-            call_message_id: call.as_ref().map(|c| c.message_id.clone()),
+            call_message_id: call.as_ref().map(|c| c.key.clone()),
             call_turn_id: call.as_ref().map(|c| c.turn_id.clone()),
         });
         let key = self.put_item(
@@ -576,15 +576,51 @@ impl SessionView {
                 },
             );
             if let Some(call) = call {
-                self.relink_message(&call.turn_id, &call.message_id, cs);
+                self.relink_message(&call.turn_id, &call.key, cs);
             }
         }
     }
 
-    fn apply_required(&mut self, turn_id: &str, event: wire::Event, cs: &mut ChangeSet) {
-        let id = event.id().unwrap_or("").to_string();
-        let thread = event.thread_id().map(String::from);
-        let (body, created_at) = match &event {
+    fn apply_required(&mut self, turn_id: &str, event: &wire::Event, cs: &mut ChangeSet) {
+        let Some((body, created_at)) = self.required_body(turn_id, event) else {
+            return;
+        };
+        let id = event.id().unwrap_or("");
+        let thread = event.thread_id();
+        let key = self.put_item(turn_id, id, thread, created_at, body, cs);
+        let is_new = self.turns.get(turn_id).is_some_and(|turn| {
+            let required = &turn.internal.required;
+            required
+                .binary_search_by(|(k, _)| k.as_str().cmp(&key))
+                .is_err()
+        });
+        if is_new {
+            // The first record of an event id wins; built again rather than cloned (rare).
+            if let Some((body, _)) = self.required_body(turn_id, event) {
+                if let Some(turn) = self.turns.get_mut(turn_id) {
+                    let required = &mut turn.internal.required;
+                    if let Err(at) = required.binary_search_by(|(k, _)| k.as_str().cmp(&key)) {
+                        let record = RequiredRecord {
+                            thread_id: thread.map(String::from),
+                            body,
+                        };
+                        required.insert(at, (key, record));
+                    }
+                }
+                self.refresh_status(turn_id, cs);
+            }
+        }
+        self.pending_dirty = true;
+    }
+
+    /// The item body of a `*_required` event (and its `created_at`); records which turns named
+    /// each tool call. `None` for other event types.
+    fn required_body<'e>(
+        &mut self,
+        turn_id: &str,
+        event: &'e wire::Event,
+    ) -> Option<(ItemBody, Option<&'e str>)> {
+        match event {
             wire::Event::ToolApprovalRequired(e) | wire::Event::ToolResponseRequired(e) => {
                 let action = if matches!(event, wire::Event::ToolApprovalRequired(_)) {
                     PendingKind::ToolApproval
@@ -605,10 +641,10 @@ impl SessionView {
                         source_event_id: c.source_event_id.clone(),
                     })
                     .collect();
-                (
+                Some((
                     ItemBody::ActionRequired { action, tool_calls },
-                    e.created_at.clone(),
-                )
+                    e.created_at.as_deref(),
+                ))
             }
             wire::Event::McpAuthRequired(e) => {
                 let servers = e
@@ -620,27 +656,13 @@ impl SessionView {
                         auth_url: s.auth_url.clone(),
                     })
                     .collect();
-                (ItemBody::McpAuthRequired { servers }, e.created_at.clone())
+                Some((
+                    ItemBody::McpAuthRequired { servers },
+                    e.created_at.as_deref(),
+                ))
             }
-            _ => return,
-        };
-        let key = self.put_item(
-            turn_id,
-            &id,
-            thread.as_deref(),
-            created_at.as_deref(),
-            body,
-            cs,
-        );
-        if let Some(turn) = self.turns.get_mut(turn_id) {
-            if let alloc::collections::btree_map::Entry::Vacant(slot) =
-                turn.internal.required.entry(key)
-            {
-                slot.insert(event);
-                self.refresh_status(turn_id, cs);
-            }
+            _ => None,
         }
-        self.pending_dirty = true;
     }
 
     fn bind_thread(
@@ -667,7 +689,7 @@ impl SessionView {
                     list.push(String::from(thread_id));
                 }
                 if let Some(call) = self.calls.get(call_id).cloned() {
-                    self.relink_message(&call.turn_id, &call.message_id, cs);
+                    self.relink_message(&call.turn_id, &call.key, cs);
                 }
             }
         }
@@ -814,7 +836,7 @@ impl SessionView {
                 }
             }
             for action in &done.required_actions {
-                self.apply_required(turn_id, action.clone(), cs);
+                self.apply_required(turn_id, action, cs);
             }
         }
         self.finalize(turn_id, cs);
@@ -882,11 +904,7 @@ impl SessionView {
         } in removed
         {
             for call in calls {
-                if self
-                    .calls
-                    .get(&call)
-                    .is_some_and(|c| c.message_id == message_id)
-                {
+                if self.calls.get(&call).is_some_and(|c| c.key == message_id) {
                     self.calls.remove(&call);
                 }
             }
@@ -950,9 +968,9 @@ impl SessionView {
         for id in &new_ids {
             self.calls.insert(
                 id.clone(),
-                CallRef {
+                ItemRef {
                     turn_id: String::from(turn_id),
-                    message_id: String::from(message_id),
+                    key: String::from(message_id),
                 },
             );
         }

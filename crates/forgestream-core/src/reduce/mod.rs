@@ -59,14 +59,8 @@ impl Default for ReducerConfig {
     }
 }
 
-/// Where a tool call lives.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct CallRef {
-    pub(crate) turn_id: String,
-    pub(crate) message_id: String,
-}
-
-/// Where an item lives.
+/// Where an item lives (for a tool call: its message). One type for both indexes, so the wasm
+/// carries one `BTreeMap<String, ItemRef>` instantiation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ItemRef {
     pub(crate) turn_id: String,
@@ -88,7 +82,7 @@ pub struct SessionView {
     warnings: Vec<Warning>,
     warning_count: u64,
     /// `tool_call_id` → proposing message.
-    calls: BTreeMap<String, CallRef>,
+    calls: BTreeMap<String, ItemRef>,
     /// `tool_call_id` → first `tool.response`.
     results: BTreeMap<String, ItemRef>,
     /// `tool_call_id` → threads it spawned.
@@ -251,10 +245,12 @@ impl SessionView {
     }
 
     /// A page of the session timeline (`GET /sessions/{sid}/events`: items `{turn_id, event}`,
-    /// newest first by default; any order and any page order give the same view).
+    /// newest first by default; any order and any page order give the same view). Takes any
+    /// iterator, so several pages apply in one call (one ordering pass) without first being
+    /// copied into one vector.
     pub fn apply_session_events(
         &mut self,
-        items: Vec<wire::SessionEventItem>,
+        items: impl IntoIterator<Item = wire::SessionEventItem>,
     ) -> Result<ChangeSet, ReduceError> {
         let mut cs = ChangeSet::default();
         let mut result = Ok(());
@@ -342,7 +338,7 @@ impl SessionView {
     /// The tool call with `tool_call_id`, wherever it is.
     pub fn tool_call(&self, tool_call_id: &str) -> Option<&ToolCallView> {
         let at = self.calls.get(tool_call_id)?;
-        match &self.item(&at.turn_id, &at.message_id)?.body {
+        match &self.item(&at.turn_id, &at.key)?.body {
             ItemBody::Message(m) => m.tool_calls.iter().find(|c| c.tool_call_id == tool_call_id),
             _ => None,
         }

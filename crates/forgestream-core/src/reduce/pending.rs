@@ -9,9 +9,8 @@ use alloc::vec::Vec;
 use serde_json::Value;
 
 use super::change::ChangeSet;
-use super::view::{McpAuthServerView, PendingAction, PendingKind, QuestionView};
+use super::view::{ItemBody, PendingAction, PendingKind, QuestionView};
 use super::SessionView;
-use crate::wire;
 
 /// The built-in client tool whose arguments are `{question, options}`.
 const ASK_USER_QUESTION: &str = "ask_user_question";
@@ -40,33 +39,34 @@ impl SessionView {
         let mut pending: Vec<PendingAction> = Vec::new();
         if let Some(turn) = self.order.last().and_then(|id| self.turns.get(id)) {
             let mut seen: BTreeSet<String> = BTreeSet::new();
-            for (event_id, event) in &turn.internal.required {
-                match event {
-                    wire::Event::ToolApprovalRequired(e) | wire::Event::ToolResponseRequired(e) => {
-                        let kind = if matches!(event, wire::Event::ToolApprovalRequired(_)) {
-                            PendingKind::ToolApproval
-                        } else {
-                            PendingKind::ToolResponse
-                        };
-                        let thread = e.thread_id.clone();
-                        for call in &e.tool_calls {
-                            let key =
-                                format!("tool:{}:{}", thread.as_deref().unwrap_or(""), call.id);
+            for (event_id, record) in &turn.internal.required {
+                match &record.body {
+                    ItemBody::ActionRequired {
+                        action: kind,
+                        tool_calls,
+                    } => {
+                        let thread = &record.thread_id;
+                        for call in tool_calls {
+                            let key = format!(
+                                "tool:{}:{}",
+                                thread.as_deref().unwrap_or(""),
+                                call.tool_call_id
+                            );
                             if !seen.insert(key.clone()) {
                                 continue;
                             }
-                            let view = self.tool_call(&call.id);
+                            let view = self.tool_call(&call.tool_call_id);
                             let arguments = view.and_then(|v| v.arguments.clone());
                             let question = view
                                 .filter(|v| v.name == ASK_USER_QUESTION)
                                 .and_then(|_| question_of(arguments.as_ref()));
                             pending.push(PendingAction {
                                 key,
-                                kind,
+                                kind: *kind,
                                 turn_id: turn.turn_id.clone(),
                                 required_event_id: event_id.clone(),
                                 thread_id: thread.clone(),
-                                tool_call_id: Some(call.id.clone()),
+                                tool_call_id: Some(call.tool_call_id.clone()),
                                 source_event_id: call.source_event_id.clone(),
                                 tool_name: view.map(|v| v.name.clone()),
                                 arguments_text: view.map(|v| v.arguments_text.clone()),
@@ -77,8 +77,8 @@ impl SessionView {
                             });
                         }
                     }
-                    wire::Event::McpAuthRequired(e) => {
-                        for server in &e.mcp_servers {
+                    ItemBody::McpAuthRequired { servers } => {
+                        for server in servers {
                             let key = format!("mcp:{}", server.id);
                             if !seen.insert(key.clone()) {
                                 continue;
@@ -88,7 +88,7 @@ impl SessionView {
                                 kind: PendingKind::McpAuth,
                                 turn_id: turn.turn_id.clone(),
                                 required_event_id: event_id.clone(),
-                                thread_id: e.thread_id.clone(),
+                                thread_id: record.thread_id.clone(),
                                 tool_call_id: None,
                                 source_event_id: None,
                                 tool_name: None,
@@ -96,11 +96,7 @@ impl SessionView {
                                 arguments: None,
                                 tool_info: None,
                                 question: None,
-                                mcp_server: Some(McpAuthServerView {
-                                    id: server.id.clone(),
-                                    name: server.name.clone(),
-                                    auth_url: server.auth_url.clone(),
-                                }),
+                                mcp_server: Some(server.clone()),
                             });
                         }
                     }

@@ -193,19 +193,21 @@ impl SessionView {
                 }
             }
         }
-        let mut by_parent: BTreeMap<&str, Vec<&ThreadView>> = BTreeMap::new();
+        // Child thread ids per parent (the same map type as `messages`: one instantiation).
+        let mut by_parent: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
         let mut detached: Vec<&ThreadView> = Vec::new();
         for thread in self.threads.values() {
             match thread.parent_thread_id.as_deref() {
                 Some(parent) if parent == "main" || self.threads.contains_key(parent) => {
-                    by_parent.entry(parent).or_default().push(thread);
+                    by_parent.entry(parent).or_default().push(&thread.thread_id);
                 }
                 _ => detached.push(thread),
             }
         }
         fn node(
             t: &ThreadView,
-            by_parent: &BTreeMap<&str, Vec<&ThreadView>>,
+            threads: &BTreeMap<String, ThreadView>,
+            by_parent: &BTreeMap<&str, Vec<&str>>,
             messages: &BTreeMap<&str, Vec<&str>>,
             depth: usize,
         ) -> Value {
@@ -217,7 +219,8 @@ impl SessionView {
                     .get(t.thread_id.as_str())
                     .map(|kids| {
                         kids.iter()
-                            .map(|k| node(k, by_parent, messages, depth + 1))
+                            .filter_map(|k| threads.get(*k))
+                            .map(|k| node(k, threads, by_parent, messages, depth + 1))
                             .collect()
                     })
                     .unwrap_or_default()
@@ -237,13 +240,14 @@ impl SessionView {
             .get("main")
             .map(|kids| {
                 kids.iter()
-                    .map(|k| node(k, &by_parent, &messages, 0))
+                    .filter_map(|k| self.threads.get(*k))
+                    .map(|k| node(k, &self.threads, &by_parent, &messages, 0))
                     .collect()
             })
             .unwrap_or_default();
         let detached: Vec<Value> = detached
             .iter()
-            .map(|k| node(k, &by_parent, &messages, 0))
+            .map(|k| node(k, &self.threads, &by_parent, &messages, 0))
             .collect();
         json!({ "main": main, "detached": detached })
     }

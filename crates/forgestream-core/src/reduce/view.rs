@@ -600,6 +600,16 @@ fn items_in_order<S: Serializer>(
     serializer.collect_seq(items.values())
 }
 
+/// What the pending set needs of a `*_required` event: its thread and its item body
+/// ([`ItemBody::ActionRequired`] or [`ItemBody::McpAuthRequired`]).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RequiredRecord {
+    /// The envelope `thread_id`.
+    pub(crate) thread_id: Option<String>,
+    /// The calls or servers waiting.
+    pub(crate) body: ItemBody,
+}
+
 /// Reducer bookkeeping that is not part of the view.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct TurnInternal {
@@ -611,8 +621,10 @@ pub(crate) struct TurnInternal {
     pub(crate) done_event_seen: bool,
     /// The terminal state was applied.
     pub(crate) terminal: bool,
-    /// `*_required` events of this turn (streamed or from `required_actions`), by event id.
-    pub(crate) required: BTreeMap<String, wire::Event>,
+    /// `*_required` events of this turn (streamed or from `required_actions`), sorted by event
+    /// id (a few per turn: a sorted list, not another `BTreeMap` instantiation in the wasm). The
+    /// first record of an id wins.
+    pub(crate) required: Vec<(String, RequiredRecord)>,
     /// Sum of message usage.
     pub(crate) message_usage: UsageView,
     /// Terminal metrics, if any.

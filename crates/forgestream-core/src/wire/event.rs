@@ -2,12 +2,14 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{Error as _, MapAccess};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::input::InputItem;
 use super::message::{MessageDelta, ModelMessage};
-use super::tagged::{decode_without, is_empty_map, serialize_tagged, tag_of};
+use super::tagged::{deserialize_union, union_from_value, Union};
 use super::turn::TurnState;
 
 /// `turn.created`: the first event of every turn stream.
@@ -35,9 +37,6 @@ pub struct TurnCreated {
     /// Gateway: the creating subject.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_by: Option<Value>,
-    /// Unknown fields, kept.
-    #[serde(flatten, default, skip_serializing_if = "is_empty_map")]
-    pub extra: Map<String, Value>,
 }
 
 /// `turn.done`: the last event of a turn; `state` is terminal (PROTOCOL §6).
@@ -54,9 +53,6 @@ pub struct TurnDone {
     pub thread_id: Option<String>,
     /// The terminal state.
     pub state: TurnState,
-    /// Unknown fields, kept.
-    #[serde(flatten, default, skip_serializing_if = "is_empty_map")]
-    pub extra: Map<String, Value>,
 }
 
 /// `tool.response`: the result of one executed call.
@@ -76,9 +72,6 @@ pub struct ToolResponse {
     /// Normally a string (JSON text for structured results; `""` for a finished subagent).
     #[serde(default)]
     pub content: Value,
-    /// Unknown fields, kept.
-    #[serde(flatten, default, skip_serializing_if = "is_empty_map")]
-    pub extra: Map<String, Value>,
 }
 
 /// A `{id, source_event_id}` reference inside a `*_required` event.
@@ -106,9 +99,6 @@ pub struct ToolCallsRequired {
     /// The waiting calls.
     #[serde(default)]
     pub tool_calls: Vec<RequiredToolCall>,
-    /// Unknown fields, kept.
-    #[serde(flatten, default, skip_serializing_if = "is_empty_map")]
-    pub extra: Map<String, Value>,
 }
 
 /// One server of `mcp.auth_required`.
@@ -139,9 +129,6 @@ pub struct McpAuthRequired {
     /// Servers that need the user to authorise.
     #[serde(default)]
     pub mcp_servers: Vec<McpAuthServer>,
-    /// Unknown fields, kept.
-    #[serde(flatten, default, skip_serializing_if = "is_empty_map")]
-    pub extra: Map<String, Value>,
 }
 
 /// One server of `mcp.initialize`.
@@ -175,9 +162,6 @@ pub struct McpInitialize {
     /// Connected servers.
     #[serde(default)]
     pub mcp_servers: Vec<McpServer>,
-    /// Unknown fields, kept.
-    #[serde(flatten, default, skip_serializing_if = "is_empty_map")]
-    pub extra: Map<String, Value>,
 }
 
 /// `sandbox.created`.
@@ -195,9 +179,6 @@ pub struct SandboxCreated {
     /// The sandbox.
     #[serde(default)]
     pub sandbox_id: String,
-    /// Unknown fields, kept.
-    #[serde(flatten, default, skip_serializing_if = "is_empty_map")]
-    pub extra: Map<String, Value>,
 }
 
 /// `parent` of a subagent thread: the spawning call.
@@ -249,9 +230,6 @@ pub struct ThreadCreated {
     /// Who runs it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_info: Option<AgentInfo>,
-    /// Unknown fields, kept.
-    #[serde(flatten, default, skip_serializing_if = "is_empty_map")]
-    pub extra: Map<String, Value>,
 }
 
 /// `state` of `thread.done`: `{status:"done",output}` or `{status:"error",error,output?}`.
@@ -261,7 +239,11 @@ pub struct ThreadState {
     #[serde(default)]
     pub status: String,
     /// The child's final assembled message.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "serialize_output"
+    )]
     pub output: Option<ModelMessage>,
     /// The failure, on `error`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -288,15 +270,15 @@ pub struct ThreadDone {
     pub parent: Option<ThreadParent>,
     /// Outcome.
     pub state: ThreadState,
-    /// Unknown fields, kept.
-    #[serde(flatten, default, skip_serializing_if = "is_empty_map")]
-    pub extra: Map<String, Value>,
 }
 
 /// One event of a turn stream or listing, by `type` (PROTOCOL §5).
 ///
 /// Decoding never fails on an unknown `type`: such events become [`Event::Unknown`] with the
-/// whole object kept. A known `type` with an invalid shape is a decode error.
+/// whole object kept. A known `type` with an invalid shape is a decode error; unknown fields of a
+/// known type are ignored. Decoding reads the text once when `type` is the object's first key (as
+/// the server writes it); see `wire::tagged`. Works with any serde_json input (text, bytes,
+/// `Value`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
     /// `turn.created`
@@ -398,31 +380,7 @@ impl Event {
     /// Decodes one event from a JSON value (see the type docs for the rules). A value that is
     /// not an object is an error.
     pub fn from_value(raw: Value) -> Result<Event, serde_json::Error> {
-        if !raw.is_object() {
-            return Err(serde::de::Error::custom("an event must be a JSON object"));
-        }
-        let Some(event_type) = tag_of(&raw, "type") else {
-            return Ok(Event::Unknown {
-                event_type: String::new(),
-                raw,
-            });
-        };
-        let event = match event_type.as_str() {
-            "turn.created" => Event::TurnCreated(decode_without(raw, "type")?),
-            "turn.done" => Event::TurnDone(decode_without(raw, "type")?),
-            "model.message" => Event::ModelMessage(decode_without(raw, "type")?),
-            "model.message.delta" => Event::ModelMessageDelta(decode_without(raw, "type")?),
-            "tool.response" => Event::ToolResponse(decode_without(raw, "type")?),
-            "tool.approval_required" => Event::ToolApprovalRequired(decode_without(raw, "type")?),
-            "tool.response_required" => Event::ToolResponseRequired(decode_without(raw, "type")?),
-            "mcp.auth_required" => Event::McpAuthRequired(decode_without(raw, "type")?),
-            "mcp.initialize" => Event::McpInitialize(decode_without(raw, "type")?),
-            "sandbox.created" => Event::SandboxCreated(decode_without(raw, "type")?),
-            "thread.created" => Event::ThreadCreated(decode_without(raw, "type")?),
-            "thread.done" => Event::ThreadDone(decode_without(raw, "type")?),
-            _ => Event::Unknown { event_type, raw },
-        };
-        Ok(event)
+        union_from_value(raw)
     }
 
     /// Decodes one event from the JSON text of an SSE `data` field.
@@ -431,36 +389,130 @@ impl Event {
         if let Some(delta) = super::fast::delta(data) {
             return Ok(Event::ModelMessageDelta(delta));
         }
-        let raw: Value = serde_json::from_str(data)?;
-        Event::from_value(raw)
+        serde_json::from_str(data)
+    }
+}
+
+impl Union for Event {
+    const TAG: &'static str = "type";
+    const EXPECTING: &'static str = "an event object";
+
+    const TAGS: &'static [&'static str] = &[
+        "turn.created",
+        "turn.done",
+        "model.message",
+        "model.message.delta",
+        "tool.response",
+        "tool.approval_required",
+        "tool.response_required",
+        "mcp.auth_required",
+        "mcp.initialize",
+        "sandbox.created",
+        "thread.created",
+        "thread.done",
+    ];
+
+    fn known<'de, A: MapAccess<'de>>(
+        tag: &str,
+        rest: MapAccessDeserializer<A>,
+    ) -> Result<Self, A::Error> {
+        Ok(match tag {
+            "turn.created" => Event::TurnCreated(Deserialize::deserialize(rest)?),
+            "turn.done" => Event::TurnDone(Deserialize::deserialize(rest)?),
+            "model.message" => Event::ModelMessage(Deserialize::deserialize(rest)?),
+            "model.message.delta" => Event::ModelMessageDelta(Deserialize::deserialize(rest)?),
+            "tool.response" => Event::ToolResponse(Deserialize::deserialize(rest)?),
+            "tool.approval_required" => {
+                Event::ToolApprovalRequired(Deserialize::deserialize(rest)?)
+            }
+            "tool.response_required" => {
+                Event::ToolResponseRequired(Deserialize::deserialize(rest)?)
+            }
+            "mcp.auth_required" => Event::McpAuthRequired(Deserialize::deserialize(rest)?),
+            "mcp.initialize" => Event::McpInitialize(Deserialize::deserialize(rest)?),
+            "sandbox.created" => Event::SandboxCreated(Deserialize::deserialize(rest)?),
+            "thread.created" => Event::ThreadCreated(Deserialize::deserialize(rest)?),
+            "thread.done" => Event::ThreadDone(Deserialize::deserialize(rest)?),
+            // Only `TAGS` reach here; an unlisted tag is a programming error, reported as a
+            // decode error rather than a panic.
+            other => {
+                return Err(A::Error::custom(format_args!(
+                    "unhandled event type {other}"
+                )))
+            }
+        })
+    }
+
+    fn unknown(event_type: String, raw: Value) -> Self {
+        Event::Unknown { event_type, raw }
     }
 }
 
 impl<'de> Deserialize<'de> for Event {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let raw = Value::deserialize(deserializer)?;
-        Event::from_value(raw).map_err(serde::de::Error::custom)
+        deserialize_union(deserializer)
+    }
+}
+
+/// The known variants as serde's internally tagged form (`type` written first).
+#[derive(Serialize)]
+#[serde(tag = "type")]
+enum Tagged<'a> {
+    #[serde(rename = "turn.created")]
+    TurnCreated(&'a TurnCreated),
+    #[serde(rename = "turn.done")]
+    TurnDone(&'a TurnDone),
+    #[serde(rename = "model.message")]
+    ModelMessage(&'a ModelMessage),
+    #[serde(rename = "model.message.delta")]
+    ModelMessageDelta(&'a MessageDelta),
+    #[serde(rename = "tool.response")]
+    ToolResponse(&'a ToolResponse),
+    #[serde(rename = "tool.approval_required")]
+    ToolApprovalRequired(&'a ToolCallsRequired),
+    #[serde(rename = "tool.response_required")]
+    ToolResponseRequired(&'a ToolCallsRequired),
+    #[serde(rename = "mcp.auth_required")]
+    McpAuthRequired(&'a McpAuthRequired),
+    #[serde(rename = "mcp.initialize")]
+    McpInitialize(&'a McpInitialize),
+    #[serde(rename = "sandbox.created")]
+    SandboxCreated(&'a SandboxCreated),
+    #[serde(rename = "thread.created")]
+    ThreadCreated(&'a ThreadCreated),
+    #[serde(rename = "thread.done")]
+    ThreadDone(&'a ThreadDone),
+}
+
+/// A state's `output` is the merged `model.message` event: written with its `type`, as the
+/// server does (decoding ignores it).
+pub(crate) fn serialize_output<S: Serializer>(
+    output: &Option<ModelMessage>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match output {
+        Some(message) => Tagged::ModelMessage(message).serialize(serializer),
+        None => serializer.serialize_none(),
     }
 }
 
 impl Serialize for Event {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let tag = self.event_type();
-        match self {
-            Event::TurnCreated(e) => serialize_tagged(serializer, "type", tag, e),
-            Event::TurnDone(e) => serialize_tagged(serializer, "type", tag, e),
-            Event::ModelMessage(e) => serialize_tagged(serializer, "type", tag, e),
-            Event::ModelMessageDelta(e) => serialize_tagged(serializer, "type", tag, e),
-            Event::ToolResponse(e) => serialize_tagged(serializer, "type", tag, e),
-            Event::ToolApprovalRequired(e) | Event::ToolResponseRequired(e) => {
-                serialize_tagged(serializer, "type", tag, e)
-            }
-            Event::McpAuthRequired(e) => serialize_tagged(serializer, "type", tag, e),
-            Event::McpInitialize(e) => serialize_tagged(serializer, "type", tag, e),
-            Event::SandboxCreated(e) => serialize_tagged(serializer, "type", tag, e),
-            Event::ThreadCreated(e) => serialize_tagged(serializer, "type", tag, e),
-            Event::ThreadDone(e) => serialize_tagged(serializer, "type", tag, e),
-            Event::Unknown { raw, .. } => raw.serialize(serializer),
-        }
+        let tagged = match self {
+            Event::TurnCreated(e) => Tagged::TurnCreated(e),
+            Event::TurnDone(e) => Tagged::TurnDone(e),
+            Event::ModelMessage(e) => Tagged::ModelMessage(e),
+            Event::ModelMessageDelta(e) => Tagged::ModelMessageDelta(e),
+            Event::ToolResponse(e) => Tagged::ToolResponse(e),
+            Event::ToolApprovalRequired(e) => Tagged::ToolApprovalRequired(e),
+            Event::ToolResponseRequired(e) => Tagged::ToolResponseRequired(e),
+            Event::McpAuthRequired(e) => Tagged::McpAuthRequired(e),
+            Event::McpInitialize(e) => Tagged::McpInitialize(e),
+            Event::SandboxCreated(e) => Tagged::SandboxCreated(e),
+            Event::ThreadCreated(e) => Tagged::ThreadCreated(e),
+            Event::ThreadDone(e) => Tagged::ThreadDone(e),
+            Event::Unknown { raw, .. } => return raw.serialize(serializer),
+        };
+        tagged.serialize(serializer)
     }
 }

@@ -1,15 +1,15 @@
 //! The fast path for the hot event. A live turn is almost all `model.message.delta` frames;
-//! decoding them through a `serde_json::Value` and a flattened `extra` map (the general path in
-//! [`super::event`], which keeps unknown fields) costs several times the parse itself. A delta
-//! with exactly the known fields is decoded straight from the text instead; anything else — an
-//! unknown field, array content, a duplicate key — makes [`delta`] return `None` and the caller
-//! takes the general path, so the result is always the same as the general decoder's.
+//! the general path in [`super::event`] reads the `type` first and then the variant's struct
+//! through a map-access adapter. A delta with exactly the known fields is decoded straight from
+//! the text instead; anything else — an unknown field, array content, a duplicate key — makes
+//! [`delta`] return `None` and the caller takes the general path, so the result is always the
+//! same as the general decoder's.
 
 use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::message::{
     Content, FinishReason, FunctionDelta, MessageDelta, ToolCallDelta, ToolInfo, Usage,
@@ -75,7 +75,7 @@ pub(crate) fn delta(data: &str) -> Option<MessageDelta> {
             for call in calls {
                 let tool_info = match call.tool_info {
                     None | Some(Value::Null) => None,
-                    Some(raw) => Some(serde_json::from_value::<ToolInfo>(raw).ok()?),
+                    Some(raw) => Some(ToolInfo::from_value(raw)),
                 };
                 out.push(ToolCallDelta {
                     index: call.index,
@@ -99,7 +99,6 @@ pub(crate) fn delta(data: &str) -> Option<MessageDelta> {
         tool_calls,
         finish_reason: known.finish_reason,
         usage: known.usage,
-        extra: Map::new(),
     })
 }
 
@@ -131,7 +130,6 @@ impl TextDelta<'_> {
             tool_calls: None,
             finish_reason: None,
             usage: None,
-            extra: Map::new(),
         }
     }
 }
@@ -384,9 +382,8 @@ mod tests {
         let unknown_field = r#"{"type":"model.message.delta","id":"m1","thread_id":"main","content":"x","new_field":1}"#;
         assert!(delta(unknown_field).is_none());
         match Event::from_json(unknown_field).unwrap() {
-            Event::ModelMessageDelta(d) => {
-                assert_eq!(d.extra.get("new_field"), Some(&Value::from(1)))
-            }
+            // Unknown fields are ignored by the general decoder too.
+            Event::ModelMessageDelta(d) => assert_eq!(d.content, Some(Content::Text("x".into()))),
             other => panic!("{other:?}"),
         }
         let parts = r#"{"type":"model.message.delta","id":"m1","thread_id":"main","content":[{"type":"text","text":"x"}]}"#;

@@ -5,7 +5,7 @@ use alloc::vec::Vec;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use super::tagged::{decode_without, serialize_tagged, tag_of};
+use super::tagged::{required_str, type_of};
 
 /// One part of a `user.message` array content.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,52 +31,45 @@ pub enum InputPart {
     },
 }
 
-#[derive(Serialize, Deserialize)]
-struct TextBody {
-    text: String,
-}
-
-#[derive(Serialize, Deserialize)]
-struct FileBody {
-    name: String,
-    data: String,
+impl InputPart {
+    /// Classifies a part object (a known `type` with a bad shape stays `Unknown`).
+    fn from_value(raw: Value) -> Self {
+        let part_type = type_of(&raw);
+        let known = match part_type.as_str() {
+            "text" => required_str(&raw, "text").map(|text| InputPart::Text {
+                text: String::from(text),
+            }),
+            "file" => match (required_str(&raw, "name"), required_str(&raw, "data")) {
+                (Some(name), Some(data)) => Some(InputPart::File {
+                    name: String::from(name),
+                    data: String::from(data),
+                }),
+                _ => None,
+            },
+            _ => None,
+        };
+        known.unwrap_or(InputPart::Unknown { part_type, raw })
+    }
 }
 
 impl<'de> Deserialize<'de> for InputPart {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let raw = Value::deserialize(deserializer)?;
-        let part_type = tag_of(&raw, "type").unwrap_or_default();
-        let decoded = match part_type.as_str() {
-            "text" => serde_json::from_value::<TextBody>(raw.clone())
-                .ok()
-                .map(|b| InputPart::Text { text: b.text }),
-            "file" => serde_json::from_value::<FileBody>(raw.clone())
-                .ok()
-                .map(|b| InputPart::File {
-                    name: b.name,
-                    data: b.data,
-                }),
-            _ => None,
-        };
-        Ok(decoded.unwrap_or(InputPart::Unknown { part_type, raw }))
+        Value::deserialize(deserializer).map(InputPart::from_value)
     }
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum PartRef<'a> {
+    Text { text: &'a str },
+    File { name: &'a str, data: &'a str },
 }
 
 impl Serialize for InputPart {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
-            InputPart::Text { text } => {
-                serialize_tagged(serializer, "type", "text", &TextBody { text: text.clone() })
-            }
-            InputPart::File { name, data } => serialize_tagged(
-                serializer,
-                "type",
-                "file",
-                &FileBody {
-                    name: name.clone(),
-                    data: data.clone(),
-                },
-            ),
+            InputPart::Text { text } => PartRef::Text { text }.serialize(serializer),
+            InputPart::File { name, data } => PartRef::File { name, data }.serialize(serializer),
             InputPart::Unknown { raw, .. } => raw.serialize(serializer),
         }
     }
@@ -103,19 +96,24 @@ impl UserContent {
     }
 }
 
+impl UserContent {
+    /// A string or an array of parts; anything else is `None` (a bad shape).
+    fn from_value(raw: Value) -> Option<Self> {
+        match raw {
+            Value::String(text) => Some(UserContent::Text(text)),
+            Value::Array(items) => Some(UserContent::Parts(
+                items.into_iter().map(InputPart::from_value).collect(),
+            )),
+            _ => None,
+        }
+    }
+}
+
 impl<'de> Deserialize<'de> for UserContent {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match Value::deserialize(deserializer)? {
-            Value::String(text) => Ok(UserContent::Text(text)),
-            Value::Array(items) => items
-                .into_iter()
-                .map(|item| serde_json::from_value(item).map_err(serde::de::Error::custom))
-                .collect::<Result<Vec<_>, _>>()
-                .map(UserContent::Parts),
-            _ => Err(serde::de::Error::custom(
-                "user.message content must be a string or parts",
-            )),
-        }
+        UserContent::from_value(Value::deserialize(deserializer)?).ok_or_else(|| {
+            serde::de::Error::custom("user.message content must be a string or parts")
+        })
     }
 }
 
@@ -129,7 +127,7 @@ impl Serialize for UserContent {
 }
 
 /// The `approval` object of `user.tool_approval`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Approval {
     /// `{"status":"allow"}`
@@ -141,6 +139,34 @@ pub enum Approval {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },
+}
+
+impl Approval {
+    /// `{"status":"allow"}` or `{"status":"deny","reason"?}` (`reason` a string or null);
+    /// anything else is `None`.
+    fn from_value(raw: &Value) -> Option<Self> {
+        match raw.get("status")?.as_str()? {
+            "allow" => Some(Approval::Allow),
+            "deny" => match raw.get("reason") {
+                None | Some(Value::Null) => Some(Approval::Deny { reason: None }),
+                Some(Value::String(reason)) => Some(Approval::Deny {
+                    reason: Some(reason.clone()),
+                }),
+                Some(_) => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Approval {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Approval::from_value(&Value::deserialize(deserializer)?).ok_or_else(|| {
+            serde::de::Error::custom(
+                "approval must be {status:\"allow\"} or {status:\"deny\",reason?}",
+            )
+        })
+    }
 }
 
 /// One item of a turn's `input` (PROTOCOL §7).
@@ -178,93 +204,92 @@ pub enum InputItem {
     },
 }
 
-#[derive(Serialize, Deserialize)]
-struct UserMessageBody {
-    content: UserContent,
-}
-
-#[derive(Serialize, Deserialize)]
-struct ApprovalBody {
-    thread_id: String,
-    tool_call_id: String,
-    approval: Approval,
-}
-
-#[derive(Serialize, Deserialize)]
-struct ResponseBody {
-    thread_id: String,
-    tool_call_id: String,
-    content: String,
+impl InputItem {
+    /// Classifies an item object (a known `type` with a bad shape stays `Unknown`).
+    fn from_value(raw: Value) -> Self {
+        let item_type = type_of(&raw);
+        let call = |raw: &Value| {
+            Some((
+                String::from(required_str(raw, "thread_id")?),
+                String::from(required_str(raw, "tool_call_id")?),
+            ))
+        };
+        let known = match item_type.as_str() {
+            "user.message" => raw
+                .get("content")
+                .cloned()
+                .and_then(UserContent::from_value)
+                .map(|content| InputItem::UserMessage { content }),
+            "user.tool_approval" => call(&raw).and_then(|(thread_id, tool_call_id)| {
+                Some(InputItem::ToolApproval {
+                    thread_id,
+                    tool_call_id,
+                    approval: Approval::from_value(raw.get("approval")?)?,
+                })
+            }),
+            "user.tool_response" => call(&raw).and_then(|(thread_id, tool_call_id)| {
+                Some(InputItem::ToolResponse {
+                    thread_id,
+                    tool_call_id,
+                    content: String::from(required_str(&raw, "content")?),
+                })
+            }),
+            _ => None,
+        };
+        known.unwrap_or(InputItem::Unknown { item_type, raw })
+    }
 }
 
 impl<'de> Deserialize<'de> for InputItem {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let raw = Value::deserialize(deserializer)?;
-        let item_type = tag_of(&raw, "type").unwrap_or_default();
-        let decoded = match item_type.as_str() {
-            "user.message" => decode_without::<UserMessageBody>(raw.clone(), "type")
-                .ok()
-                .map(|b| InputItem::UserMessage { content: b.content }),
-            "user.tool_approval" => decode_without::<ApprovalBody>(raw.clone(), "type")
-                .ok()
-                .map(|b| InputItem::ToolApproval {
-                    thread_id: b.thread_id,
-                    tool_call_id: b.tool_call_id,
-                    approval: b.approval,
-                }),
-            "user.tool_response" => decode_without::<ResponseBody>(raw.clone(), "type")
-                .ok()
-                .map(|b| InputItem::ToolResponse {
-                    thread_id: b.thread_id,
-                    tool_call_id: b.tool_call_id,
-                    content: b.content,
-                }),
-            _ => None,
-        };
-        Ok(decoded.unwrap_or(InputItem::Unknown { item_type, raw }))
+        // Input items are few and small: read whole, then classified.
+        Value::deserialize(deserializer).map(InputItem::from_value)
     }
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type")]
+enum ItemRef<'a> {
+    #[serde(rename = "user.message")]
+    UserMessage { content: &'a UserContent },
+    #[serde(rename = "user.tool_approval")]
+    ToolApproval {
+        thread_id: &'a str,
+        tool_call_id: &'a str,
+        approval: &'a Approval,
+    },
+    #[serde(rename = "user.tool_response")]
+    ToolResponse {
+        thread_id: &'a str,
+        tool_call_id: &'a str,
+        content: &'a str,
+    },
 }
 
 impl Serialize for InputItem {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            InputItem::UserMessage { content } => serialize_tagged(
-                serializer,
-                "type",
-                "user.message",
-                &UserMessageBody {
-                    content: content.clone(),
-                },
-            ),
+        let tagged = match self {
+            InputItem::UserMessage { content } => ItemRef::UserMessage { content },
             InputItem::ToolApproval {
                 thread_id,
                 tool_call_id,
                 approval,
-            } => serialize_tagged(
-                serializer,
-                "type",
-                "user.tool_approval",
-                &ApprovalBody {
-                    thread_id: thread_id.clone(),
-                    tool_call_id: tool_call_id.clone(),
-                    approval: approval.clone(),
-                },
-            ),
+            } => ItemRef::ToolApproval {
+                thread_id,
+                tool_call_id,
+                approval,
+            },
             InputItem::ToolResponse {
                 thread_id,
                 tool_call_id,
                 content,
-            } => serialize_tagged(
-                serializer,
-                "type",
-                "user.tool_response",
-                &ResponseBody {
-                    thread_id: thread_id.clone(),
-                    tool_call_id: tool_call_id.clone(),
-                    content: content.clone(),
-                },
-            ),
-            InputItem::Unknown { raw, .. } => raw.serialize(serializer),
-        }
+            } => ItemRef::ToolResponse {
+                thread_id,
+                tool_call_id,
+                content,
+            },
+            InputItem::Unknown { raw, .. } => return raw.serialize(serializer),
+        };
+        tagged.serialize(serializer)
     }
 }

@@ -3,10 +3,12 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::fmt;
+use serde::de::{SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::tagged::{is_empty_map, serialize_tagged, tag_of};
+use super::tagged::{parse_str, required_str, str_or_empty, type_of};
 
 /// Message `content`: a string, or an array of parts (PROTOCOL §5 `model.message`).
 #[derive(Debug, Clone, PartialEq)]
@@ -19,17 +21,34 @@ pub enum Content {
 
 impl<'de> Deserialize<'de> for Content {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match Value::deserialize(deserializer)? {
-            Value::String(text) => Ok(Content::Text(text)),
-            Value::Array(items) => items
-                .into_iter()
-                .map(|item| serde_json::from_value(item).map_err(serde::de::Error::custom))
-                .collect::<Result<Vec<_>, _>>()
-                .map(Content::Parts),
-            _ => Err(serde::de::Error::custom(
-                "content must be a string or an array of parts",
-            )),
+        deserializer.deserialize_any(ContentVisitor)
+    }
+}
+
+/// A string or an array of parts, read in place (no intermediate `Value`).
+struct ContentVisitor;
+
+impl<'de> Visitor<'de> for ContentVisitor {
+    type Value = Content;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("content must be a string or an array of parts")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Content, E> {
+        Ok(Content::Text(String::from(text)))
+    }
+
+    fn visit_string<E: serde::de::Error>(self, text: String) -> Result<Content, E> {
+        Ok(Content::Text(text))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Content, A::Error> {
+        let mut parts = Vec::new();
+        while let Some(part) = seq.next_element()? {
+            parts.push(part);
         }
+        Ok(Content::Parts(parts))
     }
 }
 
@@ -65,48 +84,43 @@ pub enum ContentPart {
     },
 }
 
-#[derive(Deserialize)]
-struct TextPart {
-    text: String,
-}
-
-#[derive(Deserialize)]
-struct RefusalPart {
-    refusal: String,
+impl ContentPart {
+    /// Classifies a part object: `text` / `refusal` with their string field, else `Unknown`
+    /// (also for a known `type` with a bad shape: kept, never fatal).
+    fn from_value(raw: Value) -> Self {
+        let part_type = type_of(&raw);
+        let known = match part_type.as_str() {
+            "text" => required_str(&raw, "text").map(|text| ContentPart::Text {
+                text: String::from(text),
+            }),
+            "refusal" => required_str(&raw, "refusal").map(|refusal| ContentPart::Refusal {
+                refusal: String::from(refusal),
+            }),
+            _ => None,
+        };
+        known.unwrap_or(ContentPart::Unknown { part_type, raw })
+    }
 }
 
 impl<'de> Deserialize<'de> for ContentPart {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let raw = Value::deserialize(deserializer)?;
-        let part_type = tag_of(&raw, "type").unwrap_or_default();
-        let decoded = match part_type.as_str() {
-            "text" => serde_json::from_value::<TextPart>(raw.clone())
-                .ok()
-                .map(|p| ContentPart::Text { text: p.text }),
-            "refusal" => serde_json::from_value::<RefusalPart>(raw.clone())
-                .ok()
-                .map(|p| ContentPart::Refusal { refusal: p.refusal }),
-            _ => None,
-        };
-        Ok(decoded.unwrap_or(ContentPart::Unknown { part_type, raw }))
+        // Parts are rare and small: read whole, then classified (a bad known part stays raw).
+        Value::deserialize(deserializer).map(ContentPart::from_value)
     }
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum PartRef<'a> {
+    Text { text: &'a str },
+    Refusal { refusal: &'a str },
 }
 
 impl Serialize for ContentPart {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
-            ContentPart::Text { text } => serialize_tagged(
-                serializer,
-                "type",
-                "text",
-                &serde_json::json!({ "text": text }),
-            ),
-            ContentPart::Refusal { refusal } => serialize_tagged(
-                serializer,
-                "type",
-                "refusal",
-                &serde_json::json!({ "refusal": refusal }),
-            ),
+            ContentPart::Text { text } => PartRef::Text { text }.serialize(serializer),
+            ContentPart::Refusal { refusal } => PartRef::Refusal { refusal }.serialize(serializer),
             ContentPart::Unknown { raw, .. } => raw.serialize(serializer),
         }
     }
@@ -157,8 +171,7 @@ impl FinishReason {
 
 impl<'de> Deserialize<'de> for FinishReason {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        Ok(FinishReason::parse(&text))
+        parse_str(deserializer, FinishReason::parse)
     }
 }
 
@@ -235,62 +248,67 @@ pub enum ToolInfo {
     },
 }
 
-#[derive(Deserialize)]
-struct SystemInfo {
-    #[serde(default)]
-    name: String,
-}
-
-#[derive(Deserialize)]
-struct McpInfo {
-    #[serde(default)]
-    server_id: String,
-    #[serde(default)]
-    server_name: String,
-    #[serde(default)]
-    name: String,
+impl ToolInfo {
+    /// Classifies a `tool_info` object: `truefoundry-system` / `mcp` when their fields are
+    /// strings (missing = empty), else `Unknown` with the object kept.
+    pub(crate) fn from_value(raw: Value) -> Self {
+        let info_type = type_of(&raw);
+        let known = match info_type.as_str() {
+            "truefoundry-system" => str_or_empty(&raw, "name").map(|name| ToolInfo::System {
+                name: String::from(name),
+            }),
+            "mcp" => match (
+                str_or_empty(&raw, "server_id"),
+                str_or_empty(&raw, "server_name"),
+                str_or_empty(&raw, "name"),
+            ) {
+                (Some(server_id), Some(server_name), Some(name)) => Some(ToolInfo::Mcp {
+                    server_id: String::from(server_id),
+                    server_name: String::from(server_name),
+                    name: String::from(name),
+                }),
+                _ => None,
+            },
+            _ => None,
+        };
+        known.unwrap_or(ToolInfo::Unknown { info_type, raw })
+    }
 }
 
 impl<'de> Deserialize<'de> for ToolInfo {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let raw = Value::deserialize(deserializer)?;
-        let info_type = tag_of(&raw, "type").unwrap_or_default();
-        let decoded = match info_type.as_str() {
-            "truefoundry-system" => serde_json::from_value::<SystemInfo>(raw.clone())
-                .ok()
-                .map(|i| ToolInfo::System { name: i.name }),
-            "mcp" => serde_json::from_value::<McpInfo>(raw.clone())
-                .ok()
-                .map(|i| ToolInfo::Mcp {
-                    server_id: i.server_id,
-                    server_name: i.server_name,
-                    name: i.name,
-                }),
-            _ => None,
-        };
-        Ok(decoded.unwrap_or(ToolInfo::Unknown { info_type, raw }))
+        // One per tool call and small: read whole, then classified (a bad known shape stays raw).
+        Value::deserialize(deserializer).map(ToolInfo::from_value)
     }
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type")]
+enum InfoRef<'a> {
+    #[serde(rename = "truefoundry-system")]
+    System { name: &'a str },
+    #[serde(rename = "mcp")]
+    Mcp {
+        server_id: &'a str,
+        server_name: &'a str,
+        name: &'a str,
+    },
 }
 
 impl Serialize for ToolInfo {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
-            ToolInfo::System { name } => serialize_tagged(
-                serializer,
-                "type",
-                "truefoundry-system",
-                &serde_json::json!({ "name": name }),
-            ),
+            ToolInfo::System { name } => InfoRef::System { name }.serialize(serializer),
             ToolInfo::Mcp {
                 server_id,
                 server_name,
                 name,
-            } => serialize_tagged(
-                serializer,
-                "type",
-                "mcp",
-                &serde_json::json!({ "name": name, "server_id": server_id, "server_name": server_name }),
-            ),
+            } => InfoRef::Mcp {
+                server_id,
+                server_name,
+                name,
+            }
+            .serialize(serializer),
             ToolInfo::Unknown { raw, .. } => raw.serialize(serializer),
         }
     }
@@ -363,9 +381,6 @@ pub struct ModelMessage {
     /// Token usage of this model call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
-    /// Fields this SDK does not know, kept.
-    #[serde(flatten, default, skip_serializing_if = "is_empty_map")]
-    pub extra: Map<String, Value>,
 }
 
 impl ModelMessage {
@@ -443,7 +458,4 @@ pub struct MessageDelta {
     /// Latest wins.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
-    /// Fields this SDK does not know, kept.
-    #[serde(flatten, default, skip_serializing_if = "is_empty_map")]
-    pub extra: Map<String, Value>,
 }

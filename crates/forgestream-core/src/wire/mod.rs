@@ -1,8 +1,9 @@
 //! Serde types of the TrueForge wire (PROTOCOL.md §2, §5–§7), snake_case as on the wire.
 //!
-//! Decoding is tolerant: unknown fields are ignored (event structs keep them in `extra`),
-//! unknown event `type`s, turn `status`es, content parts, input items and `tool_info` kinds are
-//! kept raw instead of failing. Optional wire fields are `Option`s.
+//! Decoding is tolerant: unknown fields are ignored; unknown event `type`s, turn `status`es,
+//! content parts, input items and `tool_info` kinds are kept raw instead of failing. Optional
+//! wire fields are `Option`s. Events and turn states decode straight from the text, without a
+//! `serde_json::Value` round trip (see `tagged`).
 //!
 //! - [`event`]: the 12 streamed event types and [`Event`].
 //! - [`message`]: model messages, deltas, tool calls, usage.

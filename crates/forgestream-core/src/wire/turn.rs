@@ -2,13 +2,15 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{Error as _, IgnoredAny, MapAccess};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::event::Event;
 use super::input::InputItem;
 use super::message::ModelMessage;
-use super::tagged::{decode_without, is_empty_map, serialize_tagged, tag_of};
+use super::tagged::{deserialize_union, parse_str, Union};
 
 /// Why a turn was cancelled (PROTOCOL §6). Unknown reasons are kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,8 +53,7 @@ impl CancelReason {
 
 impl<'de> Deserialize<'de> for CancelReason {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        Ok(CancelReason::parse(&text))
+        parse_str(deserializer, CancelReason::parse)
     }
 }
 
@@ -92,7 +93,7 @@ pub struct Metrics {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DoneState {
     /// The root thread's final assembled message, or null (e.g. when paused).
-    #[serde(default)]
+    #[serde(default, serialize_with = "super::event::serialize_output")]
     pub output: Option<ModelMessage>,
     /// The streamed `*_required` events, whole, exactly as streamed (§9).
     #[serde(default)]
@@ -103,9 +104,6 @@ pub struct DoneState {
     /// Turn totals.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics: Option<Metrics>,
-    /// Unknown fields, kept.
-    #[serde(flatten, default, skip_serializing_if = "is_empty_map")]
-    pub extra: Map<String, Value>,
 }
 
 /// `state` of a `cancelled` turn.
@@ -119,9 +117,6 @@ pub struct CancelledState {
     /// Turn totals.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics: Option<Metrics>,
-    /// Unknown fields, kept.
-    #[serde(flatten, default, skip_serializing_if = "is_empty_map")]
-    pub extra: Map<String, Value>,
 }
 
 /// `state` of an `error` turn.
@@ -136,9 +131,6 @@ pub struct ErrorState {
     /// Turn totals.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics: Option<Metrics>,
-    /// Unknown fields, kept.
-    #[serde(flatten, default, skip_serializing_if = "is_empty_map")]
-    pub extra: Map<String, Value>,
 }
 
 /// A turn's `state`, by `status` (PROTOCOL §6). The first terminal state written wins.
@@ -184,38 +176,60 @@ impl TurnState {
     }
 }
 
+impl Union for TurnState {
+    const TAG: &'static str = "status";
+    const EXPECTING: &'static str = "a turn state object";
+
+    const TAGS: &'static [&'static str] = &["running", "done", "cancelled", "error"];
+
+    fn known<'de, A: MapAccess<'de>>(
+        status: &str,
+        rest: MapAccessDeserializer<A>,
+    ) -> Result<Self, A::Error> {
+        Ok(match status {
+            "running" => {
+                IgnoredAny::deserialize(rest)?;
+                TurnState::Running
+            }
+            "done" => TurnState::Done(Deserialize::deserialize(rest)?),
+            "cancelled" => TurnState::Cancelled(Deserialize::deserialize(rest)?),
+            "error" => TurnState::Error(Deserialize::deserialize(rest)?),
+            // Only `TAGS` reach here: reported as a decode error, never a panic.
+            other => return Err(A::Error::custom(format_args!("unhandled status {other}"))),
+        })
+    }
+
+    fn unknown(status: String, raw: Value) -> Self {
+        TurnState::Unknown { status, raw }
+    }
+}
+
 impl<'de> Deserialize<'de> for TurnState {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let raw = Value::deserialize(deserializer)?;
-        let status = tag_of(&raw, "status").unwrap_or_default();
-        let err = serde::de::Error::custom;
-        match status.as_str() {
-            "running" => Ok(TurnState::Running),
-            "done" => decode_without(raw, "status")
-                .map(TurnState::Done)
-                .map_err(err),
-            "cancelled" => decode_without(raw, "status")
-                .map(TurnState::Cancelled)
-                .map_err(err),
-            "error" => decode_without(raw, "status")
-                .map(TurnState::Error)
-                .map_err(err),
-            _ => Ok(TurnState::Unknown { status, raw }),
-        }
+        deserialize_union(deserializer)
     }
+}
+
+/// The known states as serde's internally tagged form (`status` written first).
+#[derive(Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+enum StateRef<'a> {
+    Running,
+    Done(&'a DoneState),
+    Cancelled(&'a CancelledState),
+    Error(&'a ErrorState),
 }
 
 impl Serialize for TurnState {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            TurnState::Running => {
-                serialize_tagged(serializer, "status", "running", &serde_json::json!({}))
-            }
-            TurnState::Done(s) => serialize_tagged(serializer, "status", "done", s),
-            TurnState::Cancelled(s) => serialize_tagged(serializer, "status", "cancelled", s),
-            TurnState::Error(s) => serialize_tagged(serializer, "status", "error", s),
-            TurnState::Unknown { raw, .. } => raw.serialize(serializer),
-        }
+        let tagged = match self {
+            TurnState::Running => StateRef::Running,
+            TurnState::Done(s) => StateRef::Done(s),
+            TurnState::Cancelled(s) => StateRef::Cancelled(s),
+            TurnState::Error(s) => StateRef::Error(s),
+            TurnState::Unknown { raw, .. } => return raw.serialize(serializer),
+        };
+        tagged.serialize(serializer)
     }
 }
 
@@ -241,7 +255,4 @@ pub struct Turn {
     /// Gateway: who created it (opaque subject).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_by_subject: Option<Value>,
-    /// Unknown fields, kept.
-    #[serde(flatten, default, skip_serializing_if = "is_empty_map")]
-    pub extra: Map<String, Value>,
 }

@@ -191,6 +191,23 @@ impl HttpResponse {
         Some(bytes.subarray(start, end).to_vec())
     }
 
+    /// Reads the whole body as bytes (`arrayBuffer()`, one copy into wasm memory): JSON listings
+    /// skip the UTF-8 → UTF-16 → UTF-8 round trip of `text()`.
+    pub async fn bytes(self) -> Result<Vec<u8>, FetchError> {
+        let promise = self
+            .response
+            .array_buffer()
+            .map_err(|e| FetchError::Network(describe(&e)))?;
+        let value = JsFuture::from(promise).await.map_err(|e| {
+            if is_abort(&e) {
+                FetchError::Aborted
+            } else {
+                FetchError::Network(describe(&e))
+            }
+        })?;
+        Ok(Uint8Array::new(&value).to_vec())
+    }
+
     /// Reads the whole body as text (JSON responses and error bodies).
     pub async fn text(self) -> Result<String, FetchError> {
         let promise = self
