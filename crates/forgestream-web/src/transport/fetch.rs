@@ -1,6 +1,7 @@
 //! The `fetch` + `ReadableStream` transport: one HTTP request whose body is read chunk by chunk
 //! (each chunk handed to the core once, as it arrives). Also used for plain JSON requests.
 use js_sys::{Reflect, Uint8Array};
+use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{
@@ -30,6 +31,17 @@ pub struct HttpRequest<'a> {
 /// by its size; taking it in slices of this size bounds the copy, and the SSE parser does not
 /// care where reads are cut.
 const SLICE_BYTES: u32 = 64 * 1024;
+
+#[wasm_bindgen]
+extern "C" {
+    /// The `{done, value}` object a `ReadableStreamDefaultReader.read()` resolves to. Read
+    /// through getters: no property-name string is built per read, as `Reflect::get` needs.
+    type ReadResult;
+    #[wasm_bindgen(method, getter)]
+    fn done(this: &ReadResult) -> bool;
+    #[wasm_bindgen(method, getter)]
+    fn value(this: &ReadResult) -> JsValue;
+}
 
 /// A response whose headers have arrived; the body is still streaming.
 pub struct HttpResponse {
@@ -159,16 +171,14 @@ impl HttpResponse {
                 FetchError::Network(describe(&e))
             }
         })?;
-        let done = Reflect::get(&result, &JsValue::from_str("done"))
-            .ok()
-            .and_then(|d| d.as_bool())
-            .unwrap_or(true);
-        if done {
+        let result: ReadResult = result.unchecked_into();
+        // A missing or non-boolean `done` reads as false; the `value` check below then rejects
+        // anything that is not a chunk.
+        if result.done() {
             return Ok(None);
         }
-        let value = Reflect::get(&result, &JsValue::from_str("value"))
-            .map_err(|e| FetchError::Network(describe(&e)))?;
-        let bytes: Uint8Array = value
+        let bytes: Uint8Array = result
+            .value()
             .dyn_into()
             .map_err(|_| FetchError::Network("body chunk is not a Uint8Array".into()))?;
         self.pending = Some((bytes, 0));
@@ -180,6 +190,12 @@ impl HttpResponse {
         let (bytes, offset) = self.pending.as_mut()?;
         let length = bytes.length();
         let start = *offset;
+        if start == 0 && length <= SLICE_BYTES {
+            // The usual read: small, copied whole without a `subarray` view.
+            let all = bytes.to_vec();
+            self.pending = None;
+            return (length > 0).then_some(all);
+        }
         let end = start.saturating_add(SLICE_BYTES).min(length);
         if end >= length {
             // Last slice: drop the JS array now rather than at the next read.
