@@ -43,12 +43,24 @@ extern "C" {
     fn value(this: &ReadResult) -> JsValue;
 }
 
+/// Reads smaller than this (bytes) make a trickle: a live stream of small deltas, each its own
+/// network read (16 KiB).
+const TRICKLE_BYTES: u32 = 16 * 1024;
+
+/// Consecutive trickle reads after which reads are paced to one per animation frame.
+const TRICKLE_READS: u8 = 2;
+
+/// How long a paced read waits at most when no frame comes (the tab was hidden meanwhile), ms.
+const FRAME_FALLBACK_MS: f64 = 50.0;
+
 /// A response whose headers have arrived; the body is still streaming.
 pub struct HttpResponse {
     response: Response,
     reader: Option<ReadableStreamDefaultReader>,
     /// The body chunk being handed out in slices, and the offset of its next slice.
     pending: Option<(Uint8Array, u32)>,
+    /// Consecutive reads smaller than [`TRICKLE_BYTES`] (saturating).
+    small_reads: u8,
 }
 
 /// Why a request produced no usable response.
@@ -75,6 +87,24 @@ fn is_abort(value: &JsValue) -> bool {
         .ok()
         .and_then(|n| n.as_string())
         .is_some_and(|n| n == "AbortError")
+}
+
+/// The window when this is a visible page (not a worker, not a hidden tab).
+fn visible_window() -> Option<web_sys::Window> {
+    let window = web_sys::window()?;
+    let hidden = window.document()?.hidden();
+    (!hidden).then_some(window)
+}
+
+/// Resolves at the next animation frame, or after [`FRAME_FALLBACK_MS`] if none comes (a tab
+/// hidden while waiting gets no frames).
+async fn next_frame(window: &web_sys::Window) {
+    let promise = js_sys::Promise::new(&mut |resolve, _reject| {
+        let _ = window.request_animation_frame(&resolve);
+        crate::js::set_timeout(&resolve, FRAME_FALLBACK_MS);
+    });
+    // Neither callback rejects; whichever comes first resolves it.
+    let _ = JsFuture::from(promise).await;
 }
 
 /// Starts `request`; resolves when the response headers arrive. `abort` cancels the request and
@@ -120,6 +150,7 @@ pub async fn send(
         response,
         reader: None,
         pending: None,
+        small_reads: 0,
     })
 }
 
@@ -164,6 +195,16 @@ impl HttpResponse {
         let Some(reader) = self.reader.as_ref() else {
             return Ok(None);
         };
+        if self.small_reads >= TRICKLE_READS {
+            // A trickle (thousands of tiny reads a second) costs a promise round trip, a wasm
+            // entry and the machine's bookkeeping per read, while the page shows one update per
+            // frame anyway. Waiting for the next frame lets the network gather what arrives
+            // meanwhile into one read. Only in a visible page: hidden tabs get no frames (and
+            // nothing to render), and a bulk transfer (large reads) is never held back.
+            if let Some(window) = visible_window() {
+                next_frame(&window).await;
+            }
+        }
         let result = JsFuture::from(reader.read()).await.map_err(|e| {
             if is_abort(&e) {
                 FetchError::Aborted
@@ -181,6 +222,11 @@ impl HttpResponse {
             .value()
             .dyn_into()
             .map_err(|_| FetchError::Network("body chunk is not a Uint8Array".into()))?;
+        self.small_reads = if bytes.length() < TRICKLE_BYTES {
+            self.small_reads.saturating_add(1)
+        } else {
+            0
+        };
         self.pending = Some((bytes, 0));
         Ok(Some(self.next_slice().unwrap_or_default()))
     }
