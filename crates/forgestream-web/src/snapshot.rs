@@ -1,6 +1,9 @@
 //! The view crossing into JS: `snapshot()` (everything) and `takeChanges()` (only what a change
 //! set names) share one shape, so the TS `SnapshotStore` has a single patch routine. Cost per
-//! drain is O(changed items), never O(history).
+//! drain is O(changed items), never O(history); a message that only gained text since the last
+//! drain costs O(new text): it crosses as `append` (the suffixes) instead of the whole item.
+//! Each drain is numbered (`drain`), so a consumer can tell whether an `append` is relative to
+//! the copy it holds.
 use forgestream_core::reduce::{ChangeSet, ContentView, ItemBody, ItemView, TextAppend, TurnView};
 use forgestream_core::resume::ConnectionStatus;
 use serde::Serialize;
