@@ -127,6 +127,9 @@ export class AgentClient {
 export class AgentSession {
   readonly #inner: WasmSession;
   readonly #store: SnapshotStore;
+  /** The inspector log as returned so far, and how many frames the core had logged then. */
+  readonly #log: FrameLogEntry[] = [];
+  #logTotal = 0;
   readonly #onWarning: ((w: Warning) => void) | undefined;
   #loadTimed = false;
   /** Tells other tabs of this origin about turns started here, and follows theirs. */
@@ -234,9 +237,18 @@ export class AgentSession {
     this.#inner.dropConnection();
   }
 
-  /** Received frames (needs `inspect: true`), oldest first, at most the last 2000. */
+  /**
+   * Received frames (needs `inspect: true`), oldest first, at most the last 2000. A new array
+   * each call; entries already returned keep their identity. Only frames logged since the last
+   * call cross from wasm (an inspector reading a long stream several times a second would
+   * otherwise copy the whole log each time).
+   */
   eventLog(): FrameLogEntry[] {
-    return this.#inner.eventLog() as FrameLogEntry[];
+    const { total, capacity, frames } = this.#inner.eventLogSince(this.#logTotal) as { total: number; capacity: number; frames: FrameLogEntry[] };
+    this.#logTotal = total;
+    for (const f of frames) this.#log.push(Object.freeze(f));
+    if (this.#log.length > capacity) this.#log.splice(0, this.#log.length - capacity);
+    return this.#log.slice();
   }
 
   /** Tries again after `liveUnavailable` or a retryable failure (never re-sends a turn). */

@@ -14,12 +14,26 @@ import type { ConnectionState, ItemView, PendingAction, SessionSnapshot, ThreadV
 /** A turn header as the core sends it: the turn without its items, plus their keys in order. */
 type TurnHeader = Omit<TurnSnapshot, "items"> & { itemKeys: string[] };
 
+/**
+ * A message that only gained text since the store's copy (at `baseVersion`): each present field
+ * is the text to append (absent: unchanged).
+ */
+interface TextAppend {
+  baseVersion: number;
+  version: number;
+  content?: string;
+  reasoning?: string;
+  refusal?: string;
+}
+
 /** The wire shape of `snapshot()` / `takeChanges()` (absent fields did not change). */
 interface CoreChanges {
   sessionId: string;
+  /** Drain counter: consecutive unless someone else drained the core in between. */
+  drain: number;
   order?: string[];
   turns?: TurnHeader[];
-  items?: { turnId: string; key: string; removed: boolean; value?: ItemView }[];
+  items?: { turnId: string; key: string; removed: boolean; value?: ItemView; append?: TextAppend }[];
   pending?: PendingAction[];
   threads?: ThreadView[];
   usage?: UsageView;
@@ -49,6 +63,9 @@ export class SnapshotStore {
   #turns = new Map<string, TurnSnapshot>();
   #order: string[] = [];
   #scheduled = false;
+  #frame: number | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #drain = 0;
   #onFirstContent: (() => void) | undefined;
 
   constructor(core: WasmSession, onWarning: (w: Warning) => void) {
@@ -56,7 +73,7 @@ export class SnapshotStore {
     this.#onWarning = onWarning;
     this.#snapshot = { ...EMPTY_SNAPSHOT, sessionId: core.id };
     core.setListener(() => this.#schedule());
-    this.#apply(core.snapshot() as CoreChanges);
+    this.#apply(this.#full());
   }
 
   subscribe(listener: () => void): () => void {
@@ -76,7 +93,11 @@ export class SnapshotStore {
   /** Applies pending changes now and notifies (used before teardown and in tests). */
   flush(): void {
     this.#scheduled = false;
-    if (this.#apply(this.#core.takeChanges() as CoreChanges)) {
+    // Whichever of the frame and the fallback timer ran, the other must not run a second update.
+    if (this.#frame !== undefined) cancelAnimationFrame(this.#frame);
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#frame = this.#timer = undefined;
+    if (this.#apply(this.#drainCore())) {
       if (this.#onFirstContent && this.#snapshot.turns.some((t) => t.items.length > 0)) {
         const callback = this.#onFirstContent;
         this.#onFirstContent = undefined;
@@ -94,11 +115,57 @@ export class SnapshotStore {
     const visible = typeof document !== "undefined" && document.visibilityState === "visible";
     if (visible && typeof requestAnimationFrame === "function") {
       // rAF stops in hidden tabs; the timer makes sure a frame that never comes cannot stall us.
-      requestAnimationFrame(run);
-      setTimeout(run, 100);
+      // `flush` cancels both, so one update runs per schedule (a leftover timer of an earlier
+      // frame firing while a newer frame waits used to run a second one).
+      this.#frame = requestAnimationFrame(run);
+      this.#timer = setTimeout(run, 100);
     } else {
-      setTimeout(run, 0);
+      this.#timer = setTimeout(run, 0);
     }
+  }
+
+  /**
+   * The core's changes since our last drain. When they are not relative to our copy (another
+   * drain came in between, or an append names a version we do not hold) the whole view is
+   * taken instead, so an incremental update can never produce a view a full one would not.
+   */
+  #drainCore(): CoreChanges {
+    const c = this.#core.takeChanges() as CoreChanges;
+    if (c.drain === this.#drain + 1 && (c.items ?? []).every((i) => !i.append || this.#canAppend(i.turnId, i.key, i.append))) {
+      this.#drain = c.drain;
+      return c;
+    }
+    for (const w of c.warnings ?? []) this.#onWarning(w);
+    return this.#full();
+  }
+
+  #full(): CoreChanges {
+    const c = this.#core.snapshot() as CoreChanges;
+    this.#drain = c.drain;
+    return c;
+  }
+
+  #canAppend(turnId: string, key: string, a: TextAppend): boolean {
+    const prev = this.#items.get(turnId)?.get(key);
+    if (!prev || prev.version !== a.baseVersion || prev.body.kind !== "message") return false;
+    const content = prev.body.content;
+    return a.content === undefined || content === null || typeof content === "string";
+  }
+
+  /** The new item: `prev` plus the appended text (string concatenation is cheap in JS engines). */
+  static #appended(prev: ItemView, a: TextAppend): ItemView {
+    const body = prev.body as Extract<ItemView["body"], { kind: "message" }>;
+    const grow = <T extends string | null | undefined>(old: T, suffix: string | undefined) => (suffix === undefined ? old : (old ?? "") + suffix);
+    return {
+      ...prev,
+      version: a.version,
+      body: {
+        ...body,
+        content: grow(body.content as string | null, a.content),
+        reasoning: grow(body.reasoning, a.reasoning),
+        refusal: grow(body.refusal, a.refusal),
+      },
+    };
   }
 
   /** Patches the snapshot; returns whether anything visible changed. */
@@ -112,7 +179,9 @@ export class SnapshotStore {
     for (const change of c.items ?? []) {
       let items = this.#items.get(change.turnId);
       if (!items) this.#items.set(change.turnId, (items = new Map()));
-      if (change.removed || !change.value) items.delete(change.key);
+      const prev = items.get(change.key);
+      if (change.append && prev) items.set(change.key, Object.freeze(SnapshotStore.#appended(prev, change.append)));
+      else if (change.removed || !change.value) items.delete(change.key);
       else items.set(change.key, Object.freeze(change.value));
       touched.add(change.turnId);
     }

@@ -151,7 +151,10 @@ impl WasmSession {
     /// layer coalesces it to one snapshot per animation frame).
     #[wasm_bindgen(js_name = setListener)]
     pub fn set_listener(&self, listener: Option<js_sys::Function>) {
-        self.state.borrow_mut().listener = listener;
+        let mut state = self.state.borrow_mut();
+        state.listener = listener;
+        // A new listener has not been told about anything yet.
+        state.notified = false;
     }
 
     /// Loads the session's history: its turns (states) and the session timeline (merged events,
@@ -325,6 +328,37 @@ impl WasmSession {
         Ok(crate::snapshot::json_to_js(&state.event_log)?)
     }
 
+    /// The frames logged after the first `seen` ever logged, so a caller keeping its own copy
+    /// of the log takes each frame once: `{total, capacity, frames}`, where `total` counts every
+    /// frame ever logged, `capacity` is the log's bound and `frames` are the newest
+    /// `min(total - seen, kept)` entries, oldest first, shaped as in `eventLog`.
+    #[wasm_bindgen(js_name = eventLogSince)]
+    pub fn event_log_since(&self, seen: f64) -> Result<JsValue, JsValue> {
+        #[derive(serde::Serialize)]
+        struct Since<'a> {
+            total: u64,
+            capacity: usize,
+            frames: Vec<&'a crate::session::LoggedFrame>,
+        }
+        let state = self.state.borrow();
+        let seen = if seen.is_finite() && seen > 0.0 {
+            seen as u64
+        } else {
+            0
+        };
+        let new = state.event_log_total.saturating_sub(seen);
+        let skip = state
+            .event_log
+            .len()
+            .saturating_sub(usize::try_from(new).unwrap_or(usize::MAX));
+        let out = Since {
+            total: state.event_log_total,
+            capacity: crate::session::EVENT_LOG_CAPACITY,
+            frames: state.event_log.iter().skip(skip).collect(),
+        };
+        Ok(crate::snapshot::json_to_js(&out)?)
+    }
+
     /// Asks the machine to try again from `liveUnavailable` or a retryable failure (never
     /// re-POSTs a turn).
     pub fn refresh(&self) {
@@ -342,6 +376,8 @@ impl WasmSession {
     pub fn snapshot(&self) -> Result<JsValue, JsValue> {
         let mut state = self.state.borrow_mut();
         state.changes = Default::default();
+        state.drains += 1;
+        state.notified = false;
         snapshot::full(&state).map_err(JsValue::from)
     }
 
@@ -351,6 +387,8 @@ impl WasmSession {
     pub fn take_changes(&self) -> Result<JsValue, JsValue> {
         let mut state = self.state.borrow_mut();
         let mut changes = std::mem::take(&mut state.changes);
+        state.drains += 1;
+        state.notified = false;
         // Merging per frame only appends; duplicates are removed once here, per drain.
         changes.normalize();
         let warnings = std::mem::take(&mut state.warnings);

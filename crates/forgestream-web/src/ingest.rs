@@ -151,10 +151,12 @@ fn apply_frame(state: &mut SessionState, seq: Option<u64>, data: &str, now: u64)
     let applied = state
         .view
         .apply_live_into(&turn_id, seq, data, &mut state.changes);
-    if !state.changes.is_empty() {
-        // Errs on the side of one extra notification (a no-op frame while undrained changes
-        // wait), never a missed one.
+    if !state.changes.is_empty() && !state.notified {
+        // One notification per drain: once the listener has been told, later frames only add to
+        // the change set the TS layer will take anyway (it drains once per animation frame), so
+        // a stream of small reads does not call into JS per read.
         state.dirty = true;
+        state.notified = true;
     }
     let turn_done = match applied {
         Ok(()) => state
@@ -245,4 +247,5 @@ fn log_frame(state: &mut SessionState, turn_id: &str, seq: Option<u64>, data: &s
         state.event_log.pop_front();
     }
     state.event_log.push_back(frame);
+    state.event_log_total += 1;
 }

@@ -28,8 +28,13 @@ pub struct SessionState {
     pub next_run_id: u64,
     /// Changes since the TS layer last drained them.
     pub changes: ChangeSet,
+    /// How many times the changes were drained (`snapshot()` / `takeChanges()`).
+    pub drains: u64,
     /// Something changed that the listener has not been told about yet.
     pub dirty: bool,
+    /// Live frames already asked for a notification since the last drain (cleared by
+    /// `snapshot()` / `takeChanges()`); later frames before that drain need none.
+    pub notified: bool,
     /// `() => void`, set by the TS layer; it coalesces notifications per animation frame.
     pub listener: Option<js_sys::Function>,
     /// The last error the active run failed with (shown with the `failed` badge).
@@ -41,6 +46,8 @@ pub struct SessionState {
     pub timer_callback: Option<Closure<dyn FnMut()>>,
     /// Received frames, newest last, bounded (only with the `inspect` option).
     pub event_log: std::collections::VecDeque<LoggedFrame>,
+    /// How many frames were ever logged (the log keeps the last [`EVENT_LOG_CAPACITY`]).
+    pub event_log_total: u64,
     /// `online` / `offline` listeners, attached while a run is active.
     pub network_listeners: Option<NetworkListeners>,
 }
@@ -80,7 +87,9 @@ impl SessionState {
             run: None,
             next_run_id: 1,
             changes: ChangeSet::default(),
+            drains: 0,
             dirty: false,
+            notified: false,
             listener: None,
             last_error: None,
             warnings: Vec::new(),
@@ -88,6 +97,7 @@ impl SessionState {
             timer_callback: None,
             network_listeners: None,
             event_log: std::collections::VecDeque::new(),
+            event_log_total: 0,
         }
     }
 

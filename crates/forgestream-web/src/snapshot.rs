@@ -1,7 +1,10 @@
 //! The view crossing into JS: `snapshot()` (everything) and `takeChanges()` (only what a change
 //! set names) share one shape, so the TS `SnapshotStore` has a single patch routine. Cost per
-//! drain is O(changed items), never O(history).
-use forgestream_core::reduce::{ChangeSet, ItemView, TurnView};
+//! drain is O(changed items), never O(history); a message that only gained text since the last
+//! drain costs O(new text): it crosses as `append` (the suffixes) instead of the whole item.
+//! Each drain is numbered (`drain`), so a consumer can tell whether an `append` is relative to
+//! the copy it holds.
+use forgestream_core::reduce::{ChangeSet, ContentView, ItemBody, ItemView, TextAppend, TurnView};
 use forgestream_core::resume::ConnectionStatus;
 use serde::Serialize;
 use wasm_bindgen::JsValue;
@@ -56,6 +59,50 @@ struct ItemOut<'a> {
     removed: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     value: Option<&'a ItemView>,
+    /// Instead of `value` when the item only gained text since the last drain.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    append: Option<AppendOut<'a>>,
+}
+
+/// A message that only grew since the consumer's copy (at `base_version`): the new text of each
+/// field (absent: unchanged) and the new version. The TS layer builds the new item as the old
+/// one plus these suffixes, so a long streaming message costs O(new text) per drain, not O(all).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AppendOut<'a> {
+    base_version: u64,
+    version: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    content: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    refusal: Option<&'a str>,
+}
+
+/// The text `item` gained after `at`, or `None` when it cannot be described as a pure append
+/// (then the whole item is sent). Re-checked here against the item itself, so a stale or
+/// inconsistent description degrades to a full item, never to a wrong view.
+fn append_of(item: &ItemView, at: TextAppend) -> Option<AppendOut<'_>> {
+    let ItemBody::Message(m) = &item.body else {
+        return None;
+    };
+    fn suffix(text: Option<&str>, from: usize) -> Option<Option<&str>> {
+        let rest = text.unwrap_or_default().get(from..)?;
+        Some((!rest.is_empty()).then_some(rest))
+    }
+    let content = match &m.content {
+        None => None,
+        Some(ContentView::Text(text)) => Some(text.as_str()),
+        Some(ContentView::Parts(_)) => return None,
+    };
+    Some(AppendOut {
+        base_version: at.base_version,
+        version: item.version,
+        content: suffix(content, at.content_from)?,
+        reasoning: suffix(m.reasoning.as_deref(), at.reasoning_from)?,
+        refusal: suffix(m.refusal.as_deref(), at.refusal_from)?,
+    })
 }
 
 #[derive(Serialize)]
@@ -83,6 +130,9 @@ struct ErrorOut<'a> {
 #[serde(rename_all = "camelCase")]
 struct Out<'a> {
     session_id: &'a str,
+    /// Which drain this is (1, 2, …): a consumer that sees a gap knows another drain took
+    /// changes it never saw, and that `append`s are not relative to its copy.
+    drain: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     order: Option<&'a [String]>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -203,6 +253,7 @@ pub fn full(state: &SessionState) -> Result<JsValue, SdkError> {
     let view = &state.view;
     let out = Out {
         session_id: &state.id,
+        drain: state.drains,
         order: Some(view.turn_ids()),
         turns: view.turns().map(TurnHeader::of).collect(),
         items: view
@@ -213,6 +264,7 @@ pub fn full(state: &SessionState) -> Result<JsValue, SdkError> {
                     key: &item.key,
                     removed: false,
                     value: Some(item),
+                    append: None,
                 })
             })
             .collect(),
@@ -244,6 +296,7 @@ pub fn changes(
         .collect();
     let out = Out {
         session_id: &state.id,
+        drain: state.drains,
         order: changes.order_changed.then(|| view.turn_ids()),
         turns: turn_ids
             .iter()
@@ -259,11 +312,13 @@ pub fn changes(
                 } else {
                     view.item(&c.turn_id, &c.key)
                 };
+                let append = value.zip(c.appended).and_then(|(v, at)| append_of(v, at));
                 ItemOut {
                     turn_id: &c.turn_id,
                     key: &c.key,
                     removed: value.is_none(),
-                    value,
+                    value: value.filter(|_| append.is_none()),
+                    append,
                 }
             })
             .collect(),

@@ -127,3 +127,90 @@ async fn approval_allow_then_deny() {
     assert_eq!(s["pending"], serde_json::json!([]), "{s}");
     assert_eq!(s, persisted_summary(&session.id()).await);
 }
+
+/// The incremental drains (`takeChanges`, where a growing message arrives as appended text)
+/// rebuild exactly the view a full `snapshot()` gives: a mirror patched the way the TS store
+/// patches is compared with full snapshots several times mid-stream and after the turn.
+#[wasm_bindgen_test]
+async fn incremental_changes_rebuild_the_full_snapshot() {
+    use serde_json::Value;
+    use std::collections::BTreeMap;
+    type Mirror = BTreeMap<(String, String), Value>;
+    fn json(v: &wasm_bindgen::JsValue) -> Value {
+        serde_json::from_str(&js_sys::JSON::stringify(v).unwrap().as_string().unwrap()).unwrap()
+    }
+    fn id(change: &Value) -> (String, String) {
+        let s = |k: &str| change[k].as_str().unwrap_or_default().to_string();
+        (s("turnId"), s("key"))
+    }
+    /// Applies one drain; returns how many items came as appends.
+    fn apply(mirror: &mut Mirror, drain: &mut u64, c: &Value) -> usize {
+        assert_eq!(
+            c["drain"].as_u64(),
+            Some(*drain + 1),
+            "drains are consecutive"
+        );
+        *drain += 1;
+        let mut appends = 0;
+        for change in c["items"].as_array().into_iter().flatten() {
+            let key = id(change);
+            if let Some(a) = change.get("append") {
+                appends += 1;
+                let item = mirror.get_mut(&key).expect("append to a known item");
+                assert_eq!(item["version"], a["baseVersion"], "append base");
+                item["version"] = a["version"].clone();
+                for field in ["content", "reasoning", "refusal"] {
+                    if let Some(suffix) = a[field].as_str() {
+                        let old = item["body"][field].as_str().unwrap_or_default();
+                        item["body"][field] = Value::String(format!("{old}{suffix}"));
+                    }
+                }
+            } else if change["removed"] == Value::Bool(true) {
+                mirror.remove(&key);
+            } else {
+                mirror.insert(key, change["value"].clone());
+            }
+        }
+        appends
+    }
+    fn full(session: &forgestream_web::client::WasmSession) -> (Mirror, u64, String) {
+        let c = json(&session.snapshot().unwrap());
+        // `items` is left out when there are none.
+        let items = c["items"].as_array().into_iter().flatten();
+        let mirror = items.map(|i| (id(i), i["value"].clone())).collect();
+        let status = c["connection"]["status"].as_str().unwrap_or_default();
+        (mirror, c["drain"].as_u64().unwrap(), status.to_string())
+    }
+
+    let client = client("memory", Some("drip-ms=2,split=1..40"));
+    let session = create(&client, "storyteller").await;
+    let (mut mirror, mut drain, _) = full(&session);
+    await_js(session.send(message("Tell me a story, 400 words"), false))
+        .await
+        .expect("send");
+    let (mut appends, mut compared, mut rounds) = (0, 0, 0);
+    loop {
+        sleep(16).await;
+        rounds += 1;
+        assert!(rounds < 2000, "the turn did not finish");
+        let c = json(&session.take_changes().unwrap());
+        appends += apply(&mut mirror, &mut drain, &c);
+        let status = c["connection"]["status"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        // Nothing runs between these two calls: the full view is at the same point.
+        if rounds % 7 == 0 || status == "done" {
+            let (whole, at, _) = full(&session);
+            assert_eq!(mirror, whole, "after drain {drain}");
+            drain = at;
+            compared += 1;
+        }
+        if status == "done" {
+            break;
+        }
+    }
+    assert!(appends > 10, "the stream came as appends ({appends})");
+    assert!(compared > 2, "compared mid-stream ({compared})");
+    assert!(all_text(&summary(&session)).contains("Il était une fois"));
+}

@@ -19,6 +19,29 @@ pub struct ItemChange {
     pub version: u64,
     /// True when the item was removed (e.g. an unfinished message of a cancelled turn).
     pub removed: bool,
+    /// Set while every change this set holds for the item was a pure text append to a message
+    /// (the live delta path): the item then equals its state at [`TextAppend::base_version`]
+    /// plus the text after the recorded lengths, so a consumer holding that version can take
+    /// just the new text. Any other change to the item clears it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub appended: Option<TextAppend>,
+}
+
+/// Where the appended text of a message starts: the item's version and the byte lengths of its
+/// text fields before the first append this change set holds (a missing field counts as 0).
+/// Only plain-text content (never a parts array) is described this way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct TextAppend {
+    /// The item's version before the appends.
+    pub base_version: u64,
+    /// Bytes of `content` (plain text) before the appends.
+    pub content_from: usize,
+    /// Bytes of `reasoning` before the appends.
+    pub reasoning_from: usize,
+    /// Bytes of `refusal` before the appends.
+    pub refusal_from: usize,
 }
 
 /// Non-fatal findings while reducing. Kept on the view (bounded) and returned per change set.
@@ -137,6 +160,22 @@ impl ChangeSet {
     }
 
     pub(crate) fn item(&mut self, turn_id: &str, key: &str, version: u64, removed: bool) {
+        self.push_item(turn_id, key, version, removed, None);
+    }
+
+    /// Records a pure text append to a message (see [`ItemChange::appended`]).
+    pub(crate) fn item_appended(&mut self, turn_id: &str, key: &str, version: u64, at: TextAppend) {
+        self.push_item(turn_id, key, version, false, Some(at));
+    }
+
+    fn push_item(
+        &mut self,
+        turn_id: &str,
+        key: &str,
+        version: u64,
+        removed: bool,
+        appended: Option<TextAppend>,
+    ) {
         // Recent items are the likely duplicates (a delta burst on one message): search from the
         // end, and only a short window, so a long batch stays linear; `normalize` dedupes fully.
         let window = self.items.len().saturating_sub(8);
@@ -146,6 +185,7 @@ impl ChangeSet {
             .rev()
             .find(|c| c.key == key && c.turn_id == turn_id)
         {
+            existing.appended = chain(existing, version, appended);
             existing.version = version;
             existing.removed = removed;
             return;
@@ -155,6 +195,7 @@ impl ChangeSet {
             key: String::from(key),
             version,
             removed,
+            appended,
         });
     }
 
@@ -166,7 +207,13 @@ impl ChangeSet {
             self.turn(&turn);
         }
         for item in other.items {
-            self.item(&item.turn_id, &item.key, item.version, item.removed);
+            self.push_item(
+                &item.turn_id,
+                &item.key,
+                item.version,
+                item.removed,
+                item.appended,
+            );
         }
         self.order_changed |= other.order_changed;
         self.pending_changed |= other.pending_changed;
@@ -193,8 +240,12 @@ impl ChangeSet {
             match seen.get(&id).and_then(|&i| out.get_mut(i)) {
                 Some(existing) => {
                     if change.version >= existing.version {
+                        existing.appended = chain(existing, change.version, change.appended);
                         existing.version = change.version;
                         existing.removed = change.removed;
+                    } else {
+                        // Out of order: no longer a clean run of appends.
+                        existing.appended = None;
                     }
                 }
                 None => {
@@ -204,6 +255,20 @@ impl ChangeSet {
             }
         }
         self.items = out;
+    }
+}
+
+/// The append description of `existing` followed by a later change to the same item: still an
+/// append from the earlier base only when the later change is an append that starts exactly
+/// where `existing` ended (its base version is `existing`'s version).
+fn chain(existing: &ItemChange, version: u64, later: Option<TextAppend>) -> Option<TextAppend> {
+    match (existing.appended, later) {
+        (Some(first), Some(next))
+            if next.base_version == existing.version && version > existing.version =>
+        {
+            Some(first)
+        }
+        _ => None,
     }
 }
 
@@ -292,3 +357,73 @@ impl fmt::Display for ReduceError {
 
 #[cfg(feature = "std")]
 impl std::error::Error for ReduceError {}
+
+#[cfg(test)]
+mod tests {
+    use super::{ChangeSet, TextAppend};
+
+    fn at(base_version: u64, content_from: usize) -> TextAppend {
+        TextAppend {
+            base_version,
+            content_from,
+            reasoning_from: 0,
+            refusal_from: 0,
+        }
+    }
+
+    #[test]
+    fn consecutive_appends_keep_the_first_base() {
+        let mut cs = ChangeSet::default();
+        cs.item_appended("t", "m", 3, at(2, 5));
+        cs.item_appended("t", "m", 4, at(3, 9));
+        assert_eq!(cs.items.len(), 1);
+        assert_eq!(cs.items[0].version, 4);
+        assert_eq!(cs.items[0].appended, Some(at(2, 5)));
+    }
+
+    #[test]
+    fn any_other_change_or_a_gap_clears_the_append() {
+        let mut cs = ChangeSet::default();
+        cs.item_appended("t", "m", 3, at(2, 5));
+        cs.item("t", "m", 4, false);
+        cs.item_appended("t", "m", 5, at(4, 9));
+        assert_eq!(cs.items[0].appended, None);
+
+        let mut cs = ChangeSet::default();
+        cs.item("t", "m", 3, false);
+        cs.item_appended("t", "m", 4, at(3, 9));
+        assert_eq!(cs.items[0].appended, None);
+
+        // A change this set never saw (version 4) sits between the two appends.
+        let mut cs = ChangeSet::default();
+        cs.item_appended("t", "m", 4, at(3, 5));
+        cs.item_appended("t", "m", 6, at(5, 9));
+        assert_eq!(cs.items[0].appended, None);
+    }
+
+    #[test]
+    fn merge_and_normalize_chain_appends_like_item_does() {
+        let mut cs = ChangeSet::default();
+        cs.item_appended("t", "m", 2, at(1, 0));
+        // Push the entry out of the recent window so `normalize` has to join them.
+        for n in 0..10 {
+            cs.item("t", &alloc::format!("other{n}"), 1, false);
+        }
+        let mut later = ChangeSet::default();
+        later.item_appended("t", "m", 3, at(2, 4));
+        cs.merge(later);
+        cs.normalize();
+        let m = cs.items.iter().find(|c| c.key == "m").expect("m");
+        assert_eq!((m.version, m.appended), (3, Some(at(1, 0))));
+
+        let mut cs = ChangeSet::default();
+        cs.item_appended("t", "m", 2, at(1, 0));
+        for n in 0..10 {
+            cs.item("t", &alloc::format!("other{n}"), 1, false);
+        }
+        cs.item("t", "m", 3, false);
+        cs.normalize();
+        let m = cs.items.iter().find(|c| c.key == "m").expect("m");
+        assert_eq!((m.version, m.appended), (3, None));
+    }
+}

@@ -7,13 +7,13 @@
 //! ([`SessionView::apply_live_event`]), so each rule is written once and the result is the same
 //! either way (tested in `tests` below and by the reduce property tests).
 
-use super::change::ChangeSet;
-use super::change::ReduceError;
+use super::change::{ChangeSet, ReduceError, TextAppend};
 use super::merge;
-use super::view::ItemBody;
+use super::view::{ContentView, ItemBody};
 use super::SessionView;
 use crate::wire;
 use crate::wire::fast::TextDelta;
+use alloc::string::String;
 
 impl SessionView {
     /// Applies `delta` (already admitted by sequence number) to `turn_id`.
@@ -51,6 +51,19 @@ impl SessionView {
                 }
             }
             turn.internal.event_count += 1;
+            // Lengths before this delta, for the change set's append description; a parts array
+            // is not plain text, so it is reported as a whole-item change.
+            let at = match &message.content {
+                None => Some(0),
+                Some(ContentView::Text(text)) => Some(text.len()),
+                Some(ContentView::Parts(_)) => None,
+            }
+            .map(|content_from| TextAppend {
+                base_version: item.version,
+                content_from,
+                reasoning_from: message.reasoning.as_ref().map_or(0, String::len),
+                refusal_from: message.refusal.as_ref().map_or(0, String::len),
+            });
             // PROTOCOL §5 merge rule for text: append, an empty increment changes nothing.
             let mut changed = false;
             if let Some(text) = delta.content.as_deref().filter(|t| !t.is_empty()) {
@@ -68,10 +81,14 @@ impl SessionView {
             if changed {
                 item.version += 1;
             }
-            Some(changed.then_some(item.version))
+            Some(changed.then_some((item.version, at)))
         };
         match applied {
-            Some(Some(version)) => {
+            Some(Some((version, Some(at)))) => {
+                cs.item_appended(turn_id, &delta.id, version, at);
+                Ok(())
+            }
+            Some(Some((version, None))) => {
                 cs.item(turn_id, &delta.id, version, false);
                 Ok(())
             }
@@ -87,7 +104,8 @@ impl SessionView {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{ReducerConfig, SessionView};
+    use super::super::{ChangeSet, ReducerConfig, SessionView};
+    use super::{ContentView, ItemBody};
     use alloc::format;
     use alloc::string::String;
     use alloc::vec::Vec;
@@ -99,12 +117,17 @@ mod tests {
         let mut general = SessionView::new("s", ReducerConfig::default());
         for (n, frame) in frames.iter().enumerate() {
             let seq = Some(n as u64 + 1);
+            let before = fast.clone();
             let a = fast.apply_live("t", seq, frame);
+            if let Ok(changes) = &a {
+                check_appends(&before, &fast, changes);
+            }
             let b = match crate::wire::Event::from_json(frame) {
                 Ok(event) => general.apply_event("t", seq, event),
                 Err(_) => general.apply_live("t", seq, frame),
             };
-            assert_eq!(a, b, "frame {n}: {frame}");
+            // Only the fast path describes appends; everything else must agree.
+            assert_eq!(without_appends(a), b, "frame {n}: {frame}");
         }
         assert_eq!(fast.summary(), general.summary());
         let items = |v: &SessionView| -> Vec<String> {
@@ -114,6 +137,56 @@ mod tests {
         };
         assert_eq!(items(&fast), items(&general));
         fast
+    }
+
+    fn without_appends(
+        r: Result<ChangeSet, super::ReduceError>,
+    ) -> Result<ChangeSet, super::ReduceError> {
+        r.map(|mut changes| {
+            for item in &mut changes.items {
+                item.appended = None;
+            }
+            changes
+        })
+    }
+
+    /// Every item change described as an append must be exactly that: the item before, at the
+    /// base version and lengths, plus text after them, with nothing else changed.
+    fn check_appends(before: &SessionView, after: &SessionView, changes: &ChangeSet) {
+        for change in &changes.items {
+            let Some(at) = change.appended else { continue };
+            let old = before
+                .item(&change.turn_id, &change.key)
+                .expect("base item");
+            let new = after.item(&change.turn_id, &change.key).expect("item");
+            assert_eq!(old.version, at.base_version);
+            assert_eq!(new.version, change.version);
+            let (ItemBody::Message(a), ItemBody::Message(b)) = (&old.body, &new.body) else {
+                panic!("append to a non-message");
+            };
+            let text = |c: &Option<ContentView>| match c {
+                None => String::new(),
+                Some(ContentView::Text(t)) => t.clone(),
+                Some(ContentView::Parts(_)) => panic!("append to parts"),
+            };
+            let grew = |old: &str, new: &str, from: usize| {
+                assert_eq!(old.len(), from);
+                assert!(new.starts_with(old), "{new:?} does not extend {old:?}");
+            };
+            grew(&text(&a.content), &text(&b.content), at.content_from);
+            let opt = |o: &Option<String>| o.clone().unwrap_or_default();
+            grew(&opt(&a.reasoning), &opt(&b.reasoning), at.reasoning_from);
+            grew(&opt(&a.refusal), &opt(&b.refusal), at.refusal_from);
+            // Nothing but the text fields and the version moved.
+            let mut old = old.clone();
+            old.version = new.version;
+            if let ItemBody::Message(m) = &mut old.body {
+                m.content = b.content.clone();
+                m.reasoning = b.reasoning.clone();
+                m.refusal = b.refusal.clone();
+            }
+            assert_eq!(&old, new);
+        }
     }
 
     #[test]

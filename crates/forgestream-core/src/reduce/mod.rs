@@ -29,7 +29,7 @@ use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-pub use change::{ChangeSet, ItemChange, ReduceError, Warning};
+pub use change::{ChangeSet, ItemChange, ReduceError, TextAppend, Warning};
 pub use view::{
     BreakdownView, ContentPartView, ContentView, ItemBody, ItemView, McpAuthServerView,
     McpServerView, MessageView, PendingAction, PendingKind, QuestionView, RequiredCallView,

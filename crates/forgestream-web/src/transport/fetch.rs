@@ -1,6 +1,7 @@
 //! The `fetch` + `ReadableStream` transport: one HTTP request whose body is read chunk by chunk
 //! (each chunk handed to the core once, as it arrives). Also used for plain JSON requests.
 use js_sys::{Reflect, Uint8Array};
+use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{
@@ -31,12 +32,35 @@ pub struct HttpRequest<'a> {
 /// care where reads are cut.
 const SLICE_BYTES: u32 = 64 * 1024;
 
+#[wasm_bindgen]
+extern "C" {
+    /// The `{done, value}` object a `ReadableStreamDefaultReader.read()` resolves to. Read
+    /// through getters: no property-name string is built per read, as `Reflect::get` needs.
+    type ReadResult;
+    #[wasm_bindgen(method, getter)]
+    fn done(this: &ReadResult) -> bool;
+    #[wasm_bindgen(method, getter)]
+    fn value(this: &ReadResult) -> JsValue;
+}
+
+/// Reads smaller than this (bytes) make a trickle: a live stream of small deltas, each its own
+/// network read (16 KiB).
+const TRICKLE_BYTES: u32 = 16 * 1024;
+
+/// Consecutive trickle reads after which reads are paced to one per animation frame.
+const TRICKLE_READS: u8 = 2;
+
+/// How long a paced read waits at most when no frame comes (the tab was hidden meanwhile), ms.
+const FRAME_FALLBACK_MS: f64 = 50.0;
+
 /// A response whose headers have arrived; the body is still streaming.
 pub struct HttpResponse {
     response: Response,
     reader: Option<ReadableStreamDefaultReader>,
     /// The body chunk being handed out in slices, and the offset of its next slice.
     pending: Option<(Uint8Array, u32)>,
+    /// Consecutive reads smaller than [`TRICKLE_BYTES`] (saturating).
+    small_reads: u8,
 }
 
 /// Why a request produced no usable response.
@@ -63,6 +87,24 @@ fn is_abort(value: &JsValue) -> bool {
         .ok()
         .and_then(|n| n.as_string())
         .is_some_and(|n| n == "AbortError")
+}
+
+/// The window when this is a visible page (not a worker, not a hidden tab).
+fn visible_window() -> Option<web_sys::Window> {
+    let window = web_sys::window()?;
+    let hidden = window.document()?.hidden();
+    (!hidden).then_some(window)
+}
+
+/// Resolves at the next animation frame, or after [`FRAME_FALLBACK_MS`] if none comes (a tab
+/// hidden while waiting gets no frames).
+async fn next_frame(window: &web_sys::Window) {
+    let promise = js_sys::Promise::new(&mut |resolve, _reject| {
+        let _ = window.request_animation_frame(&resolve);
+        crate::js::set_timeout(&resolve, FRAME_FALLBACK_MS);
+    });
+    // Neither callback rejects; whichever comes first resolves it.
+    let _ = JsFuture::from(promise).await;
 }
 
 /// Starts `request`; resolves when the response headers arrive. `abort` cancels the request and
@@ -108,6 +150,7 @@ pub async fn send(
         response,
         reader: None,
         pending: None,
+        small_reads: 0,
     })
 }
 
@@ -152,6 +195,16 @@ impl HttpResponse {
         let Some(reader) = self.reader.as_ref() else {
             return Ok(None);
         };
+        if self.small_reads >= TRICKLE_READS {
+            // A trickle (thousands of tiny reads a second) costs a promise round trip, a wasm
+            // entry and the machine's bookkeeping per read, while the page shows one update per
+            // frame anyway. Waiting for the next frame lets the network gather what arrives
+            // meanwhile into one read. Only in a visible page: hidden tabs get no frames (and
+            // nothing to render), and a bulk transfer (large reads) is never held back.
+            if let Some(window) = visible_window() {
+                next_frame(&window).await;
+            }
+        }
         let result = JsFuture::from(reader.read()).await.map_err(|e| {
             if is_abort(&e) {
                 FetchError::Aborted
@@ -159,18 +212,21 @@ impl HttpResponse {
                 FetchError::Network(describe(&e))
             }
         })?;
-        let done = Reflect::get(&result, &JsValue::from_str("done"))
-            .ok()
-            .and_then(|d| d.as_bool())
-            .unwrap_or(true);
-        if done {
+        let result: ReadResult = result.unchecked_into();
+        // A missing or non-boolean `done` reads as false; the `value` check below then rejects
+        // anything that is not a chunk.
+        if result.done() {
             return Ok(None);
         }
-        let value = Reflect::get(&result, &JsValue::from_str("value"))
-            .map_err(|e| FetchError::Network(describe(&e)))?;
-        let bytes: Uint8Array = value
+        let bytes: Uint8Array = result
+            .value()
             .dyn_into()
             .map_err(|_| FetchError::Network("body chunk is not a Uint8Array".into()))?;
+        self.small_reads = if bytes.length() < TRICKLE_BYTES {
+            self.small_reads.saturating_add(1)
+        } else {
+            0
+        };
         self.pending = Some((bytes, 0));
         Ok(Some(self.next_slice().unwrap_or_default()))
     }
@@ -180,6 +236,12 @@ impl HttpResponse {
         let (bytes, offset) = self.pending.as_mut()?;
         let length = bytes.length();
         let start = *offset;
+        if start == 0 && length <= SLICE_BYTES {
+            // The usual read: small, copied whole without a `subarray` view.
+            let all = bytes.to_vec();
+            self.pending = None;
+            return (length > 0).then_some(all);
+        }
         let end = start.saturating_add(SLICE_BYTES).min(length);
         if end >= length {
             // Last slice: drop the JS array now rather than at the next read.
