@@ -11,7 +11,7 @@ test("refund flow: approval card → approve → final answer", async ({ page, r
   await expect(card.getByTestId("approval-tool")).toHaveText("process_refund");
   await expect(card.getByTestId("approval-server")).toHaveText("orders");
   await expect(card.getByTestId("approval-arguments")).toContainText('"order_id": "ORD-2031"');
-  await expect(card.getByTestId("proposer-text")).toContainText("I need your approval");
+  await expect(card.getByTestId("proposer-text")).toContainText("I need your approval to refund 49.5 EUR of it.");
   await expect(page.getByTestId("connection")).toHaveText("paused");
   // get_order ran at once; its result is bound to its card.
   await expect(page.locator('[data-testid="tool-call"][data-state="done"]').first()).toContainText("get_order");

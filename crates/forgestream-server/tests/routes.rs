@@ -212,7 +212,32 @@ async fn approval_turn(base: &str, sid: &str) -> (String, String) {
         "required_actions holds the whole streamed event"
     );
     let call = action["tool_calls"][0]["id"].as_str().unwrap().to_owned();
+    let (text, arguments) = refund_proposal(&frames);
+    assert!(
+        text.ends_with("I need your approval to refund 49.5 EUR of it."),
+        "the proposal names the amount asked for, not the order total: {text}"
+    );
+    assert_eq!(arguments["amount"], 49.5);
     (turn_id(&frames), call)
+}
+
+/// The text and `process_refund` arguments of the message that asks for approval.
+fn refund_proposal(frames: &[(u64, Value)]) -> (String, Value) {
+    let merged = merge_live(frames);
+    let message = merged
+        .iter()
+        .find(|e| {
+            e["type"] == "model.message"
+                && e["tool_calls"][0]["function"]["name"] == "process_refund"
+        })
+        .expect("a process_refund proposal");
+    let arguments = message["tool_calls"][0]["function"]["arguments"]
+        .as_str()
+        .unwrap();
+    (
+        message["content"].as_str().unwrap_or("").to_owned(),
+        serde_json::from_str(arguments).unwrap(),
+    )
 }
 
 fn approval(call: &str, status: &str) -> Value {
@@ -267,6 +292,30 @@ async fn support_allow_refunds_once_and_deny_refunds_nothing() {
             .await
             .status,
         422
+    );
+
+    // No amount in the message (and none carried over from the refund before): the whole
+    // remaining balance, and the proposal says so.
+    let frames = post_turn(&base, &sid, &message("Also refund ORD-4821 please"))
+        .await
+        .frames();
+    let (text, arguments) = refund_proposal(&frames);
+    assert!(
+        text.contains("ORD-4821") && text.ends_with("to refund its remaining balance."),
+        "{text}"
+    );
+    assert_eq!(arguments.get("amount"), None, "{arguments}");
+    let call = last_state(&frames)["required_actions"][0]["tool_calls"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let frames = post_turn(&base, &sid, &approval(&call, "allow"))
+        .await
+        .frames();
+    assert_eq!(last_state(&frames)["status"], "done");
+    assert_eq!(
+        server.runtime.store.refunded("ORD-4821").unwrap(),
+        Some(89.9)
     );
 
     let sid2 = create_session(&base, "support").await;
