@@ -73,6 +73,8 @@ struct Planner<'a> {
     /// Synthetic tokens of the conversation each thread's model sees so far (its
     /// `input_tokens_breakdown.messages`): input, earlier model messages, tool results.
     context: HashMap<String, u64>,
+    /// See [`TurnJob::origin`].
+    origin: Option<String>,
 }
 
 /// The variable that carries the main thread's conversation size (synthetic tokens) to the
@@ -470,6 +472,20 @@ impl Planner<'_> {
     }
 }
 
+/// Makes each server's `auth_url` that is a path (`/…`, e.g. the emulator's own
+/// `/fake-oauth/authorize`) absolute against `origin`: clients open it as a link, and the
+/// protocol's `auth_url` is a full URL. Without an origin the path is left as it is.
+fn absolute_auth_urls(servers: &mut Value, origin: Option<&str>) {
+    let Some(origin) = origin else { return };
+    for server in servers.as_array_mut().into_iter().flatten() {
+        if let Some(Value::String(url)) = server.get_mut("auth_url") {
+            if url.starts_with('/') && !url.starts_with("//") {
+                *url = format!("{origin}{url}");
+            }
+        }
+    }
+}
+
 /// Non-ASCII prose of `words` words, deterministic for the rng.
 fn prose(rng: &mut TurnRng, words: usize) -> String {
     const VOCAB: &[&str] = &[
@@ -773,6 +789,9 @@ pub struct TurnJob {
     pub parent_vars: Option<Map<String, Value>>,
     /// Salt for the turn's deterministic randomness.
     pub rng_salt: String,
+    /// `http://HOST` the client reached the emulator at (from the turn request's `Host`);
+    /// an MCP `auth_url` that starts with `/` is made absolute against it.
+    pub origin: Option<String>,
 }
 
 /// Runs a turn to its `turn.done`.
@@ -801,6 +820,7 @@ pub async fn run_turn(rt: Arc<Runtime>, job: TurnJob) {
         vars,
         pace_us,
         context: HashMap::new(),
+        origin: job.origin.clone(),
     };
     // The conversation so far: the parent's, plus this turn's message (answers and tool
     // results join as they are played).
@@ -916,10 +936,9 @@ async fn play_turn(
             }
             Step::McpAuth(auth) => {
                 let mut event = Event::new("mcp.auth_required", planner.id(), None, None);
-                event.mcp_servers = Some(render_value(
-                    &Value::Array(auth.servers.clone()),
-                    &planner.vars,
-                ));
+                let mut servers = render_value(&Value::Array(auth.servers.clone()), &planner.vars);
+                absolute_auth_urls(&mut servers, planner.origin.as_deref());
+                event.mcp_servers = Some(servers);
                 let mut item = Item::standalone(event);
                 item.required = true;
                 let pending = PendingItem {
