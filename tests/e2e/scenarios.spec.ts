@@ -13,6 +13,9 @@ test("ask_user_question: options as buttons, the answer continues the turn", asy
   await card.getByTestId("question-option").nth(1).click();
   await expect(page.getByTestId("question-card")).toHaveCount(0);
   await expect(page.getByTestId("connection")).toHaveText("done");
+  const asked = page.getByTestId("turn").first();
+  await expect(asked.getByTestId("action-notice")).toHaveText("✓ Answered · 1 call · continued below");
+  await expect(asked.getByTestId("turn-status")).toHaveText("continued");
   const turnId = await lastTurnId(page);
   await expect(page.locator(`[data-turn-id="${turnId}"] [data-testid="message-text"]`)).toContainText("Kyoto 京都");
   expect(await shownText(page, turnId)).toBe(await persistedText(request, sid, turnId));
@@ -53,12 +56,16 @@ test("MCP auth: the emulator's fake authorization page, then continue", async ({
   await consent.close();
 
   await expect(page.getByTestId("connection")).toHaveText("paused");
+  const pausedTurn = page.getByTestId("turn").first();
+  await expect(pausedTurn.getByTestId("action-notice")).toHaveText("Authorization required: github");
   await card.getByTestId("continue-after-auth").click();
   await expect(page.getByTestId("auth-card")).toHaveCount(0);
   await expect(page.getByTestId("connection")).toHaveText("done");
   await expect(page.getByTestId("user-input").last()).toContainText("Continued after authorization");
   await expect(page.getByTestId("tool-call").last()).toContainText("list_issues");
   await expect(page.getByTestId("message-text").last()).toContainText("2 open issues");
+  await expect(pausedTurn.getByTestId("action-notice")).toHaveText("✓ Authorized: github · continued below");
+  await expect(pausedTurn.getByTestId("turn-status")).toHaveText("continued");
   await shot(page, "mcp-auth");
   expect(errors).toEqual([]);
 });
