@@ -40,6 +40,12 @@ test("refund flow: approval card → approve → final answer", async ({ page, r
   // The refund call now shows its result.
   await expect(page.locator('[data-testid="tool-call"]', { hasText: "process_refund" }).getByTestId("tool-result")).toContainText("refund_id");
   await expect(page.getByTestId("usage")).toContainText("Input breakdown");
+  // The session's input tokens are where they came from: the breakdown adds up to the input.
+  const tokens = (text: string | null) => Number((text ?? "").replace(/[^0-9]/g, ""));
+  const parts = await Promise.all(
+    ["harness", "instructions", "skills", "toolDefinitions", "messages"].map(async (k) => tokens(await page.getByTestId(`usage-${k}`).locator(".bar-value").textContent())),
+  );
+  expect(parts.reduce((a, b) => a + b, 0)).toBe(tokens(await page.getByTestId("usage-input").textContent()));
   await expect(page.getByTestId("timeline-row").first()).toBeVisible();
   await shot(page, "refund");
   expect(errors).toEqual([]);
