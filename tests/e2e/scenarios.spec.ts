@@ -13,6 +13,9 @@ test("ask_user_question: options as buttons, the answer continues the turn", asy
   await card.getByTestId("question-option").nth(1).click();
   await expect(page.getByTestId("question-card")).toHaveCount(0);
   await expect(page.getByTestId("connection")).toHaveText("done");
+  const asked = page.getByTestId("turn").first();
+  await expect(asked.getByTestId("action-notice")).toHaveText("✓ Answered · 1 call · continued below");
+  await expect(asked.getByTestId("turn-status")).toHaveText("continued");
   const turnId = await lastTurnId(page);
   await expect(page.locator(`[data-turn-id="${turnId}"] [data-testid="message-text"]`)).toContainText("Kyoto 京都");
   expect(await shownText(page, turnId)).toBe(await persistedText(request, sid, turnId));
@@ -29,23 +32,40 @@ test("ask_user_question: a free-text answer", async ({ page }) => {
   await expect(page.getByTestId("message-text").last()).toContainText("Reykjavík");
 });
 
-test("MCP auth: the link, then continue after authorization", async ({ page }) => {
+test("MCP auth: the emulator's fake authorization page, then continue", async ({ page, context, baseURL }) => {
   const errors = watchErrors(page);
   await newSession(page, "github");
   await sendMessage(page, "List the open issues of forgestream/demo");
   const card = page.getByTestId("auth-card");
   await expect(card).toBeVisible();
   const link = card.getByTestId("auth-link");
-  await expect(link).toHaveAttribute("href", /^https:\/\/github\.com\/login\/oauth\/authorize/);
+  // Offline: the link is the emulator's own page, on the origin the demo talks to.
+  await expect(link).toHaveAttribute("href", `${baseURL}/fake-oauth/authorize?server=github&client_id=forgestream-emulator&scope=repo`);
   await expect(link).toHaveAttribute("target", "_blank");
   await expect(link).toHaveAttribute("rel", /noopener/);
   await expect(page.getByTestId("connection")).toHaveText("paused");
+
+  // The link opens the consent page in a new tab; authorizing there sends the user back.
+  const [consent] = await Promise.all([context.waitForEvent("page"), link.click()]);
+  await expect(consent.locator("#title")).toHaveText("Authorize github");
+  await consent.locator("#authorize").click();
+  await expect(consent.locator("#title")).toHaveText("github is authorized");
+  await expect(consent.locator("#outcome")).toContainText("I've authorized — continue");
+  await expect(consent.locator("#back")).toHaveAttribute("href", "/");
+  await shot(consent, "mcp-auth-fake-oauth");
+  await consent.close();
+
+  await expect(page.getByTestId("connection")).toHaveText("paused");
+  const pausedTurn = page.getByTestId("turn").first();
+  await expect(pausedTurn.getByTestId("action-notice")).toHaveText("Authorization required: github");
   await card.getByTestId("continue-after-auth").click();
   await expect(page.getByTestId("auth-card")).toHaveCount(0);
   await expect(page.getByTestId("connection")).toHaveText("done");
   await expect(page.getByTestId("user-input").last()).toContainText("Continued after authorization");
   await expect(page.getByTestId("tool-call").last()).toContainText("list_issues");
   await expect(page.getByTestId("message-text").last()).toContainText("2 open issues");
+  await expect(pausedTurn.getByTestId("action-notice")).toHaveText("✓ Authorized: github · continued below");
+  await expect(pausedTurn.getByTestId("turn-status")).toHaveText("continued");
   await shot(page, "mcp-auth");
   expect(errors).toEqual([]);
 });

@@ -81,12 +81,12 @@ test("markup in the user's message and in model text renders as text", async ({ 
 
 test("an MCP auth_url that is not http(s) is not rendered as a link", async ({ page }) => {
   const errors = watchErrors(page);
-  // The emulator's github agent sends an https auth_url; rewrite it in every API body (live
-  // stream, turn, listings) to a javascript: URL.
+  // The emulator's github agent sends an http auth_url (its fake OAuth page); rewrite it in
+  // every API body (live stream, turn, listings) to a javascript: URL.
   const evil = "javascript:window.__xss=3";
   await page.route(/\/api\/v1\//, async (route) => {
     const response = await route.fetch();
-    const body = (await response.text()).replace(/https:\/\/github\.com\/login\/oauth\/authorize[^"]*/g, evil);
+    const body = (await response.text()).replace(/http:\/\/[^"]*\/fake-oauth\/authorize[^"]*/g, evil);
     await route.fulfill({ response, body });
   });
   await newSession(page, "github");

@@ -24,6 +24,13 @@ interface Ctx {
 function itemDeps(item: ItemView, ctx: Ctx, out: unknown[] = [], seen = new Set<string>()): unknown[] {
   const body = item.body;
   if (body.kind === "toolResult") out.push(ctx.ix.calls.has(body.toolCallId));
+  if (body.kind === "actionRequired" || body.kind === "mcpAuthRequired") {
+    // Whether the request is still waiting, and how it was answered (all primitives).
+    out.push(ctx.ix.continuedBy.get(item.turnId));
+    if (body.kind === "actionRequired") {
+      for (const c of body.toolCalls) out.push(ctx.pendingCalls.has(c.toolCallId), ctx.ix.approvals.get(c.toolCallId), ctx.ix.answers.get(c.toolCallId));
+    }
+  }
   if (body.kind !== "message") return out;
   for (const call of body.toolCalls) {
     const id = call.toolCallId;
@@ -52,7 +59,8 @@ function orphanThreads(turn: TurnSnapshot, ix: Indexes): ThreadView[] {
 }
 
 function turnDeps(turn: TurnSnapshot, ctx: Ctx): unknown[] {
-  const out: unknown[] = [];
+  // The footer reads whether a later turn continued this one.
+  const out: unknown[] = [ctx.ix.continuedBy.get(turn.turnId)];
   const seen = new Set<string>();
   for (const item of turn.items) if (isMainItem(item)) itemDeps(item, ctx, out, seen);
   for (const t of orphanThreads(turn, ctx.ix)) threadDeps(t, ctx, out, seen);
@@ -124,16 +132,23 @@ const TurnBlock = memo(function TurnBlock({ turn, ctx }: TurnProps) {
         ))}
         {turn.status === "running" && !main.some((i) => isMessage(i) && !i.body.complete) && <Typing />}
       </div>
-      <TurnFooter turn={turn} />
+      <TurnFooter turn={turn} continued={ctx.ix.continuedBy.has(turn.turnId)} />
     </li>
   );
 }, (a, b) => a.turn === b.turn && sameList(a.deps, b.deps));
 
-function TurnFooter({ turn }: { turn: TurnSnapshot }) {
+/**
+ * A paused turn (done with required actions) stays `paused` in the SDK's view after the user
+ * answered it; the answer is the next turn. Once that turn exists, the footer says `continued`.
+ */
+function TurnFooter({ turn, continued }: { turn: TurnSnapshot; continued: boolean }) {
   const usage = turn.usage;
+  const status = turn.status === "paused" && continued ? "continued" : turn.status;
   return (
-    <div className={`turn-footer turn-${turn.status}`}>
-      <span className="turn-status" data-testid="turn-status">{turn.status}</span>
+    <div className={`turn-footer turn-${status}`}>
+      <span className="turn-status" data-testid="turn-status" title={status === "continued" ? "Paused for your input, then continued by the next turn" : undefined}>
+        {status}
+      </span>
       {turn.status === "cancelled" && turn.cancelReason && <span> · {turn.cancelReason}</span>}
       {turn.status === "error" && <span className="turn-error"> · {turn.errorMessage ?? "error"}</span>}
       {usage.totalTokens > 0 && (
@@ -170,14 +185,23 @@ const Item = memo(function Item({ item, ctx }: ItemProps) {
           <pre className="tool-result">{prettyResult(body.content)}</pre>
         </div>
       );
-    case "actionRequired":
+    case "actionRequired": {
+      const { text, waiting } = actionNotice(body.action, body.toolCalls, item.turnId, ctx);
       return (
-        <div className="notice">
-          {body.action === "toolApproval" ? "Waiting for approval" : "Waiting for your answer"} · {body.toolCalls.length} call{body.toolCalls.length === 1 ? "" : "s"}
+        <div className={`notice ${waiting ? "" : "notice-answered"}`} data-testid="action-notice" data-state={waiting ? "waiting" : "answered"}>
+          {text}
         </div>
       );
-    case "mcpAuthRequired":
-      return <div className="notice">Authorization required: {body.servers.map((s) => s.name).join(", ")}</div>;
+    }
+    case "mcpAuthRequired": {
+      const names = body.servers.map((s) => s.name).join(", ");
+      const continued = ctx.ix.continuedBy.has(item.turnId);
+      return (
+        <div className={`notice ${continued ? "notice-answered" : ""}`} data-testid="action-notice" data-state={continued ? "answered" : "waiting"}>
+          {continued ? `✓ Authorized: ${names} · continued below` : `Authorization required: ${names}`}
+        </div>
+      );
+    }
     case "mcpInitialize":
       return <div className="notice">MCP connected: {body.servers.map((s) => s.name).join(", ")}</div>;
     case "sandboxCreated":
@@ -193,6 +217,28 @@ const Item = memo(function Item({ item, ctx }: ItemProps) {
       );
   }
 }, (a, b) => a.item === b.item && a.running === b.running && sameList(a.deps, b.deps));
+
+/**
+ * What a `tool.approval_required` / `tool.response_required` notice says: waiting while any of
+ * its calls is pending; once a later turn answered them, the decision and that the work went on
+ * in that turn.
+ */
+function actionNotice(action: PendingAction["kind"], calls: readonly { toolCallId: string }[], turnId: string, ctx: Ctx): { text: string; waiting: boolean } {
+  const count = `${calls.length} call${calls.length === 1 ? "" : "s"}`;
+  const approval = action === "toolApproval";
+  if (calls.some((c) => ctx.pendingCalls.has(c.toolCallId)) || !ctx.ix.continuedBy.has(turnId)) {
+    return { text: `${approval ? "Waiting for approval" : "Waiting for your answer"} · ${count}`, waiting: true };
+  }
+  let decision = "✓ Answered";
+  if (approval) {
+    const allowed = calls.filter((c) => ctx.ix.approvals.get(c.toolCallId) === true).length;
+    const denied = calls.filter((c) => ctx.ix.approvals.get(c.toolCallId) === false).length;
+    if (allowed === calls.length) decision = "✓ Approved";
+    else if (denied === calls.length) decision = "✕ Denied";
+    else if (allowed + denied === calls.length) decision = `Answered: ${allowed} approved, ${denied} denied`;
+  }
+  return { text: `${decision} · ${count} · continued below`, waiting: false };
+}
 
 function MessageBlock({ item, ctx }: { item: MessageItem; ctx: Ctx }) {
   const m = item.body;

@@ -19,6 +19,11 @@ export interface Indexes {
   threadItems: Map<string, ItemView[]>;
   /** Client-side tool calls answered by a later turn's input (`user.tool_response`): id → answer. */
   answers: Map<string, string>;
+  /** Approvals decided by a later turn's input (`user.tool_approval`): id → allowed. */
+  approvals: Map<string, boolean>;
+  /** Turn id → the id of the turn chained after it (`previousTurnId`): for a paused turn, the
+   * turn that answered it and continued the work. */
+  continuedBy: Map<string, string>;
 }
 
 export function isMessage(item: ItemView): item is MessageItem {
@@ -26,7 +31,17 @@ export function isMessage(item: ItemView): item is MessageItem {
 }
 
 export function buildIndexes(snapshot: SessionSnapshot): Indexes {
-  const ix: Indexes = { messages: new Map(), results: new Map(), calls: new Set(), threads: new Map(), threadsByCall: new Map(), threadItems: new Map(), answers: new Map() };
+  const ix: Indexes = {
+    messages: new Map(),
+    results: new Map(),
+    calls: new Set(),
+    threads: new Map(),
+    threadsByCall: new Map(),
+    threadItems: new Map(),
+    answers: new Map(),
+    approvals: new Map(),
+    continuedBy: new Map(),
+  };
   for (const t of snapshot.threads) {
     ix.threads.set(t.threadId, t);
     if (t.parentToolCallId) {
@@ -36,9 +51,12 @@ export function buildIndexes(snapshot: SessionSnapshot): Indexes {
     }
   }
   for (const turn of snapshot.turns) {
-    for (const input of (turn.input ?? []) as { type?: unknown; tool_call_id?: unknown; content?: unknown }[]) {
+    if (turn.previousTurnId) ix.continuedBy.set(turn.previousTurnId, turn.turnId);
+    for (const input of (turn.input ?? []) as { type?: unknown; tool_call_id?: unknown; content?: unknown; approval?: { status?: unknown } }[]) {
       if (input?.type === "user.tool_response" && typeof input.tool_call_id === "string" && typeof input.content === "string") {
         ix.answers.set(input.tool_call_id, input.content);
+      } else if (input?.type === "user.tool_approval" && typeof input.tool_call_id === "string") {
+        ix.approvals.set(input.tool_call_id, input.approval?.status === "allow");
       }
     }
     for (const item of turn.items) {

@@ -70,12 +70,54 @@ struct Planner<'a> {
     vars: Map<String, Value>,
     /// Pause between deltas, µs.
     pace_us: u64,
-    model_calls: u64,
+    /// Synthetic tokens of the conversation each thread's model sees so far (its
+    /// `input_tokens_breakdown.messages`): input, earlier model messages, tool results.
+    context: HashMap<String, u64>,
+    /// See [`TurnJob::origin`].
+    origin: Option<String>,
 }
+
+/// The variable that carries the main thread's conversation size (synthetic tokens) to the
+/// next turn of the chain, so later turns' model calls see the earlier ones.
+pub const CONTEXT_VAR: &str = "context_tokens";
+
+/// Harness prompt sizes (tokens) of the recorded runs: an agent without MCP servers, one with
+/// them (their tool instructions are part of the harness), and a subagent.
+const HARNESS_PLAIN: u64 = 1288;
+const HARNESS_MCP: u64 = 1844;
+const HARNESS_SUBAGENT: u64 = 793;
 
 impl Planner<'_> {
     fn id(&self) -> String {
         self.rt.ids.next()
+    }
+
+    /// The conversation of `thread` grows by `tokens`.
+    fn grow(&mut self, thread: &str, tokens: u64) {
+        *self.context.entry(thread.to_owned()).or_default() += tokens;
+    }
+
+    /// What the model is sent for the next call on `thread`.
+    fn breakdown(&self, thread: &str) -> wire::Breakdown {
+        let scenario = &self.scenario.scenario;
+        let main = thread == "main";
+        wire::Breakdown {
+            harness: match (main, scenario.mcp_servers.is_empty()) {
+                (false, _) => HARNESS_SUBAGENT,
+                (true, true) => HARNESS_PLAIN,
+                (true, false) => HARNESS_MCP,
+            },
+            skills: 0,
+            // The agent's description stands in for its instructions; a subagent's brief is
+            // its input (a message).
+            instructions: if main {
+                wire::estimate_tokens(&scenario.description)
+            } else {
+                0
+            },
+            tool_definitions: self.tool_definitions(),
+            messages: self.context.get(thread).copied().unwrap_or(0),
+        }
     }
 
     fn tool_definitions(&self) -> u64 {
@@ -144,17 +186,24 @@ impl Planner<'_> {
                 deltas.push(delta);
             }
         }
-        self.model_calls += 1;
+        // Output: what the model wrote (text, call names, argument text); the message joins the
+        // thread's conversation for its next call.
+        let written = wire::estimate_tokens(text)
+            + calls
+                .iter()
+                .map(|(_, name, arguments, _)| {
+                    wire::estimate_tokens(name) + wire::estimate_tokens(arguments)
+                })
+                .sum::<u64>();
+        let output_tokens = written.max(1);
+        let breakdown = self.breakdown(thread);
+        self.grow(thread, output_tokens);
         let finish_reason = if calls.is_empty() {
             "stop"
         } else {
             "tool_calls"
         };
-        let usage = wire::usage(
-            420 + 30 * self.model_calls,
-            deltas.len().max(1) as u64,
-            self.tool_definitions(),
-        );
+        let usage = wire::usage(&breakdown, output_tokens);
         let mut last = Event::new("model.message.delta", id.clone(), None, Some(thread));
         last.finish_reason = Some(finish_reason.into());
         last.usage = Some(usage.clone());
@@ -213,7 +262,9 @@ impl Planner<'_> {
         self.message(thread, &text, &[], say.chunk_chars.unwrap_or(12))
     }
 
-    fn tool_response(&self, thread: &str, tool_call_id: &str, content: String) -> Item {
+    /// A `tool.response`; its content joins the thread's conversation.
+    fn tool_response(&mut self, thread: &str, tool_call_id: &str, content: String) -> Item {
+        self.grow(thread, wire::estimate_tokens(&content));
         let mut event = Event::new("tool.response", self.id(), None, Some(thread));
         event.tool_call_id = Some(tool_call_id.to_owned());
         event.content = Some(Value::String(content));
@@ -368,7 +419,17 @@ impl Planner<'_> {
             created.parent = Some(parent.clone());
             created.title = Some(agent.name.clone());
             let mut queue = VecDeque::from([Item::standalone(created)]);
+            self.grow(&thread, wire::estimate_tokens(&input));
             let (planned, last_message) = self.thread_steps(&thread, &agent.steps);
+            // The spawning call's result on the wire is `""`, but the child's answer is what
+            // the main thread's model reads next.
+            let answer = last_message
+                .as_ref()
+                .and_then(|m| m.content.as_ref())
+                .and_then(Value::as_str)
+                .map(wire::estimate_tokens)
+                .unwrap_or(0);
+            self.grow("main", answer);
             queue.extend(planned);
             queue.push_back(self.tool_response("main", &call_id, String::new()));
             let mut done = Event::new("thread.done", self.id(), None, Some(&thread));
@@ -408,6 +469,20 @@ impl Planner<'_> {
         let mut event = Event::new("mcp.initialize", self.id(), None, Some("main"));
         event.mcp_servers = Some(Value::Array(servers));
         Item::standalone(event)
+    }
+}
+
+/// Makes each server's `auth_url` that is a path (`/…`, e.g. the emulator's own
+/// `/fake-oauth/authorize`) absolute against `origin`: clients open it as a link, and the
+/// protocol's `auth_url` is a full URL. Without an origin the path is left as it is.
+fn absolute_auth_urls(servers: &mut Value, origin: Option<&str>) {
+    let Some(origin) = origin else { return };
+    for server in servers.as_array_mut().into_iter().flatten() {
+        if let Some(Value::String(url)) = server.get_mut("auth_url") {
+            if url.starts_with('/') && !url.starts_with("//") {
+                *url = format!("{origin}{url}");
+            }
+        }
     }
 }
 
@@ -714,6 +789,9 @@ pub struct TurnJob {
     pub parent_vars: Option<Map<String, Value>>,
     /// Salt for the turn's deterministic randomness.
     pub rng_salt: String,
+    /// `http://HOST` the client reached the emulator at (from the turn request's `Host`);
+    /// an MCP `auth_url` that starts with `/` is made absolute against it.
+    pub origin: Option<String>,
 }
 
 /// Runs a turn to its `turn.done`.
@@ -741,8 +819,21 @@ pub async fn run_turn(rt: Arc<Runtime>, job: TurnJob) {
         rng: TurnRng::new(rt.config.seed, &job.rng_salt),
         vars,
         pace_us,
-        model_calls: 0,
+        context: HashMap::new(),
+        origin: job.origin.clone(),
     };
+    // The conversation so far: the parent's, plus this turn's message (answers and tool
+    // results join as they are played).
+    let carried = planner
+        .vars
+        .get(CONTEXT_VAR)
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    let said = match &job.input {
+        TurnInput::Message(text) => wire::estimate_tokens(text),
+        _ => 0,
+    };
+    planner.grow("main", carried + said);
     let mut player = Player {
         rt: &rt,
         turn_id: job.turn_id.clone(),
@@ -755,6 +846,10 @@ pub async fn run_turn(rt: Arc<Runtime>, job: TurnJob) {
         due: None,
     };
     let outcome = play_turn(&mut planner, &mut player, trigger, &job.input).await;
+    let context = planner.context.get("main").copied().unwrap_or(0);
+    planner
+        .vars
+        .insert(CONTEXT_VAR.into(), Value::from(context));
     let _ = rt.store.set_turn_vars(&job.turn_id, &planner.vars);
     finish(&rt, &job, &mut player, outcome);
     rt.forget_control(&job.turn_id);
@@ -801,6 +896,7 @@ async fn play_turn(
                     items.push(planner.tool_response(&thread, &call_id, content));
                 }
                 Decision::Answer(answer) => {
+                    planner.grow(&thread, wire::estimate_tokens(answer));
                     planner
                         .vars
                         .insert("answer".into(), Value::String(answer.clone()));
@@ -840,10 +936,9 @@ async fn play_turn(
             }
             Step::McpAuth(auth) => {
                 let mut event = Event::new("mcp.auth_required", planner.id(), None, None);
-                event.mcp_servers = Some(render_value(
-                    &Value::Array(auth.servers.clone()),
-                    &planner.vars,
-                ));
+                let mut servers = render_value(&Value::Array(auth.servers.clone()), &planner.vars);
+                absolute_auth_urls(&mut servers, planner.origin.as_deref());
+                event.mcp_servers = Some(servers);
                 let mut item = Item::standalone(event);
                 item.required = true;
                 let pending = PendingItem {

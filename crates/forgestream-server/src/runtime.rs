@@ -216,6 +216,7 @@ impl Runtime {
         previous: Option<&TurnRow>,
         input: Option<Value>,
         resolved: TurnInput,
+        origin: Option<String>,
     ) -> Result<(TurnRow, Arc<LiveTurn>), ApiError> {
         if let Some(last) = self.store.last_turn(&session.id)? {
             if last.status() == "running" {
@@ -278,6 +279,7 @@ impl Runtime {
             scenario,
             input: resolved,
             parent_vars: previous.map(|p| p.vars.clone()),
+            origin,
         };
         tokio::spawn(run_turn(self.clone(), job));
         Ok((row, live))

@@ -83,17 +83,50 @@ impl Event {
     }
 }
 
-/// Usage of one model call (PROTOCOL.md §5 "Usage"), with the recorded breakdown keys.
-pub fn usage(input_tokens: u64, output_tokens: u64, tool_definitions: u64) -> Value {
+/// Where a model call's input tokens come from (PROTOCOL.md §5 "Usage",
+/// `input_tokens_breakdown`), in tokens. The emulator's figures are synthetic; what makes them
+/// consistent is that `input_tokens` is always [`Breakdown::total`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Breakdown {
+    /// The runtime's own system prompt.
+    pub harness: u64,
+    /// Skills loaded into the prompt.
+    pub skills: u64,
+    /// The agent's instructions.
+    pub instructions: u64,
+    /// Definitions of the tools offered to the model.
+    pub tool_definitions: u64,
+    /// The conversation so far: user input, earlier model messages, tool results.
+    pub messages: u64,
+}
+
+impl Breakdown {
+    /// The model call's `input_tokens`: the sum of the parts.
+    pub fn total(&self) -> u64 {
+        self.harness + self.skills + self.instructions + self.tool_definitions + self.messages
+    }
+}
+
+/// Usage of one model call (PROTOCOL.md §5 "Usage"), with the recorded keys:
+/// `input_tokens` = the breakdown's sum, `output_tokens` as given, no cache reads.
+pub fn usage(breakdown: &Breakdown, output_tokens: u64) -> Value {
     json!({
-        "input_tokens": input_tokens,
+        "input_tokens": breakdown.total(),
         "output_tokens": output_tokens,
         "cache_read_tokens": 0,
         "input_tokens_breakdown": {
-            "harness": 1288, "skills": 0, "instructions": 8,
-            "tool_definitions": tool_definitions, "messages": 0
+            "harness": breakdown.harness, "skills": breakdown.skills,
+            "instructions": breakdown.instructions,
+            "tool_definitions": breakdown.tool_definitions, "messages": breakdown.messages
         }
     })
+}
+
+/// Synthetic token count of a text: one token per four characters, rounded up (the usual
+/// rule of thumb for English with BPE tokenizers; exactness does not matter here, consistency
+/// does).
+pub fn estimate_tokens(text: &str) -> u64 {
+    (text.chars().count() as u64).div_ceil(4)
 }
 
 /// Running token totals of a turn, reported as `metrics` on terminal states.

@@ -212,7 +212,32 @@ async fn approval_turn(base: &str, sid: &str) -> (String, String) {
         "required_actions holds the whole streamed event"
     );
     let call = action["tool_calls"][0]["id"].as_str().unwrap().to_owned();
+    let (text, arguments) = refund_proposal(&frames);
+    assert!(
+        text.ends_with("I need your approval to refund 49.5 EUR of it."),
+        "the proposal names the amount asked for, not the order total: {text}"
+    );
+    assert_eq!(arguments["amount"], 49.5);
     (turn_id(&frames), call)
+}
+
+/// The text and `process_refund` arguments of the message that asks for approval.
+fn refund_proposal(frames: &[(u64, Value)]) -> (String, Value) {
+    let merged = merge_live(frames);
+    let message = merged
+        .iter()
+        .find(|e| {
+            e["type"] == "model.message"
+                && e["tool_calls"][0]["function"]["name"] == "process_refund"
+        })
+        .expect("a process_refund proposal");
+    let arguments = message["tool_calls"][0]["function"]["arguments"]
+        .as_str()
+        .unwrap();
+    (
+        message["content"].as_str().unwrap_or("").to_owned(),
+        serde_json::from_str(arguments).unwrap(),
+    )
 }
 
 fn approval(call: &str, status: &str) -> Value {
@@ -269,6 +294,30 @@ async fn support_allow_refunds_once_and_deny_refunds_nothing() {
         422
     );
 
+    // No amount in the message (and none carried over from the refund before): the whole
+    // remaining balance, and the proposal says so.
+    let frames = post_turn(&base, &sid, &message("Also refund ORD-4821 please"))
+        .await
+        .frames();
+    let (text, arguments) = refund_proposal(&frames);
+    assert!(
+        text.contains("ORD-4821") && text.ends_with("to refund its remaining balance."),
+        "{text}"
+    );
+    assert_eq!(arguments.get("amount"), None, "{arguments}");
+    let call = last_state(&frames)["required_actions"][0]["tool_calls"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let frames = post_turn(&base, &sid, &approval(&call, "allow"))
+        .await
+        .frames();
+    assert_eq!(last_state(&frames)["status"], "done");
+    assert_eq!(
+        server.runtime.store.refunded("ORD-4821").unwrap(),
+        Some(89.9)
+    );
+
     let sid2 = create_session(&base, "support").await;
     let (_, call2) = approval_turn(&base, &sid2).await;
     let denied = post_turn(&base, &sid2, &approval(&call2, "deny"))
@@ -290,6 +339,53 @@ async fn support_allow_refunds_once_and_deny_refunds_nothing() {
         server.runtime.store.refunded("ORD-2031").unwrap(),
         Some(49.5)
     );
+}
+
+/// The `github` agent's `auth_url` is the emulator's own fake authorization page, absolute
+/// against the address the client used; the page authorizes and sends the user back.
+async fn fake_oauth_walkthrough(base: &str, auth_required: &Value) {
+    let server = &auth_required["mcp_servers"][0];
+    assert_eq!(server["name"], "github");
+    let url = server["auth_url"].as_str().unwrap();
+    assert!(
+        url.starts_with(&format!("{base}/fake-oauth/authorize?server=github&")),
+        "the auth_url points at this emulator: {url}"
+    );
+    let consent = send(http().get(url)).await;
+    assert_eq!(consent.status, 200);
+    let csp = consent.headers["content-security-policy"].to_str().unwrap();
+    assert!(csp.starts_with("default-src 'none'"), "{csp}");
+    assert!(consent.headers["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/html"));
+    let html = String::from_utf8(consent.body).unwrap();
+    assert!(html.contains("Authorize github"), "{html}");
+    assert!(html.contains(r#"<form method="post" action="/fake-oauth/authorize">"#));
+
+    let authorize = |decision: &str| {
+        http()
+            .post(format!("{base}/fake-oauth/authorize"))
+            .form(&[("server", "github"), ("decision", decision)])
+    };
+    let done = send(authorize("allow")).await;
+    assert_eq!(done.status, 200);
+    let html = String::from_utf8(done.body).unwrap();
+    assert!(html.contains("github is authorized"), "{html}");
+    assert!(
+        html.contains("continue"),
+        "tells the user to go back: {html}"
+    );
+    let denied = String::from_utf8(send(authorize("deny")).await.body).unwrap();
+    assert!(denied.contains("github was not authorized"), "{denied}");
+    assert_eq!(send(authorize("maybe")).await.status, 400);
+    // The name is written into the page: anything but a plain name is refused.
+    let evil = send(http().get(format!(
+        "{base}/fake-oauth/authorize?server=%3Cscript%3Ealert(1)%3C/script%3E"
+    )))
+    .await;
+    assert_eq!(evil.status, 400);
+    assert!(!String::from_utf8(evil.body).unwrap().contains("<script>"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -327,6 +423,7 @@ async fn concierge_github_flaky_researcher_storyteller() {
         last_state(&frames)["required_actions"][0]["type"],
         "mcp.auth_required"
     );
+    fake_oauth_walkthrough(&base, &frames[1].1).await;
     let frames = post_turn(&base, &sid, &json!({"input": []})).await.frames();
     assert_eq!(types(&frames)[1], "mcp.initialize");
     assert!(last_state(&frames)["output"]["content"]

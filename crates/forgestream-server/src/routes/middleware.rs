@@ -51,7 +51,8 @@ pub async fn log_request(request: Request, next: Next) -> Response {
     response
 }
 
-/// The demo app loads wasm: HTML responses get `script-src 'self' 'wasm-unsafe-eval'`.
+/// The demo app loads wasm: HTML responses get `script-src 'self' 'wasm-unsafe-eval'`, unless
+/// the handler set its own policy (the fake OAuth pages' stricter one).
 pub async fn html_csp(request: Request, next: Next) -> Response {
     let mut response = next.run(request).await;
     let is_html = response
@@ -59,7 +60,11 @@ pub async fn html_csp(request: Request, next: Next) -> Response {
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("text/html"));
-    if is_html {
+    if is_html
+        && !response
+            .headers()
+            .contains_key(header::CONTENT_SECURITY_POLICY)
+    {
         response.headers_mut().insert(
             header::CONTENT_SECURITY_POLICY,
             HeaderValue::from_static("script-src 'self' 'wasm-unsafe-eval'"),

@@ -1,8 +1,9 @@
-//! HTTP routes: both flavors' API (PROTOCOL.md §4), `/healthz`, the demo app, CORS and the
-//! one-line-per-request log.
+//! HTTP routes: both flavors' API (PROTOCOL.md §4), `/healthz`, the fake OAuth page, the demo
+//! app, CORS and the one-line-per-request log.
 
 mod api;
 mod middleware;
+mod oauth;
 mod params;
 
 use crate::runtime::{Flavor, Runtime};
@@ -48,6 +49,11 @@ pub fn router(rt: Arc<Runtime>) -> Router {
         .layer(DefaultBodyLimit::max(rt.config.max_body_bytes));
     let mut app = Router::new()
         .route("/healthz", get(|| async { "ok" }))
+        // Browser pages opened from an `auth_url` link: no bearer token can come with them.
+        .route(
+            "/fake-oauth/authorize",
+            get(oauth::consent).post(oauth::decide),
+        )
         .merge(api);
     if let Some(www) = &rt.config.www {
         let index = www.join("index.html");
