@@ -795,11 +795,17 @@ async fn lookup_newest_turn(weak: SessionWeak, ticket: Ticket, abort: AbortContr
     feed(&weak, ticket.run_id, Some(ticket.request_id), input);
 }
 
-/// Keeps exactly one `setTimeout` armed at the machine's next deadline.
+/// Keeps at most one `setTimeout` armed, never later than the machine's next deadline.
+///
+/// The idle watchdog's deadline moves later with every event, so re-arming on each move cost a
+/// `clearTimeout` + `setTimeout` per network read. A timer armed for an earlier moment is kept
+/// instead: its tick comes early, which the machine treats as a no-op (`on_tick` compares `now`
+/// with each deadline), and the pump after that tick arms the real deadline.
 fn arm_timer(rc: &SessionRc) {
     let mut state = rc.borrow_mut();
     let deadline = state.run.as_ref().and_then(|r| r.machine.poll_timeout());
-    if state.timer.as_ref().map(|(d, _)| *d) == deadline {
+    let armed = state.timer.as_ref().map(|(d, _)| *d);
+    if matches!((armed, deadline), (Some(a), Some(d)) if a <= d) {
         return;
     }
     if let Some((_, handle)) = state.timer.take() {
