@@ -9,13 +9,52 @@
 
 use super::change::{ChangeSet, ReduceError, TextAppend};
 use super::merge;
-use super::view::{ContentView, ItemBody};
+use super::view::{ContentView, ItemBody, TurnView};
 use super::SessionView;
 use crate::wire;
 use crate::wire::fast::TextDelta;
 use alloc::string::String;
 
+/// What a text delta the fast path took did: `None` = nothing (all increments empty), else the
+/// item's new version and, for plain text, the append's description.
+type Applied = Option<(u64, Option<TextAppend>)>;
+
 impl SessionView {
+    /// The hottest case in one turn lookup: `delta` for a known turn whose sequence number is
+    /// the next one (or absent) and which the fast path takes whole. Admission (the high-water
+    /// mark) and the append then share the turn found once, where [`Self::admit`] followed by
+    /// [`Self::apply_text_delta`] would look the turn up three times per frame.
+    ///
+    /// True when the frame is done with (applied, or skipped as already seen). False means
+    /// nothing was changed (new turn, sequence gap, or a case for the general rules): the
+    /// caller takes the ordinary route, so every rule stays written once.
+    pub(super) fn apply_text_delta_hot(
+        &mut self,
+        turn_id: &str,
+        sequence_number: Option<u64>,
+        delta: &TextDelta<'_>,
+        cs: &mut ChangeSet,
+    ) -> bool {
+        let cap = self.config.max_events_per_turn;
+        let Some(turn) = self.turns.get_mut(turn_id) else {
+            return false;
+        };
+        // `admit`'s rules; a gap (which warns) takes the ordinary route.
+        let hwm = turn.last_sequence_number;
+        let next = match sequence_number {
+            None => hwm,
+            Some(n) if hwm.is_some_and(|h| n <= h) => return true,
+            Some(n) if n != hwm.map_or(1, |h| h.saturating_add(1)) => return false,
+            Some(n) => Some(n),
+        };
+        let Some(applied) = append_to_turn(turn, cap, delta) else {
+            return false;
+        };
+        turn.last_sequence_number = next;
+        record(cs, turn_id, &delta.id, applied);
+        true
+    }
+
     /// Applies `delta` (already admitted by sequence number) to `turn_id`.
     pub(super) fn apply_text_delta(
         &mut self,
@@ -24,81 +63,84 @@ impl SessionView {
         cs: &mut ChangeSet,
     ) -> Result<(), ReduceError> {
         let cap = self.config.max_events_per_turn;
-        let applied = 'fast: {
-            let Some(turn) = self.turns.get_mut(turn_id) else {
-                break 'fast None;
-            };
-            // Late events after `turn.done` and frozen turns have their own rules; so does the
-            // cap (an error).
-            if turn.internal.done_event_seen
-                || turn.internal.terminal
-                || turn.internal.event_count >= cap
-            {
-                break 'fast None;
-            }
-            let Some(item) = turn.items.get_mut(&*delta.id) else {
-                break 'fast None;
-            };
-            let ItemBody::Message(message) = &mut item.body else {
-                break 'fast None;
-            };
-            if message.merged {
-                break 'fast None;
-            }
-            if let (Some(a), Some(b)) = (&item.thread_id, &delta.thread_id) {
-                if a != b {
-                    break 'fast None;
-                }
-            }
-            turn.internal.event_count += 1;
-            // Lengths before this delta, for the change set's append description; a parts array
-            // is not plain text, so it is reported as a whole-item change.
-            let at = match &message.content {
-                None => Some(0),
-                Some(ContentView::Text(text)) => Some(text.len()),
-                Some(ContentView::Parts(_)) => None,
-            }
-            .map(|content_from| TextAppend {
-                base_version: item.version,
-                content_from,
-                reasoning_from: message.reasoning.as_ref().map_or(0, String::len),
-                refusal_from: message.refusal.as_ref().map_or(0, String::len),
-            });
-            // PROTOCOL §5 merge rule for text: append, an empty increment changes nothing.
-            let mut changed = false;
-            if let Some(text) = delta.content.as_deref().filter(|t| !t.is_empty()) {
-                merge::append_text(&mut message.content, text);
-                changed = true;
-            }
-            if let Some(text) = delta.reasoning_content.as_deref().filter(|t| !t.is_empty()) {
-                merge::append_opt(&mut message.reasoning, text);
-                changed = true;
-            }
-            if let Some(text) = delta.refusal.as_deref().filter(|t| !t.is_empty()) {
-                merge::append_opt(&mut message.refusal, text);
-                changed = true;
-            }
-            if changed {
-                item.version += 1;
-            }
-            Some(changed.then_some((item.version, at)))
-        };
+        let applied = self
+            .turns
+            .get_mut(turn_id)
+            .and_then(|turn| append_to_turn(turn, cap, &delta));
         match applied {
-            Some(Some((version, Some(at)))) => {
-                cs.item_appended(turn_id, &delta.id, version, at);
+            Some(applied) => {
+                record(cs, turn_id, &delta.id, applied);
                 Ok(())
             }
-            Some(Some((version, None))) => {
-                cs.item(turn_id, &delta.id, version, false);
-                Ok(())
-            }
-            Some(None) => Ok(()),
             None => self.apply_live_event(
                 turn_id,
                 wire::Event::ModelMessageDelta(delta.into_delta()),
                 cs,
             ),
         }
+    }
+}
+
+/// The fast path's rules on one turn: `None` (nothing changed) when the general path must
+/// decide, else the delta is applied and counted.
+fn append_to_turn(turn: &mut TurnView, cap: usize, delta: &TextDelta<'_>) -> Option<Applied> {
+    // Late events after `turn.done` and frozen turns have their own rules; so does the cap (an
+    // error).
+    if turn.internal.done_event_seen || turn.internal.terminal || turn.internal.event_count >= cap {
+        return None;
+    }
+    let item = turn.items.get_mut(&*delta.id)?;
+    let ItemBody::Message(message) = &mut item.body else {
+        return None;
+    };
+    if message.merged {
+        return None;
+    }
+    if let (Some(a), Some(b)) = (&item.thread_id, &delta.thread_id) {
+        if a != b {
+            return None;
+        }
+    }
+    turn.internal.event_count += 1;
+    // Lengths before this delta, for the change set's append description; a parts array is
+    // not plain text, so it is reported as a whole-item change.
+    let at = match &message.content {
+        None => Some(0),
+        Some(ContentView::Text(text)) => Some(text.len()),
+        Some(ContentView::Parts(_)) => None,
+    }
+    .map(|content_from| TextAppend {
+        base_version: item.version,
+        content_from,
+        reasoning_from: message.reasoning.as_ref().map_or(0, String::len),
+        refusal_from: message.refusal.as_ref().map_or(0, String::len),
+    });
+    // PROTOCOL §5 merge rule for text: append, an empty increment changes nothing.
+    let mut changed = false;
+    if let Some(text) = delta.content.as_deref().filter(|t| !t.is_empty()) {
+        merge::append_text(&mut message.content, text);
+        changed = true;
+    }
+    if let Some(text) = delta.reasoning_content.as_deref().filter(|t| !t.is_empty()) {
+        merge::append_opt(&mut message.reasoning, text);
+        changed = true;
+    }
+    if let Some(text) = delta.refusal.as_deref().filter(|t| !t.is_empty()) {
+        merge::append_opt(&mut message.refusal, text);
+        changed = true;
+    }
+    if changed {
+        item.version += 1;
+    }
+    Some(changed.then_some((item.version, at)))
+}
+
+/// Records what [`append_to_turn`] did in the change set.
+fn record(cs: &mut ChangeSet, turn_id: &str, key: &str, applied: Applied) {
+    match applied {
+        Some((version, Some(at))) => cs.item_appended(turn_id, key, version, at),
+        Some((version, None)) => cs.item(turn_id, key, version, false),
+        None => {}
     }
 }
 
@@ -113,10 +155,19 @@ mod tests {
     /// Applies frames with the fast path and, separately, as decoded events (which never take
     /// it); the views and change sets must agree.
     fn both(frames: &[&str]) -> SessionView {
+        let numbered: Vec<(&str, Option<u64>)> = frames
+            .iter()
+            .enumerate()
+            .map(|(n, frame)| (*frame, Some(n as u64 + 1)))
+            .collect();
+        both_numbered(&numbered)
+    }
+
+    /// [`both`] with each frame's own sequence number (`None` = no SSE id).
+    fn both_numbered(frames: &[(&str, Option<u64>)]) -> SessionView {
         let mut fast = SessionView::new("s", ReducerConfig::default());
         let mut general = SessionView::new("s", ReducerConfig::default());
-        for (n, frame) in frames.iter().enumerate() {
-            let seq = Some(n as u64 + 1);
+        for (n, &(frame, seq)) in frames.iter().enumerate() {
             let before = fast.clone();
             let a = fast.apply_live("t", seq, frame);
             if let Ok(changes) = &a {
@@ -279,6 +330,33 @@ mod tests {
         ) {
             let frames: Vec<&str> = picks.iter().filter_map(|&i| FRAMES.get(i).copied()).collect();
             both(&frames);
+        }
+
+        /// The same with sequence numbers that repeat, skip ahead or are absent: the one-lookup
+        /// path admits a frame only when it is the next one (or has no number), so duplicates,
+        /// gaps (a warning) and a turn's first frame must come out as the general path has them.
+        #[test]
+        fn any_numbering_agrees_with_the_general_path(
+            picks in proptest::collection::vec((0..FRAMES.len(), 0..5u8), 0..40),
+        ) {
+            let mut last = 0u64;
+            let mut frames = Vec::new();
+            for &(i, step) in &picks {
+                let seq = match step {
+                    0 => None,
+                    1 => Some(last),
+                    2 => Some(last.saturating_sub(1)),
+                    3 => Some(last + 2),
+                    _ => Some(last + 1),
+                };
+                if let Some(n) = seq {
+                    last = last.max(n);
+                }
+                if let Some(frame) = FRAMES.get(i) {
+                    frames.push((*frame, seq));
+                }
+            }
+            both_numbered(&frames);
         }
     }
 }

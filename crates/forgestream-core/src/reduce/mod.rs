@@ -160,11 +160,19 @@ impl SessionView {
         data: &str,
         changes: &mut ChangeSet,
     ) -> Result<(), ReduceError> {
+        // Hot path: a text-only delta is applied from borrowed text (see `live`), admitted and
+        // applied on one turn lookup when nothing else happens.
+        let text = wire::fast::text_delta(data);
+        if let Some(delta) = &text {
+            if self.apply_text_delta_hot(turn_id, sequence_number, delta, changes) {
+                self.settle(changes);
+                return Ok(());
+            }
+        }
         if !self.admit(turn_id, sequence_number, changes) {
             return Ok(());
         }
-        // Hot path: a text-only delta is applied from borrowed text (see `live`).
-        let result = match wire::fast::text_delta(data) {
+        let result = match text {
             Some(delta) => self.apply_text_delta(turn_id, delta, changes),
             None => match wire::Event::from_json(data) {
                 Ok(event) => self.apply_live_event(turn_id, event, changes),
