@@ -32,6 +32,7 @@ test("refund flow: approval card → approve → final answer", async ({ page, r
   await expect(page.getByTestId("turn")).toHaveCount(2);
   await expect(pausedTurn).not.toContainText("Waiting for approval");
   await expect(pausedTurn.getByTestId("action-notice")).toHaveText("✓ Approved · 1 call · continued below");
+  await expect(pausedTurn.getByTestId("action-notice")).toHaveClass(/notice-answered/);
   await expect(pausedTurn.getByTestId("turn-status")).toHaveText("continued");
   await expect(page.locator(`[data-turn-id="${turnId}"] [data-testid="message-text"]`).last()).toContainText(/Refund .* is /);
   await expect(page.getByTestId("approval-card")).toHaveCount(0);
@@ -64,6 +65,7 @@ test("deny: the paused turn shows the refusal, the next turn answers it", async 
   await expect(page.getByTestId("connection")).toHaveText("done");
   const pausedTurn = page.getByTestId("turn").first();
   await expect(pausedTurn.getByTestId("action-notice")).toHaveText("✕ Denied · 1 call · continued below");
+  await expect(pausedTurn.getByTestId("action-notice")).toHaveClass(/notice-denied/);
   await expect(pausedTurn.getByTestId("turn-status")).toHaveText("continued");
   await expect(page.getByTestId("message-text").last()).toContainText("I did not refund ORD-4821");
   expect(errors).toEqual([]);

@@ -24,3 +24,26 @@ test("the Vue page creates a storyteller session and streams a turn", async ({ p
   await shot(page, "vue");
   expect(errors).toEqual([]);
 });
+
+test("the Vue page reopens its session after a reload mid-stream and finishes the turn", async ({ page, request }) => {
+  const errors = watchErrors(page);
+  await page.goto("/vue.html");
+  const sessionId = page.getByTestId("session-id");
+  await expect(sessionId).toHaveText(/^[0-9a-z]{26}$/);
+  const sid = (await sessionId.textContent()) ?? "";
+
+  await page.getByTestId("composer").fill("Tell a story, 600 words, 40 ms");
+  await page.getByTestId("send").click();
+  await expect(page.getByTestId("composer")).toHaveValue("");
+  await expect(page.getByTestId("connection")).toHaveText("live");
+  await expect(page.getByTestId("message-text").last()).toHaveText(/\S+ \S+ \S+/);
+  await page.reload();
+
+  // The same session, its running turn followed again, not a new empty session.
+  await expect(sessionId).toHaveText(sid);
+  await expect(page.getByTestId("turn")).toHaveCount(1);
+  await expect(page.getByTestId("connection")).toHaveText("done", { timeout: 60_000 });
+  const turnId = await page.getByTestId("turn").last().getAttribute("data-turn-id");
+  expect(await page.getByTestId("message-text").last().textContent()).toBe(await persistedText(request, sid, turnId as string));
+  expect(errors).toEqual([]);
+});

@@ -186,9 +186,11 @@ const Item = memo(function Item({ item, ctx }: ItemProps) {
         </div>
       );
     case "actionRequired": {
-      const { text, waiting } = actionNotice(body.action, body.toolCalls, item.turnId, ctx);
+      const { text, waiting, denied } = actionNotice(body.action, body.toolCalls, item.turnId, ctx);
+      // A denial is an answer too, but not a green one.
+      const answered = denied ? "notice-denied" : "notice-answered";
       return (
-        <div className={`notice ${waiting ? "" : "notice-answered"}`} data-testid="action-notice" data-state={waiting ? "waiting" : "answered"}>
+        <div className={`notice ${waiting ? "" : answered}`} data-testid="action-notice" data-state={waiting ? "waiting" : "answered"}>
           {text}
         </div>
       );
@@ -223,21 +225,25 @@ const Item = memo(function Item({ item, ctx }: ItemProps) {
  * its calls is pending; once a later turn answered them, the decision and that the work went on
  * in that turn.
  */
-function actionNotice(action: PendingAction["kind"], calls: readonly { toolCallId: string }[], turnId: string, ctx: Ctx): { text: string; waiting: boolean } {
+function actionNotice(action: PendingAction["kind"], calls: readonly { toolCallId: string }[], turnId: string, ctx: Ctx): { text: string; waiting: boolean; denied: boolean } {
   const count = `${calls.length} call${calls.length === 1 ? "" : "s"}`;
   const approval = action === "toolApproval";
   if (calls.some((c) => ctx.pendingCalls.has(c.toolCallId)) || !ctx.ix.continuedBy.has(turnId)) {
-    return { text: `${approval ? "Waiting for approval" : "Waiting for your answer"} · ${count}`, waiting: true };
+    return { text: `${approval ? "Waiting for approval" : "Waiting for your answer"} · ${count}`, waiting: true, denied: false };
   }
   let decision = "✓ Answered";
+  let deniedAll = false;
   if (approval) {
     const allowed = calls.filter((c) => ctx.ix.approvals.get(c.toolCallId) === true).length;
     const denied = calls.filter((c) => ctx.ix.approvals.get(c.toolCallId) === false).length;
     if (allowed === calls.length) decision = "✓ Approved";
-    else if (denied === calls.length) decision = "✕ Denied";
+    else if (denied === calls.length) {
+      decision = "✕ Denied";
+      deniedAll = true;
+    }
     else if (allowed + denied === calls.length) decision = `Answered: ${allowed} approved, ${denied} denied`;
   }
-  return { text: `${decision} · ${count} · continued below`, waiting: false };
+  return { text: `${decision} · ${count} · continued below`, waiting: false, denied: deniedAll };
 }
 
 function MessageBlock({ item, ctx }: { item: MessageItem; ctx: Ctx }) {
@@ -340,7 +346,7 @@ function ThreadBox({ thread, ctx }: { thread: ThreadView; ctx: Ctx }) {
     <section className={`thread thread-${thread.status}`} data-testid="thread" data-thread-id={thread.threadId} data-status={thread.status}>
       <header className="thread-head">
         <span className="thread-title">{thread.title ?? thread.agentName ?? "sub-agent"}</span>
-        {thread.agentName && thread.title && <span className="tag">{thread.agentName}</span>}
+        {thread.agentName && thread.title && thread.title !== thread.agentName && <span className="tag">{thread.agentName}</span>}
         {thread.placeholder && <span className="tag tag-warn">unattached</span>}
         <span className={`thread-status thread-status-${thread.status}`}>{thread.status}</span>
       </header>

@@ -16,7 +16,7 @@ function text(content: ContentView | null | undefined): string {
 const Chat = defineComponent({
   props: { client: { type: Object as PropType<AgentClient>, required: true } },
   setup(props) {
-    const { session, snapshot, error, send, cancel } = useAgentSession(props.client, { restore: false, create: { agent: { name: "storyteller" } } });
+    const { session, snapshot, error, send, cancel } = useAgentSession(props.client, { create: { agent: { name: "storyteller" } } });
     const draft = ref("Tell a story, 120 words");
     const sendError = ref<string | null>(null);
     const running = computed(() => snapshot.value.turns.at(-1)?.status === "running");
@@ -24,6 +24,7 @@ const Chat = defineComponent({
       sendError.value = null;
       try {
         await send(draft.value.trim());
+        draft.value = "";
       } catch (e) {
         const err = ForgestreamError.from(e);
         sendError.value = `${err.code}: ${err.message}`;
@@ -88,8 +89,9 @@ const App = defineComponent({
     init().then(
       () => {
         coreVersion.value = version();
-        // markRaw: the client has private fields, which a reactive proxy would break.
-        client.value = markRaw(new AgentClient({ baseUrl: "", flavor: "trueforge", storage: "session" }));
+        // markRaw: the client has private fields, which a reactive proxy would break. Its own
+        // storage namespace: a reload reopens this page's session, never the React page's.
+        client.value = markRaw(new AgentClient({ baseUrl: "", flavor: "trueforge", storage: "session", storageNamespace: "vue" }));
       },
       (e: unknown) => (failure.value = String(e)),
     );
