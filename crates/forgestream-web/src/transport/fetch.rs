@@ -256,33 +256,26 @@ impl HttpResponse {
     /// Reads the whole body as bytes (`arrayBuffer()`, one copy into wasm memory): JSON listings
     /// skip the UTF-8 → UTF-16 → UTF-8 round trip of `text()`.
     pub async fn bytes(self) -> Result<Vec<u8>, FetchError> {
-        let promise = self
-            .response
-            .array_buffer()
-            .map_err(|e| FetchError::Network(describe(&e)))?;
-        let value = JsFuture::from(promise).await.map_err(|e| {
-            if is_abort(&e) {
-                FetchError::Aborted
-            } else {
-                FetchError::Network(describe(&e))
-            }
-        })?;
+        let value = body(self.response.array_buffer()).await?;
         Ok(Uint8Array::new(&value).to_vec())
     }
 
     /// Reads the whole body as text (JSON responses and error bodies).
     pub async fn text(self) -> Result<String, FetchError> {
-        let promise = self
-            .response
-            .text()
-            .map_err(|e| FetchError::Network(describe(&e)))?;
-        let value = JsFuture::from(promise).await.map_err(|e| {
-            if is_abort(&e) {
-                FetchError::Aborted
-            } else {
-                FetchError::Network(describe(&e))
-            }
-        })?;
+        let value = body(self.response.text()).await?;
         Ok(value.as_string().unwrap_or_default())
     }
+}
+
+/// Awaits a body-reading promise (`text()`, `arrayBuffer()`): an abort while reading is
+/// `Aborted`, anything else (or a promise that could not be made) `Network`.
+async fn body(promise: Result<js_sys::Promise, JsValue>) -> Result<JsValue, FetchError> {
+    let promise = promise.map_err(|e| FetchError::Network(describe(&e)))?;
+    JsFuture::from(promise).await.map_err(|e| {
+        if is_abort(&e) {
+            FetchError::Aborted
+        } else {
+            FetchError::Network(describe(&e))
+        }
+    })
 }
