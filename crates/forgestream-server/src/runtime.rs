@@ -224,6 +224,10 @@ impl Runtime {
             }
         }
         let index = self.store.turn_count(&session.id)?;
+        // The session's position in the database salts the turn's generator: two sessions sent
+        // the same message get different tool call ids (the refund tool is idempotent per call
+        // id), and a fresh database still replays identically for a seed.
+        let ordinal = self.store.session_ordinal(&session.id)?;
         let ulid = self.ids.next();
         let id = match flavor {
             Flavor::Trueforge => format!("{ulid}.local"),
@@ -272,7 +276,7 @@ impl Runtime {
             live: live.clone(),
             control,
             rng_salt: format!(
-                "{}/{index}/{}",
+                "{ordinal}/{}/{index}/{}",
                 session.scenario,
                 input.as_ref().map(Value::to_string).unwrap_or_default()
             ),

@@ -198,6 +198,17 @@ impl Store {
             .optional()
     }
 
+    /// The session's creation position in this database (1 for the first; 0 when unknown).
+    pub fn session_ordinal(&self, id: &str) -> rusqlite::Result<i64> {
+        Ok(self
+            .conn()
+            .query_row("SELECT n FROM sessions WHERE id=?1", params![id], |r| {
+                r.get(0)
+            })
+            .optional()?
+            .unwrap_or(0))
+    }
+
     /// Sessions of `flavor`, newest first when `descending`; `offset`/`limit` page them.
     pub fn sessions(
         &self,

@@ -512,6 +512,30 @@ async fn concierge_github_flaky_researcher_storyteller() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_sent_the_same_message_get_distinct_tool_call_ids() {
+    // The refund tool is idempotent per tool call id: if two sessions drew the same id, the
+    // second session's approval would silently return the first session's refund.
+    let server = start().await;
+    let base = server.url();
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let sid = create_session(&base, "support").await;
+        let frames = post_turn(&base, &sid, &message("Refund €49.50 on ORD-2031"))
+            .await
+            .frames();
+        let calls: Vec<String> = frames
+            .iter()
+            .filter_map(|(_, e)| e["tool_calls"].as_array())
+            .flatten()
+            .filter_map(|c| c["id"].as_str().map(str::to_owned))
+            .collect();
+        assert!(!calls.is_empty(), "the support agent calls tools");
+        ids.push(calls);
+    }
+    assert!(ids[0].iter().all(|id| !ids[1].contains(id)), "{ids:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn runs_are_deterministic_for_a_seed() {
     let mut outputs = Vec::new();
     for _ in 0..2 {
