@@ -230,6 +230,58 @@ const contenders = {
   },
 };
 
+// ---- W4: does the view keep up with the network? ------------------------------------------------
+/**
+ * One storyteller turn from the emulator at `base` (`words`, `paceMs` per delta, one frame per
+ * write). The SDK's published snapshots (what a UI renders) and a raw `fetch` reader of the same
+ * turn, both on this page's main thread, are timestamped with performance.now(): the reader per
+ * frame (`id:` = sequence number), the SDK per listener call (the turn's `lastSequenceNumber`).
+ * Returns the raw stamps; bench/browser.mjs computes the lag.
+ */
+async function w4({ base, words, paceMs }) {
+  const lagClient = new AgentClient({ baseUrl: base, storage: "memory" });
+  const session = await lagClient.createSession({ agent: { name: "storyteller" } });
+  const views = []; // [t, lastSequenceNumber] per published snapshot
+  let viewDoneAt = NaN;
+  let done;
+  const viewDone = new Promise((r) => (done = r));
+  const unsubscribe = session.subscribe(() => {
+    const t = performance.now();
+    const turn = session.getSnapshot().turns.at(-1);
+    if (!turn) return;
+    views.push([t, turn.lastSequenceNumber ?? 0]);
+    if (turn.status === "done" && Number.isNaN(viewDoneAt)) {
+      viewDoneAt = t;
+      done();
+    }
+  });
+  const t0 = performance.now();
+  const turnId = await session.send(`Tell a story, ${words} words, ${paceMs} ms`);
+  const raw = []; // performance.now() at which the raw reader parsed sequence number i + 1
+  let rawDoneAt = NaN;
+  const res = await realFetch(`${base}/api/v1/sessions/${session.id}/turns/${encodeURIComponent(turnId)}/subscribe?after_sequence_number=0`);
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  for (;;) {
+    const { done: end, value } = await reader.read();
+    if (end) break;
+    const t = performance.now();
+    text += value;
+    let cut;
+    while ((cut = text.indexOf("\n\n")) >= 0) {
+      const frame = text.slice(0, cut);
+      text = text.slice(cut + 2);
+      const id = /(?:^|\n)id: ?(\d+)/.exec(frame);
+      if (id) raw[Number(id[1]) - 1] = t;
+      if (frame.includes('"type":"turn.done"')) rawDoneAt = t;
+    }
+  }
+  await Promise.race([viewDone, new Promise((r) => setTimeout(r, 30_000))]);
+  unsubscribe();
+  globalThis.__keep = session;
+  return { t0, raw, rawDoneAt, views, viewDoneAt, frames: raw.length };
+}
+
 let wasm = null;
 
 globalThis.__bench = {
@@ -251,6 +303,7 @@ globalThis.__bench = {
     if (which === "w1") await loadW1();
     else await loadW2();
   },
+  w4,
   wasmMemoryBytes: () => wasm.memory.buffer.byteLength,
   drop() {
     globalThis.__keep = null;

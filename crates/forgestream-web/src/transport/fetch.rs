@@ -1,6 +1,7 @@
-//! The `fetch` + `ReadableStream` transport: one HTTP request whose body is read chunk by chunk
-//! (each chunk handed to the core once, as it arrives). Also used for plain JSON requests.
-use js_sys::{Reflect, Uint8Array};
+//! The `fetch` + `ReadableStream` transport: one HTTP request whose body is read as it arrives
+//! (everything already received handed to the core at once, never waiting on rendering). Also
+//! used for plain JSON requests.
+use js_sys::{Array, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -43,24 +44,19 @@ extern "C" {
     fn value(this: &ReadResult) -> JsValue;
 }
 
-/// Reads smaller than this (bytes) make a trickle: a live stream of small deltas, each its own
-/// network read (16 KiB).
-const TRICKLE_BYTES: u32 = 16 * 1024;
-
-/// Consecutive trickle reads after which reads are paced to one per animation frame.
-const TRICKLE_READS: u8 = 2;
-
-/// How long a paced read waits at most when no frame comes (the tab was hidden meanwhile), ms.
-const FRAME_FALLBACK_MS: f64 = 50.0;
-
 /// A response whose headers have arrived; the body is still streaming.
 pub struct HttpResponse {
     response: Response,
     reader: Option<ReadableStreamDefaultReader>,
-    /// The body chunk being handed out in slices, and the offset of its next slice.
+    /// The body chunk being handed out in slices, and the offset of its next slice. Comes
+    /// before [`Self::next_read`] in body order.
     pending: Option<(Uint8Array, u32)>,
-    /// Consecutive reads smaller than [`TRICKLE_BYTES`] (saturating).
-    small_reads: u8,
+    /// A `read()` issued while draining that did not resolve at once: the next call awaits it
+    /// (its chunk, the end of the body or the stream's error comes next, in order).
+    next_read: Option<Promise>,
+    /// An already-fulfilled promise (value `undefined`) raced against a fresh `read()` to learn
+    /// whether the read resolved without waiting; made with the reader.
+    settled: Option<Promise>,
 }
 
 /// Why a request produced no usable response.
@@ -87,24 +83,6 @@ fn is_abort(value: &JsValue) -> bool {
         .ok()
         .and_then(|n| n.as_string())
         .is_some_and(|n| n == "AbortError")
-}
-
-/// The window when this is a visible page (not a worker, not a hidden tab).
-fn visible_window() -> Option<web_sys::Window> {
-    let window = web_sys::window()?;
-    let hidden = window.document()?.hidden();
-    (!hidden).then_some(window)
-}
-
-/// Resolves at the next animation frame, or after [`FRAME_FALLBACK_MS`] if none comes (a tab
-/// hidden while waiting gets no frames).
-async fn next_frame(window: &web_sys::Window) {
-    let promise = js_sys::Promise::new(&mut |resolve, _reject| {
-        let _ = window.request_animation_frame(&resolve);
-        crate::js::set_timeout(&resolve, FRAME_FALLBACK_MS);
-    });
-    // Neither callback rejects; whichever comes first resolves it.
-    let _ = JsFuture::from(promise).await;
 }
 
 /// Starts `request`; resolves when the response headers arrive. `abort` cancels the request and
@@ -150,7 +128,8 @@ pub async fn send(
         response,
         reader: None,
         pending: None,
-        small_reads: 0,
+        next_read: None,
+        settled: None,
     })
 }
 
@@ -175,9 +154,16 @@ impl HttpResponse {
             .map(|s| s.saturating_mul(1000))
     }
 
-    /// Reads the next body chunk; `Ok(None)` at the end of the body. Chunks are what the network
-    /// delivered, cut into slices of at most [`SLICE_BYTES`] (an empty read gives an empty
-    /// chunk).
+    /// Reads what the body has delivered so far; `Ok(None)` at the end of the body.
+    ///
+    /// Waits only when nothing has arrived: once a `read()` resolves, every chunk the stream
+    /// already holds is drained too and handed back concatenated, up to [`SLICE_BYTES`] (a
+    /// larger read is handed out in slices of that size). A live stream written one small frame
+    /// per write queues one chunk per frame, and `read()` returns one chunk: reading them one
+    /// call at a time, or waiting for anything (an animation frame) between reads, let the view
+    /// fall behind the network. An empty read gives an empty chunk. Errors: `Aborted` when the
+    /// request's controller aborted, `Network` when the body stream errored (bytes drained
+    /// before the error are returned first, the error on the next call).
     pub async fn next_chunk(&mut self) -> Result<Option<Vec<u8>>, FetchError> {
         if let Some(slice) = self.next_slice() {
             return Ok(Some(slice));
@@ -191,44 +177,71 @@ impl HttpResponse {
                 .dyn_into()
                 .map_err(|_| FetchError::Network("body reader unavailable".into()))?;
             self.reader = Some(reader);
+            self.settled = Some(Promise::resolve(&JsValue::UNDEFINED));
         }
-        let Some(reader) = self.reader.as_ref() else {
+        let (Some(reader), Some(settled)) = (self.reader.as_ref(), self.settled.as_ref()) else {
             return Ok(None);
         };
-        if self.small_reads >= TRICKLE_READS {
-            // A trickle (thousands of tiny reads a second) costs a promise round trip, a wasm
-            // entry and the machine's bookkeeping per read, while the page shows one update per
-            // frame anyway. Waiting for the next frame lets the network gather what arrives
-            // meanwhile into one read. Only in a visible page: hidden tabs get no frames (and
-            // nothing to render), and a bulk transfer (large reads) is never held back.
-            if let Some(window) = visible_window() {
-                next_frame(&window).await;
-            }
-        }
-        let result = JsFuture::from(reader.read()).await.map_err(|e| {
+        let read = self.next_read.take().unwrap_or_else(|| reader.read());
+        let result = JsFuture::from(read).await.map_err(|e| {
             if is_abort(&e) {
                 FetchError::Aborted
             } else {
                 FetchError::Network(describe(&e))
             }
         })?;
-        let result: ReadResult = result.unchecked_into();
-        // A missing or non-boolean `done` reads as false; the `value` check below then rejects
-        // anything that is not a chunk.
-        if result.done() {
+        let Some(first) = chunk_of(result)? else {
             return Ok(None);
-        }
-        let bytes: Uint8Array = result
-            .value()
-            .dyn_into()
-            .map_err(|_| FetchError::Network("body chunk is not a Uint8Array".into()))?;
-        self.small_reads = if bytes.length() < TRICKLE_BYTES {
-            self.small_reads.saturating_add(1)
-        } else {
-            0
         };
-        self.pending = Some((bytes, 0));
-        Ok(Some(self.next_slice().unwrap_or_default()))
+        if first.length() > SLICE_BYTES {
+            self.pending = Some((first, 0));
+            return Ok(Some(self.next_slice().unwrap_or_default()));
+        }
+        let mut drained = first.to_vec();
+        let race = Array::new_with_length(2);
+        race.set(1, settled.clone().into());
+        while drained.len() < SLICE_BYTES as usize {
+            // `read()` on a stream that holds a chunk resolves its promise at once (WHATWG
+            // Streams, ReadableStreamDefaultReaderRead → the chunk steps): raced against an
+            // already-fulfilled promise, its reaction job is queued first and wins. All of this
+            // runs in microtasks, so nothing else (no rendering, no network task) runs between.
+            let read = reader.read();
+            race.set(0, read.clone().into());
+            let winner = JsFuture::from(Promise::race(&race)).await;
+            let bytes = match winner {
+                Ok(value) if !value.is_undefined() => match chunk_of(value) {
+                    Ok(Some(bytes)) => bytes,
+                    // The end of the body, or a bad value: the next call awaits the same read
+                    // and reports it, after the bytes drained so far.
+                    _ => {
+                        self.next_read = Some(read);
+                        break;
+                    }
+                },
+                // Not resolved yet (the sentinel won), or rejected: kept for the next call,
+                // which waits for its chunk or reports its error.
+                _ => {
+                    self.next_read = Some(read);
+                    break;
+                }
+            };
+            let room = SLICE_BYTES as usize - drained.len();
+            let length = bytes.length() as usize;
+            let start = drained.len();
+            if length <= room {
+                drained.resize(start + length, 0);
+                bytes.copy_to(&mut drained[start..]);
+            } else {
+                // Fill up to the bound; the rest is handed out first by the next call.
+                drained.resize(start + room, 0);
+                bytes
+                    .subarray(0, room as u32)
+                    .copy_to(&mut drained[start..]);
+                self.pending = Some((bytes, room as u32));
+                break;
+            }
+        }
+        Ok(Some(drained))
     }
 
     /// The next slice of the pending chunk, if any of it is left.
@@ -265,6 +278,20 @@ impl HttpResponse {
         let value = body(self.response.text()).await?;
         Ok(value.as_string().unwrap_or_default())
     }
+}
+
+/// The chunk a `read()` resolved to: `Ok(None)` when `done`. A missing or non-boolean `done`
+/// reads as false; the `value` check then rejects anything that is not a chunk (`Network`).
+fn chunk_of(result: JsValue) -> Result<Option<Uint8Array>, FetchError> {
+    let result: ReadResult = result.unchecked_into();
+    if result.done() {
+        return Ok(None);
+    }
+    result
+        .value()
+        .dyn_into()
+        .map(Some)
+        .map_err(|_| FetchError::Network("body chunk is not a Uint8Array".into()))
 }
 
 /// Awaits a body-reading promise (`text()`, `arrayBuffer()`): an abort while reading is
