@@ -53,6 +53,10 @@ struct Cli {
     /// Scenario for `{"agent":{"spec":…}}` sessions.
     #[arg(long, default_value = "support")]
     default_agent: String,
+    /// On start, end turns an earlier process left running as `cancelled`/`abandoned`
+    /// (TrueForge leaves them `running`; off by default).
+    #[arg(long)]
+    abandon_on_start: bool,
 }
 
 #[tokio::main]
@@ -82,6 +86,7 @@ async fn main() {
         fault: cli.fault,
         seed: cli.seed,
         default_agent: cli.default_agent,
+        abandon_on_start: cli.abandon_on_start,
         ..ServerConfig::default()
     };
     match Server::start(config).await {

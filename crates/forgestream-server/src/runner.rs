@@ -5,7 +5,7 @@
 use crate::clock::{now_iso, TurnRng};
 use crate::continuation::{Decision, TurnInput};
 use crate::live::LiveTurn;
-use crate::runtime::{Runtime, TurnControl};
+use crate::runtime::{Crash, Runtime, TurnControl};
 use crate::scenario::{
     render, render_value, Call, Compiled, Gate, ResultSpec, Say, Step, Subagents,
 };
@@ -665,6 +665,8 @@ enum Stop {
     Now,
     /// Frozen by a newer turn: stopped at a unit boundary.
     Frozen,
+    /// The simulated crash point was reached: the worker vanishes without a `turn.done`.
+    Crash,
 }
 
 struct Player<'a> {
@@ -676,6 +678,8 @@ struct Player<'a> {
     placeholders: HashMap<String, (i64, Option<String>)>,
     output: Option<Value>,
     required_actions: Vec<Value>,
+    /// Stop as crashed once the stream holds this many frames.
+    crash_after: Option<u64>,
     /// When the last paced emission of the current batch was due (`None` before the first one). Each item is due
     /// `delay_us` after the previous one's due time, not after it was actually emitted: a sleep
     /// overshoots by up to a timer tick (1 ms, more on a busy machine), and measuring from the
@@ -700,6 +704,11 @@ fn next_due(previous: Option<Instant>, now: Instant, delay_us: u64) -> Instant {
 const MAX_LAG: Duration = Duration::from_millis(100);
 
 impl Player<'_> {
+    /// Whether the simulated crash point is reached (nothing more may be written).
+    fn crashed(&self) -> bool {
+        self.crash_after.is_some_and(|n| self.live.len() >= n)
+    }
+
     fn stop_reason(&self, at_boundary: bool) -> Option<Stop> {
         match self.cancel.borrow().as_deref() {
             None => None,
@@ -729,6 +738,9 @@ impl Player<'_> {
                         return Err(stop);
                     }
                 }
+            }
+            if self.crashed() {
+                return Err(Stop::Crash);
             }
             if item.stamp {
                 item.event.created_at = Some(now_iso());
@@ -792,6 +804,8 @@ pub struct TurnJob {
     /// `http://HOST` the client reached the emulator at (from the turn request's `Host`);
     /// an MCP `auth_url` that starts with `/` is made absolute against it.
     pub origin: Option<String>,
+    /// Simulate a crash of this turn's worker (`crash-after-events`).
+    pub crash: Option<Crash>,
 }
 
 /// Runs a turn to its `turn.done`.
@@ -843,9 +857,21 @@ pub async fn run_turn(rt: Arc<Runtime>, job: TurnJob) {
         placeholders: HashMap::new(),
         output: None,
         required_actions: Vec::new(),
+        crash_after: job.crash.map(|c| c.after_events),
         due: None,
     };
     let outcome = play_turn(&mut planner, &mut player, trigger, &job.input).await;
+    if matches!(outcome, Err(Stop::Crash)) || player.crashed() {
+        // Like a `kill -9` of the owner: no `turn.done`, no stored state change, the live
+        // buffer gone (or, with replicas, left to expire), open owner connections cut.
+        job.live.crash();
+        if !job.crash.is_some_and(|c| c.keep_buffer) {
+            rt.live.remove(&job.turn_id);
+        }
+        tracing::info!("turn {}: simulated crash of its worker", job.turn_id);
+        rt.forget_control(&job.turn_id);
+        return;
+    }
     let context = planner.context.get("main").copied().unwrap_or(0);
     planner
         .vars

@@ -68,6 +68,25 @@ impl TurnControl {
     }
 }
 
+/// Per-request choices for a new turn (from the request and its fault spec).
+#[derive(Clone, Debug, Default)]
+pub struct TurnOptions {
+    /// See [`crate::runner::TurnJob::origin`].
+    pub origin: Option<String>,
+    /// See [`crate::runner::TurnJob::crash`].
+    pub crash: Option<Crash>,
+}
+
+/// A simulated crash of a turn's worker (`crash-after-events=N`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Crash {
+    /// The worker stops once the turn's stream holds this many frames.
+    pub after_events: u64,
+    /// Multi-replica mode: the crashed owner's live buffer stays (a subscribe on another
+    /// replica gets a silent 200 until it expires) instead of vanishing (412).
+    pub keep_buffer: bool,
+}
+
 /// Everything the routes share.
 pub struct Runtime {
     /// The configuration.
@@ -96,7 +115,7 @@ impl Runtime {
                 config.default_agent
             ));
         }
-        Ok(Self {
+        let runtime = Self {
             live: LiveRegistry::new(config.stream_ttl, config.done_ttl),
             ids: UlidSource::new(config.seed),
             store,
@@ -104,7 +123,29 @@ impl Runtime {
             ledger: FaultLedger::default(),
             controls: Mutex::new(HashMap::new()),
             config,
-        })
+        };
+        if runtime.config.abandon_on_start {
+            runtime
+                .abandon_left_running()
+                .map_err(|e| format!("start-up clean-up: {e}"))?;
+        }
+        Ok(runtime)
+    }
+
+    /// The optional start-up clean-up (`--abandon-on-start`): every turn an earlier process left
+    /// `running` ends `cancelled`/`abandoned` with all metrics 0, and its `turn.done` is stored
+    /// like any other, so the event listing says what GET turn says. TrueForge does not do
+    /// this (its turns stay `running` after a crash); the flag is for apps that want the
+    /// kinder behaviour during development.
+    fn abandon_left_running(&self) -> rusqlite::Result<usize> {
+        let ids = self.store.running_turn_ids()?;
+        for id in &ids {
+            let state = wire::cancelled_state("abandoned", Totals::default());
+            let mut done = Event::new("turn.done", self.ids.next(), Some(now_iso()), None);
+            done.state = Some(state.clone());
+            self.store.finish_turn(id, &state, &[], &done)?;
+        }
+        Ok(ids.len())
     }
 
     fn controls(&self) -> MutexGuard<'_, HashMap<String, Arc<TurnControl>>> {
@@ -208,7 +249,8 @@ impl Runtime {
 
     /// Creates a turn and starts its runner. `previous` is the resolved parent; `input` the
     /// raw request input (echoed) and `resolved` its meaning. A running last turn of the
-    /// session is frozen as `cancelled-for-next-turn` first.
+    /// session is frozen as `cancelled-for-next-turn` first (one left running by a crash, with
+    /// no runner, is ended at once).
     pub fn create_turn(
         self: &Arc<Self>,
         flavor: Flavor,
@@ -216,7 +258,7 @@ impl Runtime {
         previous: Option<&TurnRow>,
         input: Option<Value>,
         resolved: TurnInput,
-        origin: Option<String>,
+        options: TurnOptions,
     ) -> Result<(TurnRow, Arc<LiveTurn>), ApiError> {
         if let Some(last) = self.store.last_turn(&session.id)? {
             if last.status() == "running" {
@@ -283,7 +325,8 @@ impl Runtime {
             scenario,
             input: resolved,
             parent_vars: previous.map(|p| p.vars.clone()),
-            origin,
+            origin: options.origin,
+            crash: options.crash,
         };
         tokio::spawn(run_turn(self.clone(), job));
         Ok((row, live))

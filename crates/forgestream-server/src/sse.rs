@@ -21,6 +21,10 @@ pub struct StreamPlan {
     pub fault: Option<FaultSpec>,
     /// Close without `turn.done` after this long (TrueForge `TURN_SUBSCRIBE_TIMEOUT_MS`).
     pub subscribe_timeout: Duration,
+    /// Whether the turn's owner serves this connection, so that a (simulated) crash of the
+    /// owner cuts it. With one replica every connection is the owner's; in multi-replica mode
+    /// only the creating stream is.
+    pub served_by_owner: bool,
 }
 
 fn dropped() -> std::io::Error {
@@ -29,6 +33,7 @@ fn dropped() -> std::io::Error {
 
 /// Builds the 200 `text/event-stream` response with TrueForge's headers.
 pub fn sse_response(live: Arc<LiveTurn>, plan: StreamPlan) -> Response {
+    let served_by_owner = plan.served_by_owner;
     let fault = plan.fault.unwrap_or_default();
     let after = if fault.ignore_cursor { 0 } else { plan.after };
     let timeout = fault
@@ -93,6 +98,11 @@ pub fn sse_response(live: Arc<LiveTurn>, plan: StreamPlan) -> Response {
                 if is_done {
                     return;
                 }
+            }
+            if live.is_crashed() && served_by_owner {
+                sleep(Duration::from_millis(30)).await;
+                yield Err(dropped());
+                return;
             }
             if live.expires_at() <= Instant::now() {
                 return;

@@ -5,7 +5,7 @@ use super::params::{json_body, last_event_id, next_token, page, slice};
 use crate::continuation;
 use crate::error::ApiError;
 use crate::fault::{FaultSpec, RequestKind};
-use crate::runtime::{Flavor, Runtime};
+use crate::runtime::{Crash, Flavor, Runtime, TurnOptions};
 use crate::sse::{sse_response, StreamPlan};
 use crate::store::{SessionRow, TurnRow};
 use crate::wire;
@@ -91,6 +91,15 @@ fn stream_fault(
         && spec.targets(kind)
         && rt.ledger.admit(&spec, turn_id))
     .then_some(spec)
+}
+
+/// Multi-replica mode for this request: the fault's `replica-poll-ms`, else
+/// `--replica-poll-ms`; `None` = one replica.
+fn replica_poll(rt: &Runtime, fault: Option<&FaultSpec>) -> Option<std::time::Duration> {
+    fault
+        .and_then(|f| f.replica_poll_ms)
+        .map(std::time::Duration::from_millis)
+        .or(rt.config.replica_poll)
 }
 
 fn session_or_404(rt: &Runtime, flavor: Flavor, sid: &str) -> Result<SessionRow, ApiError> {
@@ -230,9 +239,28 @@ pub async fn create_turn(
     };
     let input = body.get("input").filter(|v| !v.is_null()).cloned();
     let resolved = continuation::resolve(input.as_ref(), previous.as_ref())?;
-    let origin = request_origin(&headers);
-    let (turn, live) =
-        rt.create_turn(flavor, &session, previous.as_ref(), input, resolved, origin)?;
+    let crash = fault
+        .as_ref()
+        .filter(|s| s.crash_after_events.is_some() && s.targets(RequestKind::CreateTurn))
+        .filter(|s| rt.ledger.admit(s, &format!("{sid}/crash")))
+        .and_then(|s| {
+            Some(Crash {
+                after_events: s.crash_after_events?,
+                keep_buffer: replica_poll(&rt, Some(s)).is_some(),
+            })
+        });
+    let options = TurnOptions {
+        origin: request_origin(&headers),
+        crash,
+    };
+    let (turn, live) = rt.create_turn(
+        flavor,
+        &session,
+        previous.as_ref(),
+        input,
+        resolved,
+        options,
+    )?;
     if !stream {
         return Ok(Json(json!({"data": rt.turn_json(flavor, &turn)})).into_response());
     }
@@ -240,6 +268,7 @@ pub async fn create_turn(
         after: 0,
         fault: stream_fault(&rt, fault, RequestKind::CreateTurn, &turn.id),
         subscribe_timeout: rt.config.subscribe_timeout,
+        served_by_owner: true,
     };
     Ok(sse_response(live, plan))
 }
@@ -341,10 +370,12 @@ pub async fn subscribe(
     if remaining < rt.config.subscribe_threshold {
         return Err(ApiError::stream_gone(&sid, &tid));
     }
+    let poll = replica_poll(&rt, fault.as_ref());
     let plan = StreamPlan {
         after,
         fault: stream_fault(&rt, fault, RequestKind::Subscribe, &tid),
         subscribe_timeout: rt.config.subscribe_timeout,
+        served_by_owner: poll.is_none(),
     };
     Ok(sse_response(live, plan))
 }
