@@ -53,6 +53,10 @@ struct Cli {
     /// Scenario for `{"agent":{"spec":…}}` sessions.
     #[arg(long, default_value = "support")]
     default_agent: String,
+    /// On SIGTERM / Ctrl-C, how long open streams may take to deliver their `turn.done`
+    /// `abandoned` before the process exits, ms (TrueForge: ~10 s).
+    #[arg(long, default_value_t = 2000)]
+    shutdown_drain_ms: u64,
     /// On start, end turns an earlier process left running as `cancelled`/`abandoned`
     /// (TrueForge leaves them `running`; off by default).
     #[arg(long)]
@@ -87,17 +91,43 @@ async fn main() {
         seed: cli.seed,
         default_agent: cli.default_agent,
         abandon_on_start: cli.abandon_on_start,
+        shutdown_drain: Duration::from_millis(cli.shutdown_drain_ms),
         ..ServerConfig::default()
     };
     match Server::start(config).await {
         Ok(server) => {
             println!("listening on {}", server.url());
             let _ = std::io::stdout().flush();
-            server.wait().await;
+            let ended = server.serve_until(shutdown_signal()).await;
+            tracing::info!("shut down: {ended} open stream(s) ended as abandoned");
         }
         Err(err) => {
             eprintln!("forgestream-server: {err}");
             std::process::exit(1);
         }
+    }
+}
+
+/// Resolves on Ctrl-C (SIGINT) or, on Unix, SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = term => {}
     }
 }

@@ -247,6 +247,39 @@ impl Runtime {
         Ok(won)
     }
 
+    /// Graceful shutdown, as TrueForge does it on SIGTERM: every live stream still open (no
+    /// `turn.done` yet) gets a `turn.done` with state `{status:"cancelled", reason:"abandoned"}`
+    /// and all metrics 0, which is also stored (unless the turn already has a terminal state —
+    /// first terminal state wins — e.g. a turn frozen by a newer one, whose stream still gets
+    /// the `abandoned` record); runners are told to stop. Returns how many streams were ended.
+    pub fn abandon_open_streams(&self) -> usize {
+        let open = self.live.unfinished();
+        for (turn_id, live) in &open {
+            let state = wire::cancelled_state("abandoned", Totals::default());
+            let mut done = Event::new("turn.done", self.ids.next(), Some(now_iso()), None);
+            done.state = Some(state.clone());
+            let live_done = match self.store.finish_turn(turn_id, &state, &[], &done) {
+                // The runner finished on its own just now: its record is the one to send.
+                Ok(Some((stored, stored_done)))
+                    if stored.get("reason").and_then(Value::as_str)
+                        != Some("cancelled-for-next-turn") =>
+                {
+                    stored_done
+                }
+                Ok(_) => done,
+                Err(err) => {
+                    tracing::error!("abandoning turn {turn_id}: {err}");
+                    done
+                }
+            };
+            if let Some(control) = self.controls().get(turn_id).cloned() {
+                control.cancel.send_replace(Some("abandoned".into()));
+            }
+            live.append(&serde_json::to_string(&live_done).unwrap_or_default(), true);
+        }
+        open.len()
+    }
+
     /// Creates a turn and starts its runner. `previous` is the resolved parent; `input` the
     /// raw request input (echoed) and `resolved` its meaning. A running last turn of the
     /// session is frozen as `cancelled-for-next-turn` first (one left running by a crash, with

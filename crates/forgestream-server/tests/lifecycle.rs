@@ -146,3 +146,67 @@ async fn crash_after_events_cuts_the_stream_and_leaves_the_turn_running() {
     let stuck = turn_state(&base, &sid, &tid).await;
     assert_eq!(stuck["reason"], "cancelled-for-next-turn");
 }
+
+async fn graceful_shutdown_by(signal: &str) {
+    let db = TempDb::new("shutdown");
+    let mut first = Child::spawn(&["--db", &db.0, "--shutdown-drain-ms", "1500"]);
+    let base = first.base.clone();
+    let (sid, tid, mut stream) = start_long_turn(&base).await;
+    // A second connection on the same turn: a subscriber gets the same end.
+    let (mut sub, mut sub_body) = read_frames(
+        http().get(format!(
+            "{base}/api/v1/sessions/{sid}/turns/{tid}/subscribe?after_sequence_number=2"
+        )),
+        1,
+    )
+    .await;
+    let started = std::time::Instant::now();
+    first.signal(signal);
+    let mut body = Vec::new();
+    assert!(
+        !read_rest(&mut stream, &mut body).await,
+        "the stream ends cleanly, not cut"
+    );
+    assert!(!read_rest(&mut sub, &mut sub_body).await);
+    let status = first.wait();
+    assert!(status.success(), "{status:?}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let abandoned = json!({
+        "status": "cancelled",
+        "reason": "abandoned",
+        "metrics": {"total_input_tokens": 0, "total_output_tokens": 0, "total_tokens": 0}
+    });
+    let mut live_done = None;
+    for frames in [parse_sse(&body), parse_sse(&sub_body)] {
+        let (_, done) = frames.last().unwrap();
+        assert_eq!(done["type"], "turn.done", "{frames:?}");
+        let mut state = done["state"].clone();
+        assert!(state["completed_at"].is_string());
+        state.as_object_mut().unwrap().remove("completed_at");
+        assert_eq!(state, abandoned);
+        live_done.get_or_insert(done.clone());
+        assert_eq!(
+            Some(done),
+            live_done.as_ref(),
+            "one record for every stream"
+        );
+    }
+    drop(first);
+
+    let second = Child::spawn(&["--db", &db.0]);
+    let base = &second.base;
+    let stored = turn_state(base, &sid, &tid).await;
+    assert_eq!(Some(&stored), live_done.as_ref().map(|d| &d["state"]));
+    let listing = turn_listing(base, &sid, &tid).await;
+    assert_eq!(listing.last(), live_done.as_ref(), "persisted as streamed");
+}
+
+#[tokio::test]
+async fn sigterm_ends_open_streams_with_abandoned_and_persists_it() {
+    graceful_shutdown_by("TERM").await;
+}
+
+#[tokio::test]
+async fn ctrl_c_ends_open_streams_with_abandoned_and_persists_it() {
+    graceful_shutdown_by("INT").await;
+}
