@@ -53,6 +53,13 @@ struct Cli {
     /// Scenario for `{"agent":{"spec":…}}` sessions.
     #[arg(long, default_value = "support")]
     default_agent: String,
+    /// Multi-replica mode: subscribes are served by polling, sleeping this many ms when
+    /// nothing is new (TrueForge behind a load balancer: 1000); 0 = one replica.
+    #[arg(long, default_value_t = 0)]
+    replica_poll_ms: u64,
+    /// Multi-replica mode: how long a cancel takes to reach the turn's owner, ms.
+    #[arg(long, default_value_t = 200)]
+    replica_cancel_delay_ms: u64,
     /// On SIGTERM / Ctrl-C, how long open streams may take to deliver their `turn.done`
     /// `abandoned` before the process exits, ms (TrueForge: ~10 s).
     #[arg(long, default_value_t = 2000)]
@@ -92,6 +99,8 @@ async fn main() {
         default_agent: cli.default_agent,
         abandon_on_start: cli.abandon_on_start,
         shutdown_drain: Duration::from_millis(cli.shutdown_drain_ms),
+        replica_poll: (cli.replica_poll_ms > 0).then(|| Duration::from_millis(cli.replica_poll_ms)),
+        replica_cancel_delay: Duration::from_millis(cli.replica_cancel_delay_ms),
         ..ServerConfig::default()
     };
     match Server::start(config).await {

@@ -269,6 +269,7 @@ pub async fn create_turn(
         fault: stream_fault(&rt, fault, RequestKind::CreateTurn, &turn.id),
         subscribe_timeout: rt.config.subscribe_timeout,
         served_by_owner: true,
+        poll: None,
     };
     Ok(sse_response(live, plan))
 }
@@ -376,6 +377,7 @@ pub async fn subscribe(
         fault: stream_fault(&rt, fault, RequestKind::Subscribe, &tid),
         subscribe_timeout: rt.config.subscribe_timeout,
         served_by_owner: poll.is_none(),
+        poll,
     };
     Ok(sse_response(live, plan))
 }
@@ -469,6 +471,7 @@ pub async fn session_events(
 }
 
 /// `POST /sessions/{sid}/cancel`: cancels the running last turn; idempotent, `200 {}`.
+/// In multi-replica mode it first waits `replica_cancel_delay` (the relay to the owner).
 pub async fn cancel(
     State(rt): State<Arc<Runtime>>,
     Extension(flavor): Extension<Flavor>,
@@ -478,6 +481,11 @@ pub async fn cancel(
 ) -> ApiResult {
     let session = session_or_404(&rt, flavor, &sid)?;
     other_request_fault(&rt, &headers, &query, Some(&session))?;
+    let fault = fault_for(&rt, &headers, &query, Some(&session))?;
+    if replica_poll(&rt, fault.as_ref()).is_some() {
+        // Another replica took the request: the cancel reaches the owner over pub/sub.
+        tokio::time::sleep(rt.config.replica_cancel_delay).await;
+    }
     if let Some(last) = rt.store.last_turn(&sid)? {
         if last.status() == "running" {
             rt.cancel_turn(&last.id, "client-cancelled")?;
