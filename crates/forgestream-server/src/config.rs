@@ -58,6 +58,14 @@ pub struct ServerConfig {
     /// `abandoned` before the process exits (TrueForge waits ~10 s; a short bound keeps tests
     /// and restarts quick).
     pub shutdown_drain: Duration,
+    /// Extra names the `Host` header may carry (`name` = any port, `name:port` = that port).
+    /// Always allowed: `localhost`, loopback addresses and the listen address's IP. Anything
+    /// else is refused (403) — a DNS-rebinding page sends its own name.
+    pub allowed_hosts: Vec<String>,
+    /// The origin absolute URLs the emulator writes (an MCP `auth_url` that is a path) are
+    /// built on, e.g. `http://127.0.0.1:8790`; `None` = `http://` + the bound address
+    /// (loopback for an unspecified IP). Never taken from the request's `Host`.
+    pub public_url: Option<String>,
 }
 
 impl Default for ServerConfig {
@@ -83,6 +91,8 @@ impl Default for ServerConfig {
             replica_poll: None,
             replica_cancel_delay: Duration::from_millis(200),
             shutdown_drain: Duration::from_secs(2),
+            allowed_hosts: Vec::new(),
+            public_url: None,
         }
     }
 }

@@ -52,11 +52,13 @@ pub struct Server {
 impl Server {
     /// Binds `config.addr`, opens the store, loads scenarios and serves in a background task.
     /// Errors: bind failure, store open failure, invalid scenario files.
-    pub async fn start(config: ServerConfig) -> Result<Server, String> {
+    pub async fn start(mut config: ServerConfig) -> Result<Server, String> {
         let listener = tokio::net::TcpListener::bind(config.addr)
             .await
             .map_err(|e| format!("binding {}: {e}", config.addr))?;
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        // The bound port (not 0): the host check and absolute URLs use it.
+        config.addr = addr;
         let sweep_every =
             (config.done_ttl / 4).clamp(Duration::from_millis(100), Duration::from_secs(1));
         let runtime = Arc::new(Runtime::new(config)?);

@@ -64,6 +64,14 @@ struct Cli {
     /// `abandoned` before the process exits, ms (TrueForge: ~10 s).
     #[arg(long, default_value_t = 2000)]
     shutdown_drain_ms: u64,
+    /// Another name the `Host` header may carry (repeatable; `name` or `name:port`).
+    /// `localhost`, loopback IPs and the listen IP are always allowed.
+    #[arg(long = "allowed-host")]
+    allowed_hosts: Vec<String>,
+    /// Origin of the absolute URLs the emulator writes (e.g. an MCP `auth_url`); default
+    /// `http://` + the bound address.
+    #[arg(long)]
+    public_url: Option<String>,
     /// On start, end turns an earlier process left running as `cancelled`/`abandoned`
     /// (TrueForge leaves them `running`; off by default).
     #[arg(long)]
@@ -98,6 +106,8 @@ async fn main() {
         seed: cli.seed,
         default_agent: cli.default_agent,
         abandon_on_start: cli.abandon_on_start,
+        allowed_hosts: cli.allowed_hosts,
+        public_url: cli.public_url,
         shutdown_drain: Duration::from_millis(cli.shutdown_drain_ms),
         replica_poll: (cli.replica_poll_ms > 0).then(|| Duration::from_millis(cli.replica_poll_ms)),
         replica_cancel_delay: Duration::from_millis(cli.replica_cancel_delay_ms),

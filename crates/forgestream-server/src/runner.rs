@@ -801,8 +801,8 @@ pub struct TurnJob {
     pub parent_vars: Option<Map<String, Value>>,
     /// Salt for the turn's deterministic randomness.
     pub rng_salt: String,
-    /// `http://HOST` the client reached the emulator at (from the turn request's `Host`);
-    /// an MCP `auth_url` that starts with `/` is made absolute against it.
+    /// `http://HOST:PORT` of the emulator ([`Runtime::public_origin`], never the request's
+    /// `Host`); an MCP `auth_url` that starts with `/` is made absolute against it.
     pub origin: Option<String>,
     /// Simulate a crash of this turn's worker (`crash-after-events`).
     pub crash: Option<Crash>,

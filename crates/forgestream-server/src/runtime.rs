@@ -109,6 +109,13 @@ impl Runtime {
     pub fn new(config: ServerConfig) -> Result<Self, String> {
         let store = Store::open(&config.db).map_err(|e| format!("opening {}: {e}", config.db))?;
         let scenarios = Catalogue::load(config.scenarios_dir.as_deref())?;
+        if let Some(url) = &config.public_url {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(format!(
+                    "--public-url {url}: must start with http:// or https://"
+                ));
+            }
+        }
         if scenarios.get(&config.default_agent).is_none() {
             return Err(format!(
                 "default agent {} is not a scenario",
@@ -157,6 +164,49 @@ impl Runtime {
 
     pub(crate) fn forget_control(&self, turn_id: &str) {
         self.controls().remove(turn_id);
+    }
+
+    /// `http://HOST:PORT` that absolute URLs written by the emulator start with: `public_url`,
+    /// else the bound address (an unspecified IP reads as loopback). Never the request's `Host`
+    /// (a hostile page could otherwise plant its own origin in a stored `auth_url`).
+    pub fn public_origin(&self) -> String {
+        if let Some(url) = &self.config.public_url {
+            return url.trim_end_matches('/').to_owned();
+        }
+        let mut addr = self.config.addr;
+        if addr.ip().is_unspecified() {
+            addr.set_ip(match addr {
+                std::net::SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+                std::net::SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+            });
+        }
+        format!("http://{addr}")
+    }
+
+    /// Whether a request's `Host` (`name[:port]`, IPv6 in brackets) names this emulator:
+    /// `localhost`, a loopback IP, the listen IP, or an `allowed_hosts` entry (`name` for any
+    /// port, `name:port` for one). Case-insensitive.
+    pub fn host_allowed(&self, host: &str) -> bool {
+        let Ok(authority) = host.parse::<axum::http::uri::Authority>() else {
+            return false;
+        };
+        if authority.as_str() != host || host.contains('@') {
+            return false;
+        }
+        let name = authority.host().to_ascii_lowercase();
+        let bare = name.trim_start_matches('[').trim_end_matches(']');
+        let ip = bare.parse::<std::net::IpAddr>().ok();
+        if name == "localhost"
+            || ip.is_some_and(|ip| ip.is_loopback())
+            || ip.is_some_and(|ip| !ip.is_unspecified() && ip == self.config.addr.ip())
+        {
+            return true;
+        }
+        let with_port = authority.as_str().to_ascii_lowercase();
+        self.config.allowed_hosts.iter().any(|allowed| {
+            let allowed = allowed.to_ascii_lowercase();
+            allowed == name || allowed == with_port
+        })
     }
 
     /// Number of turns whose runner is still going (for the memory report).

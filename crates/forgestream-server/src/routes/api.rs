@@ -12,8 +12,7 @@ use crate::wire;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, Query, State};
-use axum::http::uri::Authority;
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use serde_json::{json, Value};
@@ -22,15 +21,6 @@ use std::sync::Arc;
 
 type Params = Query<HashMap<String, String>>;
 type ApiResult = Result<Response, ApiError>;
-
-/// `http://HOST` for the `Host` the client reached the emulator at, when it is a plain
-/// `host[:port]` (no user info); relative MCP `auth_url`s of the turn are made absolute against
-/// it, so they point at this emulator however the client addressed it.
-fn request_origin(headers: &HeaderMap) -> Option<String> {
-    let host = headers.get(header::HOST)?.to_str().ok()?;
-    let authority: Authority = host.parse().ok()?;
-    (authority.as_str() == host && !host.contains('@')).then(|| format!("http://{authority}"))
-}
 
 /// The fault spec of a request: header, then `?fault=`, then the session's, then `--fault`.
 fn fault_for(
@@ -250,7 +240,7 @@ pub async fn create_turn(
             })
         });
     let options = TurnOptions {
-        origin: request_origin(&headers),
+        origin: Some(rt.public_origin()),
         crash,
     };
     let (turn, live) = rt.create_turn(
