@@ -16,6 +16,7 @@ pub mod clock;
 pub mod config;
 pub mod continuation;
 pub mod error;
+pub mod event;
 pub mod fault;
 pub mod live;
 mod routes;

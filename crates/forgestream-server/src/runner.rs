@@ -4,6 +4,7 @@
 
 use crate::clock::{now_iso, TurnRng};
 use crate::continuation::{Decision, TurnInput};
+use crate::event::{Event, EventBody, Message};
 use crate::live::LiveTurn;
 use crate::runtime::{Crash, Runtime, TurnControl};
 use crate::scenario::{
@@ -11,7 +12,7 @@ use crate::scenario::{
 };
 use crate::store::PendingItem;
 use crate::tools;
-use crate::wire::{self, Event, Totals};
+use crate::wire::{self, Totals};
 use serde_json::{json, Map, Value};
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -155,8 +156,21 @@ impl Planner<'_> {
         chunk_chars: usize,
     ) -> (Vec<Item>, Event) {
         let id = self.id();
+        let delta = |message: Message| {
+            Event::new(
+                id.clone(),
+                None,
+                Some(thread),
+                EventBody::ModelMessageDelta(message),
+            )
+        };
         let mut items = vec![Item {
-            event: Event::new("model.message", id.clone(), None, Some(thread)),
+            event: Event::new(
+                id.clone(),
+                None,
+                Some(thread),
+                EventBody::ModelMessage(Message::default()),
+            ),
             stamp: true,
             boundary: true,
             persist: Persist::No,
@@ -166,24 +180,27 @@ impl Planner<'_> {
         let mut deltas: Vec<Event> = Vec::new();
         let chars: Vec<char> = text.chars().collect();
         for chunk in chars.chunks(chunk_chars.max(1)) {
-            let mut delta = Event::new("model.message.delta", id.clone(), None, Some(thread));
-            delta.content = Some(Value::String(chunk.iter().collect()));
-            deltas.push(delta);
+            deltas.push(delta(Message {
+                content: Some(chunk.iter().collect()),
+                ..Message::default()
+            }));
         }
         for (index, (call_id, name, arguments, tool_info)) in calls.iter().enumerate() {
-            let mut first = Event::new("model.message.delta", id.clone(), None, Some(thread));
-            first.tool_calls = Some(json!([{
-                "index": index, "id": call_id, "type": "function",
-                "function": {"name": name, "arguments": ""}, "tool_info": tool_info
-            }]));
-            deltas.push(first);
+            deltas.push(delta(Message {
+                tool_calls: Some(json!([{
+                    "index": index, "id": call_id, "type": "function",
+                    "function": {"name": name, "arguments": ""}, "tool_info": tool_info
+                }])),
+                ..Message::default()
+            }));
             let arg_chars: Vec<char> = arguments.chars().collect();
             for piece in arg_chars.chunks(10) {
-                let mut delta = Event::new("model.message.delta", id.clone(), None, Some(thread));
-                delta.tool_calls = Some(json!([{
-                    "index": index, "function": {"arguments": piece.iter().collect::<String>()}
-                }]));
-                deltas.push(delta);
+                deltas.push(delta(Message {
+                    tool_calls: Some(json!([{
+                        "index": index, "function": {"arguments": piece.iter().collect::<String>()}
+                    }])),
+                    ..Message::default()
+                }));
             }
         }
         // Output: what the model wrote (text, call names, argument text); the message joins the
@@ -204,15 +221,13 @@ impl Planner<'_> {
             "tool_calls"
         };
         let usage = wire::usage(&breakdown, output_tokens);
-        let mut last = Event::new("model.message.delta", id.clone(), None, Some(thread));
-        last.finish_reason = Some(finish_reason.into());
-        last.usage = Some(usage.clone());
-        let mut merged = Event::new("model.message", id.clone(), None, Some(thread));
-        if !text.is_empty() {
-            merged.content = Some(Value::String(text.to_owned()));
-        }
-        if !calls.is_empty() {
-            merged.tool_calls = Some(Value::Array(
+        let last = delta(Message {
+            finish_reason: Some(finish_reason.into()),
+            usage: Some(usage.clone()),
+            ..Message::default()
+        });
+        let merged_calls = (!calls.is_empty()).then(|| {
+            Value::Array(
                 calls
                     .iter()
                     .map(|(call_id, name, arguments, tool_info)| {
@@ -220,10 +235,19 @@ impl Planner<'_> {
                                "function": {"name": name, "arguments": arguments}, "tool_info": tool_info})
                     })
                     .collect(),
-            ));
-        }
-        merged.finish_reason = Some(finish_reason.into());
-        merged.usage = Some(usage);
+            )
+        });
+        let merged = Event::new(
+            id.clone(),
+            None,
+            Some(thread),
+            EventBody::ModelMessage(Message {
+                content: (!text.is_empty()).then(|| text.to_owned()),
+                tool_calls: merged_calls,
+                finish_reason: Some(finish_reason.into()),
+                usage: Some(usage),
+            }),
+        );
         for (i, delta) in deltas.into_iter().enumerate() {
             items.push(Item {
                 event: delta,
@@ -265,10 +289,15 @@ impl Planner<'_> {
     /// A `tool.response`; its content joins the thread's conversation.
     fn tool_response(&mut self, thread: &str, tool_call_id: &str, content: String) -> Item {
         self.grow(thread, wire::estimate_tokens(&content));
-        let mut event = Event::new("tool.response", self.id(), None, Some(thread));
-        event.tool_call_id = Some(tool_call_id.to_owned());
-        event.content = Some(Value::String(content));
-        Item::standalone(event)
+        Item::standalone(Event::new(
+            self.id(),
+            None,
+            Some(thread),
+            EventBody::ToolResponse {
+                tool_call_id: tool_call_id.to_owned(),
+                content,
+            },
+        ))
     }
 
     /// Runs a call now and records `result` / `result.<field>` variables.
@@ -348,14 +377,13 @@ impl Planner<'_> {
             if refs.is_empty() {
                 continue;
             }
-            let event_type = if kind == "approval" {
-                "tool.approval_required"
+            let tool_calls = Value::Array(refs);
+            let body = if kind == "approval" {
+                EventBody::ToolApprovalRequired { tool_calls }
             } else {
-                "tool.response_required"
+                EventBody::ToolResponseRequired { tool_calls }
             };
-            let mut event = Event::new(event_type, self.id(), None, Some(thread));
-            event.tool_calls = Some(Value::Array(refs));
-            let mut item = Item::standalone(event);
+            let mut item = Item::standalone(Event::new(self.id(), None, Some(thread), body));
             item.required = true;
             items.push(item);
         }
@@ -413,11 +441,16 @@ impl Planner<'_> {
         for (call_id, input, agent) in children {
             let thread = self.rng.thread_uuid();
             let parent = json!({"tool_call_id": call_id, "thread_id": "main"});
-            let mut created = Event::new("thread.created", self.id(), None, Some(&thread));
-            created.agent_info =
-                Some(json!({"type": "dynamic", "name": agent.name, "input": input}));
-            created.parent = Some(parent.clone());
-            created.title = Some(agent.name.clone());
+            let created = Event::new(
+                self.id(),
+                None,
+                Some(&thread),
+                EventBody::ThreadCreated {
+                    agent_info: json!({"type": "dynamic", "name": agent.name, "input": input}),
+                    parent: parent.clone(),
+                    title: agent.name.clone(),
+                },
+            );
             let mut queue = VecDeque::from([Item::standalone(created)]);
             self.grow(&thread, wire::estimate_tokens(&input));
             let (planned, last_message) = self.thread_steps(&thread, &agent.steps);
@@ -425,20 +458,26 @@ impl Planner<'_> {
             // the main thread's model reads next.
             let answer = last_message
                 .as_ref()
-                .and_then(|m| m.content.as_ref())
-                .and_then(Value::as_str)
+                .and_then(Event::message)
+                .and_then(|m| m.content.as_deref())
                 .map(wire::estimate_tokens)
                 .unwrap_or(0);
             self.grow("main", answer);
             queue.extend(planned);
             queue.push_back(self.tool_response("main", &call_id, String::new()));
-            let mut done = Event::new("thread.done", self.id(), None, Some(&thread));
-            done.parent = Some(parent);
-            done.title = Some(agent.name.clone());
-            done.state = Some(json!({
-                "status": "done",
-                "output": last_message.map(|m| m.to_value()).unwrap_or(Value::Null)
-            }));
+            let done = Event::new(
+                self.id(),
+                None,
+                Some(&thread),
+                EventBody::ThreadDone {
+                    parent,
+                    title: agent.name.clone(),
+                    state: json!({
+                        "status": "done",
+                        "output": last_message.map(|m| m.to_value()).unwrap_or(Value::Null)
+                    }),
+                },
+            );
             queue.push_back(Item::standalone(done));
             queues.push(queue);
         }
@@ -466,9 +505,14 @@ impl Planner<'_> {
             .iter()
             .map(|s| json!({"name": s.name, "id": s.id, "transport_type": s.transport_type}))
             .collect();
-        let mut event = Event::new("mcp.initialize", self.id(), None, Some("main"));
-        event.mcp_servers = Some(Value::Array(servers));
-        Item::standalone(event)
+        Item::standalone(Event::new(
+            self.id(),
+            None,
+            Some("main"),
+            EventBody::McpInitialize {
+                mcp_servers: Value::Array(servers),
+            },
+        ))
     }
 }
 
@@ -745,9 +789,8 @@ impl Player<'_> {
             if item.stamp {
                 item.event.created_at = Some(now_iso());
             }
-            let json = serde_json::to_string(&item.event).unwrap_or_default();
-            let seq = self.live.append(&json, false) as i64;
-            if item.event.kind == "model.message" {
+            let seq = self.live.append(&item.event.to_json(), false) as i64;
+            if matches!(item.event.body, EventBody::ModelMessage(_)) {
                 self.placeholders
                     .insert(item.event.id.clone(), (seq, item.event.created_at.clone()));
             }
@@ -766,14 +809,15 @@ impl Player<'_> {
                         .cloned()
                         .unwrap_or((seq, None));
                     merged.created_at = created_at.or_else(|| Some(now_iso()));
-                    if let Some(usage) = &merged.usage {
+                    let message = merged.message().cloned().unwrap_or_default();
+                    if let Some(usage) = &message.usage {
                         let mut totals = self.control.totals();
                         totals.input_tokens += usage["input_tokens"].as_u64().unwrap_or(0);
                         totals.output_tokens += usage["output_tokens"].as_u64().unwrap_or(0);
                         self.control.set_totals(totals);
                     }
                     if merged.thread_id.as_deref() == Some("main")
-                        && merged.finish_reason.as_deref() == Some("stop")
+                        && message.finish_reason.as_deref() == Some("stop")
                     {
                         self.output = Some(merged.to_value());
                     }
@@ -949,10 +993,10 @@ async fn play_turn(
             Step::Error(e) => {
                 // The failed model call leaves an orphan placeholder (live only, §9).
                 let mut placeholder = Item::standalone(Event::new(
-                    "model.message",
                     planner.id(),
                     None,
                     Some("main"),
+                    EventBody::ModelMessage(Message::default()),
                 ));
                 placeholder.persist = Persist::No;
                 (
@@ -961,11 +1005,16 @@ async fn play_turn(
                 )
             }
             Step::McpAuth(auth) => {
-                let mut event = Event::new("mcp.auth_required", planner.id(), None, None);
                 let mut servers = render_value(&Value::Array(auth.servers.clone()), &planner.vars);
                 absolute_auth_urls(&mut servers, planner.origin.as_deref());
-                event.mcp_servers = Some(servers);
-                let mut item = Item::standalone(event);
+                let mut item = Item::standalone(Event::new(
+                    planner.id(),
+                    None,
+                    None,
+                    EventBody::McpAuthRequired {
+                        mcp_servers: servers,
+                    },
+                ));
                 item.required = true;
                 let pending = PendingItem {
                     kind: "mcp_auth".into(),
@@ -1009,8 +1058,7 @@ fn finish(rt: &Runtime, job: &TurnJob, player: &mut Player<'_>, outcome: Result<
             (wire::cancelled_state(&reason, totals), Vec::new())
         }
     };
-    let mut done = Event::new("turn.done", rt.ids.next(), Some(now_iso()), None);
-    done.state = Some(state.clone());
+    let done = Event::turn_done(rt.ids.next(), now_iso(), state.clone());
     let live_done = match rt.store.finish_turn(&job.turn_id, &state, &pending, &done) {
         Ok(None) => done,
         Ok(Some((stored_state, stored_done))) => {
@@ -1019,9 +1067,7 @@ fn finish(rt: &Runtime, job: &TurnJob, player: &mut Player<'_>, outcome: Result<
                     == Some("cancelled-for-next-turn")
             {
                 // The frozen turn's live stream ends later with its own turn.done record.
-                let mut late = Event::new("turn.done", rt.ids.next(), Some(now_iso()), None);
-                late.state = Some(stored_state);
-                late
+                Event::turn_done(rt.ids.next(), now_iso(), stored_state)
             } else {
                 stored_done
             }
@@ -1031,8 +1077,7 @@ fn finish(rt: &Runtime, job: &TurnJob, player: &mut Player<'_>, outcome: Result<
             done
         }
     };
-    let json = serde_json::to_string(&live_done).unwrap_or_default();
-    job.live.append(&json, true);
+    job.live.append(&live_done.to_json(), true);
 }
 
 #[cfg(test)]

@@ -5,12 +5,13 @@ use crate::clock::{now_iso, UlidSource};
 use crate::config::ServerConfig;
 use crate::continuation::TurnInput;
 use crate::error::ApiError;
+use crate::event::{Event, EventBody};
 use crate::fault::FaultLedger;
 use crate::live::{LiveRegistry, LiveTurn};
 use crate::runner::{run_turn, TurnJob};
 use crate::scenario::Catalogue;
 use crate::store::{SessionRow, Store, TurnRow};
-use crate::wire::{self, Event, Totals};
+use crate::wire::{self, Totals};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -148,8 +149,7 @@ impl Runtime {
         let ids = self.store.running_turn_ids()?;
         for id in &ids {
             let state = wire::cancelled_state("abandoned", Totals::default());
-            let mut done = Event::new("turn.done", self.ids.next(), Some(now_iso()), None);
-            done.state = Some(state.clone());
+            let done = Event::turn_done(self.ids.next(), now_iso(), state.clone());
             self.store.finish_turn(id, &state, &[], &done)?;
         }
         Ok(ids.len())
@@ -280,8 +280,7 @@ impl Runtime {
         let control = self.controls().get(turn_id).cloned();
         let totals = control.as_ref().map(|c| c.totals()).unwrap_or_default();
         let state = wire::cancelled_state(reason, totals);
-        let mut done = Event::new("turn.done", self.ids.next(), Some(now_iso()), None);
-        done.state = Some(state.clone());
+        let done = Event::turn_done(self.ids.next(), now_iso(), state.clone());
         let won = self
             .store
             .finish_turn(turn_id, &state, &[], &done)?
@@ -291,7 +290,7 @@ impl Runtime {
                 control.cancel.send_replace(Some(reason.to_owned()));
             } else if let Some(live) = self.live.get(turn_id) {
                 // No runner (it already stopped): end the live stream here.
-                live.append(&serde_json::to_string(&done).unwrap_or_default(), true);
+                live.append(&done.to_json(), true);
             }
         }
         Ok(won)
@@ -306,8 +305,7 @@ impl Runtime {
         let open = self.live.unfinished();
         for (turn_id, live) in &open {
             let state = wire::cancelled_state("abandoned", Totals::default());
-            let mut done = Event::new("turn.done", self.ids.next(), Some(now_iso()), None);
-            done.state = Some(state.clone());
+            let done = Event::turn_done(self.ids.next(), now_iso(), state.clone());
             let live_done = match self.store.finish_turn(turn_id, &state, &[], &done) {
                 // The runner finished on its own just now: its record is the one to send.
                 Ok(Some((stored, stored_done)))
@@ -325,7 +323,7 @@ impl Runtime {
             if let Some(control) = self.controls().get(turn_id).cloned() {
                 control.cancel.send_replace(Some("abandoned".into()));
             }
-            live.append(&serde_json::to_string(&live_done).unwrap_or_default(), true);
+            live.append(&live_done.to_json(), true);
         }
         open.len()
     }
@@ -379,15 +377,19 @@ impl Runtime {
             .touch_session(&session.id, title.as_deref(), &created_at)?;
 
         let live = self.live.create(&id);
-        let mut created = Event::new("turn.created", self.ids.next(), Some(created_at), None);
-        created.turn_id = Some(id.clone());
-        created.previous_turn_id = Some(previous.map(|p| json!(p.id)).unwrap_or(Value::Null));
-        created.input = input.clone();
-        created.state = Some(json!({"status": "running"}));
-        if flavor == Flavor::Gateway {
-            created.created_by = Some(wire::emulator_subject());
-        }
-        let seq = live.append(&serde_json::to_string(&created).unwrap_or_default(), false);
+        let created = Event::new(
+            self.ids.next(),
+            Some(created_at),
+            None,
+            EventBody::TurnCreated {
+                turn_id: id.clone(),
+                previous_turn_id: previous.map(|p| p.id.clone()),
+                input: input.clone(),
+                state: json!({"status": "running"}),
+                created_by: (flavor == Flavor::Gateway).then(wire::emulator_subject),
+            },
+        );
+        let seq = live.append(&created.to_json(), false);
         self.store.persist_event(&id, seq as i64, &created)?;
 
         let control = Arc::new(TurnControl::new());

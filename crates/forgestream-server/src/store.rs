@@ -4,7 +4,7 @@
 //! One connection behind a mutex: every statement is short, and the emulator's load is a
 //! developer's, so a pool would add nothing. Deltas are never stored (PROTOCOL.md §5).
 
-use crate::wire::Event;
+use crate::event::Event;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
