@@ -15,6 +15,7 @@
 pub mod clock;
 pub mod config;
 pub mod continuation;
+pub mod control;
 pub mod error;
 pub mod event;
 pub mod fault;

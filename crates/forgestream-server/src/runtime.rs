@@ -4,18 +4,18 @@
 use crate::clock::{now_iso, UlidSource};
 use crate::config::ServerConfig;
 use crate::continuation::TurnInput;
+use crate::control::{Crash, TurnControl};
 use crate::error::ApiError;
 use crate::event::{Event, EventBody};
 use crate::fault::FaultLedger;
 use crate::live::{LiveRegistry, LiveTurn};
-use crate::runner::{run_turn, TurnJob};
+use crate::runner::{run_turn, TurnContext, TurnJob};
 use crate::scenario::Catalogue;
 use crate::store::{SessionRow, Store, TurnRow};
 use crate::wire::{self, Totals};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
-use tokio::sync::watch;
 
 /// The two server families (PROTOCOL.md, table at the top).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,39 +36,6 @@ impl Flavor {
     }
 }
 
-/// Shared between a turn's runner, `/cancel` and the turn that freezes it.
-pub struct TurnControl {
-    cancel: watch::Sender<Option<String>>,
-    totals: Mutex<Totals>,
-}
-
-impl TurnControl {
-    fn new() -> Self {
-        Self {
-            cancel: watch::channel(None).0,
-            totals: Mutex::new(Totals::default()),
-        }
-    }
-    fn lock(&self) -> MutexGuard<'_, Totals> {
-        match self.totals.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        }
-    }
-    /// Token totals of completed model messages so far.
-    pub fn totals(&self) -> Totals {
-        *self.lock()
-    }
-    /// Replaces the totals.
-    pub fn set_totals(&self, totals: Totals) {
-        *self.lock() = totals;
-    }
-    /// Receives the cancel reason once one is set.
-    pub fn cancel_receiver(&self) -> watch::Receiver<Option<String>> {
-        self.cancel.subscribe()
-    }
-}
-
 /// Per-request choices for a new turn (from the request and its fault spec).
 #[derive(Clone, Debug, Default)]
 pub struct TurnOptions {
@@ -78,28 +45,18 @@ pub struct TurnOptions {
     pub crash: Option<Crash>,
 }
 
-/// A simulated crash of a turn's worker (`crash-after-events=N`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Crash {
-    /// The worker stops once the turn's stream holds this many frames.
-    pub after_events: u64,
-    /// Multi-replica mode: the crashed owner's live buffer stays (a subscribe on another
-    /// replica gets a silent 200 until it expires) instead of vanishing (412).
-    pub keep_buffer: bool,
-}
-
 /// Everything the routes share.
 pub struct Runtime {
     /// The configuration.
     pub config: ServerConfig,
     /// SQLite.
-    pub store: Store,
+    pub store: Arc<Store>,
     /// Live buffers.
-    pub live: LiveRegistry,
+    pub live: Arc<LiveRegistry>,
     /// Scenarios by name.
     pub scenarios: Catalogue,
     /// Id source.
-    pub ids: UlidSource,
+    pub ids: Arc<UlidSource>,
     /// `once` / `times` bookkeeping.
     pub ledger: FaultLedger,
     controls: Mutex<HashMap<String, Arc<TurnControl>>>,
@@ -124,9 +81,9 @@ impl Runtime {
             ));
         }
         let runtime = Self {
-            live: LiveRegistry::new(config.stream_ttl, config.done_ttl),
-            ids: UlidSource::new(config.seed),
-            store,
+            live: Arc::new(LiveRegistry::new(config.stream_ttl, config.done_ttl)),
+            ids: Arc::new(UlidSource::new(config.seed)),
+            store: Arc::new(store),
             scenarios,
             ledger: FaultLedger::default(),
             controls: Mutex::new(HashMap::new()),
@@ -162,7 +119,18 @@ impl Runtime {
         }
     }
 
-    pub(crate) fn forget_control(&self, turn_id: &str) {
+    /// The narrow view of the runtime a turn's runner gets.
+    pub fn turn_context(&self) -> TurnContext {
+        TurnContext {
+            store: self.store.clone(),
+            ids: self.ids.clone(),
+            live: self.live.clone(),
+            pace_ms: self.config.pace_ms,
+            seed: self.config.seed,
+        }
+    }
+
+    fn forget_control(&self, turn_id: &str) {
         self.controls().remove(turn_id);
     }
 
@@ -287,7 +255,7 @@ impl Runtime {
             .is_none();
         if won {
             if let Some(control) = control {
-                control.cancel.send_replace(Some(reason.to_owned()));
+                control.cancel(reason);
             } else if let Some(live) = self.live.get(turn_id) {
                 // No runner (it already stopped): end the live stream here.
                 live.append(&done.to_json(), true);
@@ -321,7 +289,7 @@ impl Runtime {
                 }
             };
             if let Some(control) = self.controls().get(turn_id).cloned() {
-                control.cancel.send_replace(Some("abandoned".into()));
+                control.cancel("abandoned");
             }
             live.append(&live_done.to_json(), true);
         }
@@ -413,7 +381,12 @@ impl Runtime {
             origin: options.origin,
             crash: options.crash,
         };
-        tokio::spawn(run_turn(self.clone(), job));
+        let runtime = self.clone();
+        tokio::spawn(async move {
+            let turn_id = job.turn_id.clone();
+            run_turn(runtime.turn_context(), job).await;
+            runtime.forget_control(&turn_id);
+        });
         Ok((row, live))
     }
 

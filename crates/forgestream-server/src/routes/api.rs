@@ -3,9 +3,10 @@
 
 use super::params::{json_body, last_event_id, next_token, page, slice};
 use crate::continuation;
+use crate::control::Crash;
 use crate::error::ApiError;
 use crate::fault::{FaultSpec, RequestKind};
-use crate::runtime::{Crash, Flavor, Runtime, TurnOptions};
+use crate::runtime::{Flavor, Runtime, TurnOptions};
 use crate::sse::{sse_response, StreamPlan};
 use crate::store::{SessionRow, TurnRow};
 use crate::wire;
