@@ -140,6 +140,19 @@ async fn a_crashed_owner_leaves_a_silent_200_subscribe_until_the_stream_expires(
     assert!(waited.is_err(), "silence: {waited:?}");
     let state = get_json(&format!("{base}/api/v1/sessions/{sid}/turns/{tid}")).await;
     assert_eq!(state["data"]["state"], json!({"status": "running"}));
+    // A cancel marks the turn cancelled in the store without writing a `turn.done` to any
+    // stream: the subscriber stays silent.
+    let cancel = send(
+        http()
+            .post(format!("{base}/api/v1/sessions/{sid}/cancel"))
+            .json(&json!({})),
+    )
+    .await;
+    assert_eq!(cancel.status, 200);
+    let state = get_json(&format!("{base}/api/v1/sessions/{sid}/turns/{tid}")).await;
+    assert_eq!(state["data"]["state"]["reason"], "client-cancelled");
+    let waited = tokio::time::timeout(Duration::from_millis(300), silent.chunk()).await;
+    assert!(waited.is_err(), "still silent after the cancel: {waited:?}");
     // Once the buffer expires within the threshold, subscribe answers 412.
     tokio::time::sleep(Duration::from_millis(1200)).await;
     let late = http().get(&url).send().await.unwrap();
