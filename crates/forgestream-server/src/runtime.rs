@@ -432,3 +432,55 @@ impl Runtime {
         value
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runtime(edit: impl FnOnce(&mut ServerConfig)) -> Runtime {
+        let mut config = ServerConfig::default();
+        edit(&mut config);
+        Runtime::new(config).unwrap()
+    }
+
+    #[test]
+    fn hosts_are_loopback_the_listen_ip_or_allowed() {
+        let rt = runtime(|c| {
+            c.addr = "192.168.1.20:8790".parse().unwrap();
+            c.allowed_hosts = vec!["box.lan".into()];
+        });
+        for host in [
+            "localhost",
+            "localhost:8790",
+            "127.0.0.1:1",
+            "[::1]:8790",
+            "192.168.1.20:8790",
+            "BOX.LAN:80",
+        ] {
+            assert!(rt.host_allowed(host), "{host}");
+        }
+        for host in [
+            "evil.example",
+            "192.168.1.21:8790",
+            "localhost.evil.example",
+            "u@localhost",
+            "localhost/x",
+            "",
+        ] {
+            assert!(!rt.host_allowed(host), "{host}");
+        }
+    }
+
+    #[test]
+    fn the_public_origin_is_configured_never_unspecified() {
+        let rt = runtime(|c| c.addr = "0.0.0.0:8790".parse().unwrap());
+        assert_eq!(rt.public_origin(), "http://127.0.0.1:8790");
+        let rt = runtime(|c| c.public_url = Some("https://emu.test/".into()));
+        assert_eq!(rt.public_origin(), "https://emu.test");
+        let bad = Runtime::new(ServerConfig {
+            public_url: Some("javascript:alert(1)".into()),
+            ..ServerConfig::default()
+        });
+        assert!(bad.is_err());
+    }
+}
