@@ -42,6 +42,30 @@ pub struct ServerConfig {
     pub gateway_zone: String,
     /// Request bodies above this many bytes get 413.
     pub max_body_bytes: usize,
+    /// Start-up clean-up (off by default: TrueForge does none): turns left `running`
+    /// by an earlier process are ended `cancelled`/`abandoned`, with a `turn.done` in their
+    /// event listing. Off, they stay `running` like after a real crash: subscribe answers 412
+    /// and the next turn cancels them as `cancelled-for-next-turn`.
+    pub abandon_on_start: bool,
+    /// Multi-replica mode (README "Multi-replica mode"): when set, subscribes are served by
+    /// polling the live buffer, sleeping this long whenever nothing is new (TrueForge behind a
+    /// load balancer: 1 s); `None` = one replica, subscribers woken on every event.
+    pub replica_poll: Option<Duration>,
+    /// In multi-replica mode, how long a `POST …/cancel` takes to reach the turn's owner
+    /// (measured on TrueForge: ≥ 200 ms).
+    pub replica_cancel_delay: Duration,
+    /// On SIGTERM / Ctrl-C: how long open streams may take to deliver their `turn.done`
+    /// `abandoned` before the process exits (TrueForge waits ~10 s; a short bound keeps tests
+    /// and restarts quick).
+    pub shutdown_drain: Duration,
+    /// Extra names the `Host` header may carry (`name` = any port, `name:port` = that port).
+    /// Always allowed: `localhost`, loopback addresses and the listen address's IP. Anything
+    /// else is refused (403) — a DNS-rebinding page sends its own name.
+    pub allowed_hosts: Vec<String>,
+    /// The origin absolute URLs the emulator writes (an MCP `auth_url` that is a path) are
+    /// built on, e.g. `http://127.0.0.1:8790`; `None` = `http://` + the bound address
+    /// (loopback for an unspecified IP). Never taken from the request's `Host`.
+    pub public_url: Option<String>,
 }
 
 impl Default for ServerConfig {
@@ -63,6 +87,12 @@ impl Default for ServerConfig {
             default_agent: "support".into(),
             gateway_zone: "dev".into(),
             max_body_bytes: 1024 * 1024,
+            abandon_on_start: false,
+            replica_poll: None,
+            replica_cancel_delay: Duration::from_millis(200),
+            shutdown_drain: Duration::from_secs(2),
+            allowed_hosts: Vec::new(),
+            public_url: None,
         }
     }
 }

@@ -48,6 +48,15 @@ pub struct FaultSpec {
     pub end_without_done: bool,
     /// Close the stream (without `turn.done`) after this many ms.
     pub subscribe_timeout_ms: Option<u64>,
+    /// Simulates a crash of the turn's worker after this many frames of the turn's stream
+    /// (`turn.created` counts): the worker stops, the live buffer is gone (open streams are cut),
+    /// the turn stays `running` in the store — what a `kill -9` of the real server leaves.
+    /// Applies to turn creation (`on=create`); `once` = the session's first turn only.
+    pub crash_after_events: Option<u64>,
+    /// Multi-replica delivery for this request (README "Multi-replica mode"): a subscribe is
+    /// served by polling the live buffer, sleeping this many ms whenever nothing is new; a
+    /// cancel is relayed to the owner (≥ `--replica-cancel-delay-ms`).
+    pub replica_poll_ms: Option<u64>,
     /// Seed for `split` piece sizes.
     pub seed: u64,
     /// Apply to only the first N matching requests per turn (`once` = 1); `None` = always.
@@ -93,7 +102,8 @@ impl FaultSpec {
                 "force-412" => spec.force_412 = true,
                 "status" => {
                     let code: u16 = number(key, value)?;
-                    if StatusCode::from_u16(code).is_err() || code < 400 {
+                    // `StatusCode` accepts 100..=999; only real error classes make sense here.
+                    if !(400..=599).contains(&code) {
                         return Err(ApiError::bad_request(
                             "Invalid fault spec: status must be an HTTP error status",
                         ));
@@ -105,6 +115,10 @@ impl FaultSpec {
                 "drip-ms" => spec.drip_ms = Some(number(key, value)?),
                 "end-without-done" => spec.end_without_done = true,
                 "subscribe-timeout-ms" => spec.subscribe_timeout_ms = Some(number(key, value)?),
+                "crash-after-events" => spec.crash_after_events = Some(number(key, value)?),
+                "replica-poll-ms" => {
+                    spec.replica_poll_ms = Some(number::<u64>(key, value)?.clamp(1, 60_000))
+                }
                 "seed" => spec.seed = number(key, value)?,
                 "once" => spec.times = Some(1),
                 "times" => spec.times = Some(number(key, value)?),
@@ -220,6 +234,11 @@ mod tests {
         assert!(FaultSpec::parse("drop-at-byte=x").is_err());
         assert!(FaultSpec::parse("split=5..2").is_err());
         assert!(FaultSpec::parse("status=200").is_err());
+        // 999 is a valid `StatusCode` for the http crate, but no HTTP error status.
+        assert!(FaultSpec::parse("status=999").is_err());
+        assert!(FaultSpec::parse("status=600").is_err());
+        assert!(FaultSpec::parse("status=599").is_ok());
+        assert!(FaultSpec::parse("crash-after-events=x").is_err());
         assert!(FaultSpec::parse("on=nowhere").is_err());
     }
 

@@ -5,6 +5,7 @@
 
 use bytes::Bytes;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::watch;
 use tokio::time::{Duration, Instant};
@@ -30,6 +31,9 @@ pub struct LiveTurn {
     version: watch::Sender<u64>,
     stream_ttl: Duration,
     done_ttl: Duration,
+    /// Set when the owning worker "crashed" (`crash-after-events`): connections served by the
+    /// owner are cut (a network error), nothing more is appended.
+    crashed: AtomicBool,
 }
 
 /// What a subscriber reads in one go.
@@ -55,7 +59,7 @@ impl LiveTurn {
     pub fn append(&self, json: &str, is_done: bool) -> u64 {
         let seq = {
             let mut inner = self.lock();
-            if inner.done_seq.is_some() {
+            if inner.done_seq.is_some() || self.is_crashed() {
                 // A stream ends with exactly one turn.done; nothing follows it.
                 return inner.frames.len() as u64;
             }
@@ -71,6 +75,18 @@ impl LiveTurn {
         };
         self.version.send_modify(|v| *v += 1);
         seq
+    }
+
+    /// Marks the owner as crashed and wakes every connection (those served by the owner then
+    /// abort). Later appends are ignored.
+    pub fn crash(&self) {
+        self.crashed.store(true, Ordering::SeqCst);
+        self.version.send_modify(|v| *v += 1);
+    }
+
+    /// Whether the owner crashed (see [`LiveTurn::crash`]).
+    pub fn is_crashed(&self) -> bool {
+        self.crashed.load(Ordering::SeqCst)
     }
 
     /// Number of frames written so far (the last sequence number).
@@ -155,6 +171,7 @@ impl LiveRegistry {
             version,
             stream_ttl: self.stream_ttl,
             done_ttl: self.done_ttl,
+            crashed: AtomicBool::new(false),
         });
         self.lock().insert(turn_id.to_owned(), live.clone());
         live
@@ -170,6 +187,22 @@ impl LiveRegistry {
             return None;
         }
         Some(live)
+    }
+
+    /// Forgets a turn's buffer at once (its owner crashed: the stream is gone, subscribe 412).
+    pub fn remove(&self, turn_id: &str) {
+        if let Some(live) = self.lock().remove(turn_id) {
+            live.version.send_modify(|v| *v += 1);
+        }
+    }
+
+    /// Live buffers of turns whose `turn.done` is not written yet (graceful shutdown ends them).
+    pub fn unfinished(&self) -> Vec<(String, Arc<LiveTurn>)> {
+        self.lock()
+            .iter()
+            .filter(|(_, live)| !live.is_done() && !live.is_crashed())
+            .map(|(id, live)| (id.clone(), live.clone()))
+            .collect()
     }
 
     /// Drops expired buffers and wakes their subscribers (their streams then close).

@@ -53,6 +53,29 @@ struct Cli {
     /// Scenario for `{"agent":{"spec":…}}` sessions.
     #[arg(long, default_value = "support")]
     default_agent: String,
+    /// Multi-replica mode: subscribes are served by polling, sleeping this many ms when
+    /// nothing is new (TrueForge behind a load balancer: 1000); 0 = one replica.
+    #[arg(long, default_value_t = 0)]
+    replica_poll_ms: u64,
+    /// Multi-replica mode: how long a cancel takes to reach the turn's owner, ms.
+    #[arg(long, default_value_t = 200)]
+    replica_cancel_delay_ms: u64,
+    /// On SIGTERM / Ctrl-C, how long open streams may take to deliver their `turn.done`
+    /// `abandoned` before the process exits, ms (TrueForge: ~10 s).
+    #[arg(long, default_value_t = 2000)]
+    shutdown_drain_ms: u64,
+    /// Another name the `Host` header may carry (repeatable; `name` or `name:port`).
+    /// `localhost`, loopback IPs and the listen IP are always allowed.
+    #[arg(long = "allowed-host")]
+    allowed_hosts: Vec<String>,
+    /// Origin of the absolute URLs the emulator writes (e.g. an MCP `auth_url`); default
+    /// `http://` + the bound address.
+    #[arg(long)]
+    public_url: Option<String>,
+    /// On start, end turns an earlier process left running as `cancelled`/`abandoned`
+    /// (TrueForge leaves them `running`; off by default).
+    #[arg(long)]
+    abandon_on_start: bool,
 }
 
 #[tokio::main]
@@ -82,17 +105,48 @@ async fn main() {
         fault: cli.fault,
         seed: cli.seed,
         default_agent: cli.default_agent,
+        abandon_on_start: cli.abandon_on_start,
+        allowed_hosts: cli.allowed_hosts,
+        public_url: cli.public_url,
+        shutdown_drain: Duration::from_millis(cli.shutdown_drain_ms),
+        replica_poll: (cli.replica_poll_ms > 0).then(|| Duration::from_millis(cli.replica_poll_ms)),
+        replica_cancel_delay: Duration::from_millis(cli.replica_cancel_delay_ms),
         ..ServerConfig::default()
     };
     match Server::start(config).await {
         Ok(server) => {
             println!("listening on {}", server.url());
             let _ = std::io::stdout().flush();
-            server.wait().await;
+            let ended = server.serve_until(shutdown_signal()).await;
+            tracing::info!("shut down: {ended} open stream(s) ended as abandoned");
         }
         Err(err) => {
             eprintln!("forgestream-server: {err}");
             std::process::exit(1);
         }
+    }
+}
+
+/// Resolves on Ctrl-C (SIGINT) or, on Unix, SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = term => {}
     }
 }

@@ -4,17 +4,18 @@
 use crate::clock::{now_iso, UlidSource};
 use crate::config::ServerConfig;
 use crate::continuation::TurnInput;
+use crate::control::{Crash, TurnControl};
 use crate::error::ApiError;
+use crate::event::{Event, EventBody};
 use crate::fault::FaultLedger;
 use crate::live::{LiveRegistry, LiveTurn};
-use crate::runner::{run_turn, TurnJob};
+use crate::runner::{run_turn, TurnContext, TurnJob};
 use crate::scenario::Catalogue;
 use crate::store::{SessionRow, Store, TurnRow};
-use crate::wire::{self, Event, Totals};
+use crate::wire::{self, Totals};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
-use tokio::sync::watch;
 
 /// The two server families (PROTOCOL.md, table at the top).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,37 +36,13 @@ impl Flavor {
     }
 }
 
-/// Shared between a turn's runner, `/cancel` and the turn that freezes it.
-pub struct TurnControl {
-    cancel: watch::Sender<Option<String>>,
-    totals: Mutex<Totals>,
-}
-
-impl TurnControl {
-    fn new() -> Self {
-        Self {
-            cancel: watch::channel(None).0,
-            totals: Mutex::new(Totals::default()),
-        }
-    }
-    fn lock(&self) -> MutexGuard<'_, Totals> {
-        match self.totals.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        }
-    }
-    /// Token totals of completed model messages so far.
-    pub fn totals(&self) -> Totals {
-        *self.lock()
-    }
-    /// Replaces the totals.
-    pub fn set_totals(&self, totals: Totals) {
-        *self.lock() = totals;
-    }
-    /// Receives the cancel reason once one is set.
-    pub fn cancel_receiver(&self) -> watch::Receiver<Option<String>> {
-        self.cancel.subscribe()
-    }
+/// Per-request choices for a new turn (from the request and its fault spec).
+#[derive(Clone, Debug, Default)]
+pub struct TurnOptions {
+    /// See [`crate::runner::TurnJob::origin`].
+    pub origin: Option<String>,
+    /// See [`crate::runner::TurnJob::crash`].
+    pub crash: Option<Crash>,
 }
 
 /// Everything the routes share.
@@ -73,13 +50,13 @@ pub struct Runtime {
     /// The configuration.
     pub config: ServerConfig,
     /// SQLite.
-    pub store: Store,
+    pub store: Arc<Store>,
     /// Live buffers.
-    pub live: LiveRegistry,
+    pub live: Arc<LiveRegistry>,
     /// Scenarios by name.
     pub scenarios: Catalogue,
     /// Id source.
-    pub ids: UlidSource,
+    pub ids: Arc<UlidSource>,
     /// `once` / `times` bookkeeping.
     pub ledger: FaultLedger,
     controls: Mutex<HashMap<String, Arc<TurnControl>>>,
@@ -90,21 +67,49 @@ impl Runtime {
     pub fn new(config: ServerConfig) -> Result<Self, String> {
         let store = Store::open(&config.db).map_err(|e| format!("opening {}: {e}", config.db))?;
         let scenarios = Catalogue::load(config.scenarios_dir.as_deref())?;
+        if let Some(url) = &config.public_url {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(format!(
+                    "--public-url {url}: must start with http:// or https://"
+                ));
+            }
+        }
         if scenarios.get(&config.default_agent).is_none() {
             return Err(format!(
                 "default agent {} is not a scenario",
                 config.default_agent
             ));
         }
-        Ok(Self {
-            live: LiveRegistry::new(config.stream_ttl, config.done_ttl),
-            ids: UlidSource::new(config.seed),
-            store,
+        let runtime = Self {
+            live: Arc::new(LiveRegistry::new(config.stream_ttl, config.done_ttl)),
+            ids: Arc::new(UlidSource::new(config.seed)),
+            store: Arc::new(store),
             scenarios,
             ledger: FaultLedger::default(),
             controls: Mutex::new(HashMap::new()),
             config,
-        })
+        };
+        if runtime.config.abandon_on_start {
+            runtime
+                .abandon_left_running()
+                .map_err(|e| format!("start-up clean-up: {e}"))?;
+        }
+        Ok(runtime)
+    }
+
+    /// The optional start-up clean-up (`--abandon-on-start`): every turn an earlier process left
+    /// `running` ends `cancelled`/`abandoned` with all metrics 0, and its `turn.done` is stored
+    /// like any other, so the event listing says what GET turn says. TrueForge does not do
+    /// this (its turns stay `running` after a crash); the flag is for apps that want the
+    /// kinder behaviour during development.
+    fn abandon_left_running(&self) -> rusqlite::Result<usize> {
+        let ids = self.store.running_turn_ids()?;
+        for id in &ids {
+            let state = wire::cancelled_state("abandoned", Totals::default());
+            let done = Event::turn_done(self.ids.next(), now_iso(), state.clone());
+            self.store.finish_turn(id, &state, &[], &done)?;
+        }
+        Ok(ids.len())
     }
 
     fn controls(&self) -> MutexGuard<'_, HashMap<String, Arc<TurnControl>>> {
@@ -114,8 +119,62 @@ impl Runtime {
         }
     }
 
-    pub(crate) fn forget_control(&self, turn_id: &str) {
+    /// The narrow view of the runtime a turn's runner gets.
+    pub fn turn_context(&self) -> TurnContext {
+        TurnContext {
+            store: self.store.clone(),
+            ids: self.ids.clone(),
+            live: self.live.clone(),
+            pace_ms: self.config.pace_ms,
+            seed: self.config.seed,
+        }
+    }
+
+    fn forget_control(&self, turn_id: &str) {
         self.controls().remove(turn_id);
+    }
+
+    /// `http://HOST:PORT` that absolute URLs written by the emulator start with: `public_url`,
+    /// else the bound address (an unspecified IP reads as loopback). Never the request's `Host`
+    /// (a hostile page could otherwise plant its own origin in a stored `auth_url`).
+    pub fn public_origin(&self) -> String {
+        if let Some(url) = &self.config.public_url {
+            return url.trim_end_matches('/').to_owned();
+        }
+        let mut addr = self.config.addr;
+        if addr.ip().is_unspecified() {
+            addr.set_ip(match addr {
+                std::net::SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+                std::net::SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+            });
+        }
+        format!("http://{addr}")
+    }
+
+    /// Whether a request's `Host` (`name[:port]`, IPv6 in brackets) names this emulator:
+    /// `localhost`, a loopback IP, the listen IP, or an `allowed_hosts` entry (`name` for any
+    /// port, `name:port` for one). Case-insensitive.
+    pub fn host_allowed(&self, host: &str) -> bool {
+        let Ok(authority) = host.parse::<axum::http::uri::Authority>() else {
+            return false;
+        };
+        if authority.as_str() != host || host.contains('@') {
+            return false;
+        }
+        let name = authority.host().to_ascii_lowercase();
+        let bare = name.trim_start_matches('[').trim_end_matches(']');
+        let ip = bare.parse::<std::net::IpAddr>().ok();
+        if name == "localhost"
+            || ip.is_some_and(|ip| ip.is_loopback())
+            || ip.is_some_and(|ip| !ip.is_unspecified() && ip == self.config.addr.ip())
+        {
+            return true;
+        }
+        let with_port = authority.as_str().to_ascii_lowercase();
+        self.config.allowed_hosts.iter().any(|allowed| {
+            let allowed = allowed.to_ascii_lowercase();
+            allowed == name || allowed == with_port
+        })
     }
 
     /// Number of turns whose runner is still going (for the memory report).
@@ -189,26 +248,58 @@ impl Runtime {
         let control = self.controls().get(turn_id).cloned();
         let totals = control.as_ref().map(|c| c.totals()).unwrap_or_default();
         let state = wire::cancelled_state(reason, totals);
-        let mut done = Event::new("turn.done", self.ids.next(), Some(now_iso()), None);
-        done.state = Some(state.clone());
+        let done = Event::turn_done(self.ids.next(), now_iso(), state.clone());
         let won = self
             .store
             .finish_turn(turn_id, &state, &[], &done)?
             .is_none();
         if won {
             if let Some(control) = control {
-                control.cancel.send_replace(Some(reason.to_owned()));
+                control.cancel(reason);
             } else if let Some(live) = self.live.get(turn_id) {
                 // No runner (it already stopped): end the live stream here.
-                live.append(&serde_json::to_string(&done).unwrap_or_default(), true);
+                live.append(&done.to_json(), true);
             }
         }
         Ok(won)
     }
 
+    /// Graceful shutdown, as TrueForge does it on SIGTERM: every live stream still open (no
+    /// `turn.done` yet) gets a `turn.done` with state `{status:"cancelled", reason:"abandoned"}`
+    /// and all metrics 0, which is also stored (unless the turn already has a terminal state —
+    /// first terminal state wins — e.g. a turn frozen by a newer one, whose stream still gets
+    /// the `abandoned` record); runners are told to stop. Returns how many streams were ended.
+    pub fn abandon_open_streams(&self) -> usize {
+        let open = self.live.unfinished();
+        for (turn_id, live) in &open {
+            let state = wire::cancelled_state("abandoned", Totals::default());
+            let done = Event::turn_done(self.ids.next(), now_iso(), state.clone());
+            let live_done = match self.store.finish_turn(turn_id, &state, &[], &done) {
+                // The runner finished on its own just now: its record is the one to send.
+                Ok(Some((stored, stored_done)))
+                    if stored.get("reason").and_then(Value::as_str)
+                        != Some("cancelled-for-next-turn") =>
+                {
+                    stored_done
+                }
+                Ok(_) => done,
+                Err(err) => {
+                    tracing::error!("abandoning turn {turn_id}: {err}");
+                    done
+                }
+            };
+            if let Some(control) = self.controls().get(turn_id).cloned() {
+                control.cancel("abandoned");
+            }
+            live.append(&live_done.to_json(), true);
+        }
+        open.len()
+    }
+
     /// Creates a turn and starts its runner. `previous` is the resolved parent; `input` the
     /// raw request input (echoed) and `resolved` its meaning. A running last turn of the
-    /// session is frozen as `cancelled-for-next-turn` first.
+    /// session is frozen as `cancelled-for-next-turn` first (one left running by a crash, with
+    /// no runner, is ended at once).
     pub fn create_turn(
         self: &Arc<Self>,
         flavor: Flavor,
@@ -216,7 +307,7 @@ impl Runtime {
         previous: Option<&TurnRow>,
         input: Option<Value>,
         resolved: TurnInput,
-        origin: Option<String>,
+        options: TurnOptions,
     ) -> Result<(TurnRow, Arc<LiveTurn>), ApiError> {
         if let Some(last) = self.store.last_turn(&session.id)? {
             if last.status() == "running" {
@@ -254,15 +345,19 @@ impl Runtime {
             .touch_session(&session.id, title.as_deref(), &created_at)?;
 
         let live = self.live.create(&id);
-        let mut created = Event::new("turn.created", self.ids.next(), Some(created_at), None);
-        created.turn_id = Some(id.clone());
-        created.previous_turn_id = Some(previous.map(|p| json!(p.id)).unwrap_or(Value::Null));
-        created.input = input.clone();
-        created.state = Some(json!({"status": "running"}));
-        if flavor == Flavor::Gateway {
-            created.created_by = Some(wire::emulator_subject());
-        }
-        let seq = live.append(&serde_json::to_string(&created).unwrap_or_default(), false);
+        let created = Event::new(
+            self.ids.next(),
+            Some(created_at),
+            None,
+            EventBody::TurnCreated {
+                turn_id: id.clone(),
+                previous_turn_id: previous.map(|p| p.id.clone()),
+                input: input.clone(),
+                state: json!({"status": "running"}),
+                created_by: (flavor == Flavor::Gateway).then(wire::emulator_subject),
+            },
+        );
+        let seq = live.append(&created.to_json(), false);
         self.store.persist_event(&id, seq as i64, &created)?;
 
         let control = Arc::new(TurnControl::new());
@@ -283,9 +378,15 @@ impl Runtime {
             scenario,
             input: resolved,
             parent_vars: previous.map(|p| p.vars.clone()),
-            origin,
+            origin: options.origin,
+            crash: options.crash,
         };
-        tokio::spawn(run_turn(self.clone(), job));
+        let runtime = self.clone();
+        tokio::spawn(async move {
+            let turn_id = job.turn_id.clone();
+            run_turn(runtime.turn_context(), job).await;
+            runtime.forget_control(&turn_id);
+        });
         Ok((row, live))
     }
 
@@ -329,5 +430,57 @@ impl Runtime {
             map.insert("updated_at".into(), json!(session.updated_at));
         }
         value
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runtime(edit: impl FnOnce(&mut ServerConfig)) -> Runtime {
+        let mut config = ServerConfig::default();
+        edit(&mut config);
+        Runtime::new(config).unwrap()
+    }
+
+    #[test]
+    fn hosts_are_loopback_the_listen_ip_or_allowed() {
+        let rt = runtime(|c| {
+            c.addr = "192.168.1.20:8790".parse().unwrap();
+            c.allowed_hosts = vec!["box.lan".into()];
+        });
+        for host in [
+            "localhost",
+            "localhost:8790",
+            "127.0.0.1:1",
+            "[::1]:8790",
+            "192.168.1.20:8790",
+            "BOX.LAN:80",
+        ] {
+            assert!(rt.host_allowed(host), "{host}");
+        }
+        for host in [
+            "evil.example",
+            "192.168.1.21:8790",
+            "localhost.evil.example",
+            "u@localhost",
+            "localhost/x",
+            "",
+        ] {
+            assert!(!rt.host_allowed(host), "{host}");
+        }
+    }
+
+    #[test]
+    fn the_public_origin_is_configured_never_unspecified() {
+        let rt = runtime(|c| c.addr = "0.0.0.0:8790".parse().unwrap());
+        assert_eq!(rt.public_origin(), "http://127.0.0.1:8790");
+        let rt = runtime(|c| c.public_url = Some("https://emu.test/".into()));
+        assert_eq!(rt.public_origin(), "https://emu.test");
+        let bad = Runtime::new(ServerConfig {
+            public_url: Some("javascript:alert(1)".into()),
+            ..ServerConfig::default()
+        });
+        assert!(bad.is_err());
     }
 }

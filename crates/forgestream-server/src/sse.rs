@@ -21,6 +21,13 @@ pub struct StreamPlan {
     pub fault: Option<FaultSpec>,
     /// Close without `turn.done` after this long (TrueForge `TURN_SUBSCRIBE_TIMEOUT_MS`).
     pub subscribe_timeout: Duration,
+    /// Whether the turn's owner serves this connection, so that a (simulated) crash of the
+    /// owner cuts it. With one replica every connection is the owner's; in multi-replica mode
+    /// only the creating stream is.
+    pub served_by_owner: bool,
+    /// Multi-replica delivery: read the buffer, and sleep this long whenever nothing was new
+    /// (TrueForge's Redis poll); `None` = woken on every append.
+    pub poll: Option<Duration>,
 }
 
 fn dropped() -> std::io::Error {
@@ -29,6 +36,8 @@ fn dropped() -> std::io::Error {
 
 /// Builds the 200 `text/event-stream` response with TrueForge's headers.
 pub fn sse_response(live: Arc<LiveTurn>, plan: StreamPlan) -> Response {
+    let served_by_owner = plan.served_by_owner;
+    let poll = plan.poll;
     let fault = plan.fault.unwrap_or_default();
     let after = if fault.ignore_cursor { 0 } else { plan.after };
     let timeout = fault
@@ -45,6 +54,7 @@ pub fn sse_response(live: Arc<LiveTurn>, plan: StreamPlan) -> Response {
         loop {
             rx.borrow_and_update();
             let snapshot = live.snapshot_after(cursor);
+            let got_frames = !snapshot.frames.is_empty();
             for (seq, frame) in snapshot.frames {
                 cursor = seq;
                 let is_done = snapshot.done_seq == Some(seq);
@@ -94,19 +104,29 @@ pub fn sse_response(live: Arc<LiveTurn>, plan: StreamPlan) -> Response {
                     return;
                 }
             }
+            if live.is_crashed() && served_by_owner {
+                sleep(Duration::from_millis(30)).await;
+                yield Err(dropped());
+                return;
+            }
             if live.expires_at() <= Instant::now() {
                 return;
             }
             // A cursor at or past the end of a finished turn lands here and waits, like the
             // real server, until the subscribe timeout or the buffer's expiry.
+            if poll.is_some() && got_frames {
+                // A poll that found something reads again at once; only an empty read sleeps.
+                continue;
+            }
             let heartbeat = fault.heartbeat_ms.map(Duration::from_millis);
             let mut beat = false;
             tokio::select! {
-                changed = rx.changed() => {
+                changed = rx.changed(), if poll.is_none() => {
                     if changed.is_err() {
                         return;
                     }
                 }
+                _ = sleep(poll.unwrap_or_default()), if poll.is_some() => {}
                 _ = sleep_until(deadline) => return,
                 _ = sleep_until(snapshot.expires_at) => {}
                 _ = sleep(heartbeat.unwrap_or(Duration::from_secs(3600))), if heartbeat.is_some() => {

@@ -4,7 +4,7 @@
 //! One connection behind a mutex: every statement is short, and the emulator's load is a
 //! developer's, so a pool would add nothing. Deltas are never stored (PROTOCOL.md §5).
 
-use crate::wire::Event;
+use crate::event::Event;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -142,16 +142,8 @@ impl Store {
                 params![id, status, total, currency, customer],
             )?;
         }
-        // Turns left running by a previous process have no runner any more: TrueForge marks
-        // such turns abandoned, and their live streams are gone (412), as after a restart.
-        let abandoned = to_json(&crate::wire::cancelled_state(
-            "abandoned",
-            crate::wire::Totals::default(),
-        ));
-        conn.execute(
-            "UPDATE turns SET state_json=?1, status='cancelled' WHERE status='running'",
-            params![abandoned],
-        )?;
+        // Turns left running by an earlier process stay `running`, as TrueForge leaves them
+        // after a crash (the runtime's optional start-up clean-up ends them).
         Ok(Self {
             conn: Mutex::new(conn),
         })
@@ -387,6 +379,14 @@ impl Store {
             .and_then(|t| serde_json::from_str(&t).ok())
             .unwrap_or_else(|| done.clone());
         Ok(Some((state, done)))
+    }
+
+    /// Ids of every turn still `running` (for the optional start-up clean-up).
+    pub fn running_turn_ids(&self) -> rusqlite::Result<Vec<String>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare("SELECT id FROM turns WHERE status='running' ORDER BY n")?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        rows.collect()
     }
 
     /// Stores the scenario variables of a turn (read by its continuation).

@@ -51,6 +51,7 @@ async fn healthz_and_session_routes() {
     let bad = send(
         http()
             .post(format!("{base}/api/v1/sessions"))
+            .header("content-type", "application/json")
             .body("{not json"),
     )
     .await;
@@ -342,7 +343,7 @@ async fn support_allow_refunds_once_and_deny_refunds_nothing() {
 }
 
 /// The `github` agent's `auth_url` is the emulator's own fake authorization page, absolute
-/// against the address the client used; the page authorizes and sends the user back.
+/// against the emulator's own address; the page authorizes and sends the user back.
 async fn fake_oauth_walkthrough(base: &str, auth_required: &Value) {
     let server = &auth_required["mcp_servers"][0];
     assert_eq!(server["name"], "github");
@@ -875,7 +876,7 @@ async fn serves_the_demo_app_with_csp_and_wasm_type() {
     assert_eq!(index.status, 200);
     assert_eq!(
         index.headers["content-security-policy"],
-        "script-src 'self' 'wasm-unsafe-eval'"
+        "script-src 'self' 'wasm-unsafe-eval'; frame-ancestors 'none'"
     );
     let spa = send(http().get(format!("{base}/sessions/some/deep/link"))).await;
     assert_eq!(

@@ -3,17 +3,17 @@
 
 use super::params::{json_body, last_event_id, next_token, page, slice};
 use crate::continuation;
+use crate::control::Crash;
 use crate::error::ApiError;
 use crate::fault::{FaultSpec, RequestKind};
-use crate::runtime::{Flavor, Runtime};
+use crate::runtime::{Flavor, Runtime, TurnOptions};
 use crate::sse::{sse_response, StreamPlan};
 use crate::store::{SessionRow, TurnRow};
 use crate::wire;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, Query, State};
-use axum::http::uri::Authority;
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use serde_json::{json, Value};
@@ -22,15 +22,6 @@ use std::sync::Arc;
 
 type Params = Query<HashMap<String, String>>;
 type ApiResult = Result<Response, ApiError>;
-
-/// `http://HOST` for the `Host` the client reached the emulator at, when it is a plain
-/// `host[:port]` (no user info); relative MCP `auth_url`s of the turn are made absolute against
-/// it, so they point at this emulator however the client addressed it.
-fn request_origin(headers: &HeaderMap) -> Option<String> {
-    let host = headers.get(header::HOST)?.to_str().ok()?;
-    let authority: Authority = host.parse().ok()?;
-    (authority.as_str() == host && !host.contains('@')).then(|| format!("http://{authority}"))
-}
 
 /// The fault spec of a request: header, then `?fault=`, then the session's, then `--fault`.
 fn fault_for(
@@ -91,6 +82,15 @@ fn stream_fault(
         && spec.targets(kind)
         && rt.ledger.admit(&spec, turn_id))
     .then_some(spec)
+}
+
+/// Multi-replica mode for this request: the fault's `replica-poll-ms`, else
+/// `--replica-poll-ms`; `None` = one replica.
+fn replica_poll(rt: &Runtime, fault: Option<&FaultSpec>) -> Option<std::time::Duration> {
+    fault
+        .and_then(|f| f.replica_poll_ms)
+        .map(std::time::Duration::from_millis)
+        .or(rt.config.replica_poll)
 }
 
 fn session_or_404(rt: &Runtime, flavor: Flavor, sid: &str) -> Result<SessionRow, ApiError> {
@@ -230,9 +230,28 @@ pub async fn create_turn(
     };
     let input = body.get("input").filter(|v| !v.is_null()).cloned();
     let resolved = continuation::resolve(input.as_ref(), previous.as_ref())?;
-    let origin = request_origin(&headers);
-    let (turn, live) =
-        rt.create_turn(flavor, &session, previous.as_ref(), input, resolved, origin)?;
+    let crash = fault
+        .as_ref()
+        .filter(|s| s.crash_after_events.is_some() && s.targets(RequestKind::CreateTurn))
+        .filter(|s| rt.ledger.admit(s, &format!("{sid}/crash")))
+        .and_then(|s| {
+            Some(Crash {
+                after_events: s.crash_after_events?,
+                keep_buffer: replica_poll(&rt, Some(s)).is_some(),
+            })
+        });
+    let options = TurnOptions {
+        origin: Some(rt.public_origin()),
+        crash,
+    };
+    let (turn, live) = rt.create_turn(
+        flavor,
+        &session,
+        previous.as_ref(),
+        input,
+        resolved,
+        options,
+    )?;
     if !stream {
         return Ok(Json(json!({"data": rt.turn_json(flavor, &turn)})).into_response());
     }
@@ -240,6 +259,8 @@ pub async fn create_turn(
         after: 0,
         fault: stream_fault(&rt, fault, RequestKind::CreateTurn, &turn.id),
         subscribe_timeout: rt.config.subscribe_timeout,
+        served_by_owner: true,
+        poll: None,
     };
     Ok(sse_response(live, plan))
 }
@@ -341,10 +362,13 @@ pub async fn subscribe(
     if remaining < rt.config.subscribe_threshold {
         return Err(ApiError::stream_gone(&sid, &tid));
     }
+    let poll = replica_poll(&rt, fault.as_ref());
     let plan = StreamPlan {
         after,
         fault: stream_fault(&rt, fault, RequestKind::Subscribe, &tid),
         subscribe_timeout: rt.config.subscribe_timeout,
+        served_by_owner: poll.is_none(),
+        poll,
     };
     Ok(sse_response(live, plan))
 }
@@ -438,6 +462,7 @@ pub async fn session_events(
 }
 
 /// `POST /sessions/{sid}/cancel`: cancels the running last turn; idempotent, `200 {}`.
+/// In multi-replica mode it first waits `replica_cancel_delay` (the relay to the owner).
 pub async fn cancel(
     State(rt): State<Arc<Runtime>>,
     Extension(flavor): Extension<Flavor>,
@@ -447,6 +472,11 @@ pub async fn cancel(
 ) -> ApiResult {
     let session = session_or_404(&rt, flavor, &sid)?;
     other_request_fault(&rt, &headers, &query, Some(&session))?;
+    let fault = fault_for(&rt, &headers, &query, Some(&session))?;
+    if replica_poll(&rt, fault.as_ref()).is_some() {
+        // Another replica took the request: the cancel reaches the owner over pub/sub.
+        tokio::time::sleep(rt.config.replica_cancel_delay).await;
+    }
     if let Some(last) = rt.store.last_turn(&sid)? {
         if last.status() == "running" {
             rt.cancel_turn(&last.id, "client-cancelled")?;

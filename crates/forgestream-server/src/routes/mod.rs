@@ -46,6 +46,7 @@ pub fn router(rt: Arc<Runtime>) -> Router {
         .nest("/api/v1", api_routes(Flavor::Trueforge))
         .nest("/v1/agents", api_routes(Flavor::Gateway))
         .layer(auth)
+        .layer(axum::middleware::from_fn(middleware::require_json))
         .layer(DefaultBodyLimit::max(rt.config.max_body_bytes));
     let mut app = Router::new()
         .route("/healthz", get(|| async { "ok" }))
@@ -83,5 +84,10 @@ pub fn router(rt: Arc<Runtime>) -> Router {
             .allow_credentials(true);
         app = app.layer(cors);
     }
-    app.layer(axum::middleware::from_fn(middleware::log_request))
+    // The host check runs before CORS: a rebinding page's preflight is refused too.
+    app.layer(axum::middleware::from_fn_with_state(
+        rt.clone(),
+        middleware::check_host,
+    ))
+    .layer(axum::middleware::from_fn(middleware::log_request))
 }

@@ -15,8 +15,9 @@ use std::sync::Arc;
 
 use crate::runtime::Runtime;
 
-/// The pages load nothing and run no script; their only form posts back here.
-const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'";
+/// The pages load nothing and run no script; their only form posts back here. Nor may another origin frame them (clickjacking the *Authorize* button).
+const CSP: &str =
+    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'";
 
 /// Query of the consent page.
 #[derive(Deserialize)]

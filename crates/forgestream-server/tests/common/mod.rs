@@ -198,3 +198,145 @@ pub fn merge_live(frames: &[(u64, Value)]) -> Vec<Value> {
     }
     out
 }
+
+/// The emulator binary run as a child process (restart, crash and signal tests).
+pub struct Child {
+    pub process: std::process::Child,
+    pub base: String,
+}
+
+impl Child {
+    /// Starts `forgestream-server --addr 127.0.0.1:0 ARGS…` and waits for its
+    /// `listening on http://ADDR` line.
+    pub fn spawn(args: &[&str]) -> Child {
+        use std::io::BufRead;
+        let mut process = std::process::Command::new(env!("CARGO_BIN_EXE_forgestream-server"))
+            .args(["--addr", "127.0.0.1:0", "--pace-ms", "0"])
+            .args(args)
+            .env("RUST_LOG", "warn")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit())
+            .spawn()
+            .expect("spawning forgestream-server");
+        let stdout = process.stdout.take().unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("reading the listening line");
+        let base = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_owned();
+        Child { process, base }
+    }
+
+    /// Sends a signal (`KILL`, `TERM`, `INT`) with kill(1).
+    pub fn signal(&self, name: &str) {
+        let status = std::process::Command::new("kill")
+            .arg(format!("-{name}"))
+            .arg(self.process.id().to_string())
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// Waits (≤ 20 s) for the process to exit; its exit status.
+    pub fn wait(&mut self) -> std::process::ExitStatus {
+        let until = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.process.try_wait().unwrap() {
+                return status;
+            }
+            assert!(std::time::Instant::now() < until, "server did not exit");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.process.kill();
+        let _ = self.process.wait();
+    }
+}
+
+/// A fresh database path under the system temp dir (removed with its WAL files on drop).
+pub struct TempDb(pub String);
+
+impl TempDb {
+    pub fn new(name: &str) -> TempDb {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        let path = std::env::temp_dir().join(format!(
+            "forgestream-{name}-{}-{nanos}.sqlite",
+            std::process::id()
+        ));
+        TempDb(path.to_string_lossy().into_owned())
+    }
+}
+
+impl Drop for TempDb {
+    fn drop(&mut self) {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", self.0));
+        }
+    }
+}
+
+/// Opens a streaming request and reads until `n` frames arrived; returns the response (to keep
+/// reading) and the bytes read so far.
+pub async fn read_frames(req: reqwest::RequestBuilder, n: usize) -> (reqwest::Response, Vec<u8>) {
+    let mut resp = req.send().await.unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    let mut body = Vec::new();
+    while parse_sse(&body).len() < n {
+        match resp.chunk().await {
+            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+            other => panic!("stream ended before {n} frames: {other:?}"),
+        }
+    }
+    (resp, body)
+}
+
+/// Reads the rest of a body; whether it ended in an error (not EOF).
+pub async fn read_rest(resp: &mut reqwest::Response, body: &mut Vec<u8>) -> bool {
+    loop {
+        match resp.chunk().await {
+            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+            Ok(None) => return false,
+            Err(_) => return true,
+        }
+    }
+}
+
+pub async fn get_json(url: &str) -> Value {
+    let reply = send(http().get(url)).await;
+    assert_eq!(
+        reply.status,
+        200,
+        "{url}: {}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    reply.json()
+}
+
+/// Every persisted event of a turn (oldest first, all pages).
+pub async fn turn_listing(base: &str, sid: &str, tid: &str) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut token: Option<String> = None;
+    loop {
+        let mut url = format!("{base}/api/v1/sessions/{sid}/turns/{tid}/events?limit=100");
+        if let Some(t) = &token {
+            url.push_str(&format!("&page_token={t}"));
+        }
+        let body = get_json(&url).await;
+        out.extend(body["data"].as_array().unwrap().iter().cloned());
+        match body["pagination"]["next_page_token"].as_str() {
+            Some(t) => token = Some(t.to_owned()),
+            None => return out,
+        }
+    }
+}
