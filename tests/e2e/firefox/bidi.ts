@@ -126,6 +126,7 @@ export class FirefoxBrowser {
     await client.sessionSubscribe({ events: [...events] });
     for (const event of events) {
       client.on(event, (params: any) => {
+        // FX_DEBUG=1 prints every BiDi event received (context, method, URL or text, status).
         if (process.env.FX_DEBUG) console.log(Date.now() % 100000, event, params.context ?? params.source?.context, params.request?.method ?? "", params.request?.url ?? params.text ?? "", params.response?.status ?? "");
         for (const h of browser.handlers.get(event) ?? []) h(params);
       });
@@ -451,9 +452,16 @@ export class FirefoxLocator {
     }
   }
 
-  /** Replaces the field's value by typing `text` (real key input) into it, focused and selected. */
+  /**
+   * Replaces the field's value by typing `text` (real key input) into it, once it is the only
+   * match, visible and editable; focused, its old value selected.
+   */
   async fill(text: string): Promise<void> {
-    await this.one(`(e) => { e.focus(); e.select?.(); }`);
+    const deadline = Date.now() + ACTION_TIMEOUT_MS;
+    while (!(await this.one<boolean>(`(e) => { if (!(${VISIBLE})(e) || e.disabled || e.readOnly) return false; e.focus(); e.select?.(); return document.activeElement === e; }`, [], Math.max(0, deadline - Date.now())))) {
+      if (Date.now() > deadline) throw new Error(`timed out after ${ACTION_TIMEOUT_MS} ms waiting for ${this} to be editable`);
+      await sleep(POLL_MS);
+    }
     const keys = [...text].flatMap((ch) => [
       { type: "keyDown" as const, value: ch },
       { type: "keyUp" as const, value: ch },
