@@ -1,4 +1,5 @@
-import { expect, type APIRequestContext, type Page } from "@playwright/test";
+import type { APIRequestContext, Page } from "@playwright/test";
+import { expect } from "./expect";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 

@@ -1,56 +1,10 @@
 import { test, expect } from "@playwright/test";
-import { lastTurnId, newSession, persistedText, sendMessage, shot, shownText, watchErrors } from "./helpers";
+import { refundApproved } from "./checks/demo";
+import { newSession, sendMessage, watchErrors } from "./helpers";
 
-test("refund flow: approval card → approve → final answer", async ({ page, request }) => {
-  const errors = watchErrors(page);
-  const sid = await newSession(page, "support");
-  await sendMessage(page, "Refund €49.50 on ORD-2031, it arrived broken");
+// The approve flow lives in checks/demo.ts so that firefox.spec.ts runs the same code in Firefox.
 
-  const card = page.getByTestId("approval-card");
-  await expect(card).toBeVisible();
-  await expect(card.getByTestId("approval-tool")).toHaveText("process_refund");
-  await expect(card.getByTestId("approval-server")).toHaveText("orders");
-  await expect(card.getByTestId("approval-arguments")).toContainText('"order_id": "ORD-2031"');
-  await expect(card.getByTestId("proposer-text")).toContainText("I need your approval to refund 49.5 EUR of it.");
-  await expect(page.getByTestId("connection")).toHaveText("paused");
-  // get_order ran at once; its result is bound to its card.
-  await expect(page.locator('[data-testid="tool-call"][data-state="done"]').first()).toContainText("get_order");
-  await expect(page.locator('[data-testid="tool-call"][data-state="awaiting approval"]')).toContainText("process_refund");
-
-  // The paused turn says what it waits for.
-  const pausedTurn = page.getByTestId("turn").first();
-  await expect(pausedTurn.getByTestId("action-notice")).toHaveText("Waiting for approval · 1 call");
-  await expect(pausedTurn.getByTestId("turn-status")).toHaveText("paused");
-
-  await shot(page, "refund-approval-card");
-  await card.getByTestId("approve").click();
-  await expect(card).toHaveCount(0);
-  await expect(page.getByTestId("connection")).toHaveText("done");
-  const turnId = await lastTurnId(page);
-  // Once answered, the paused turn no longer says it is waiting: it shows the decision and
-  // that the next turn continued it.
-  await expect(page.getByTestId("turn")).toHaveCount(2);
-  await expect(pausedTurn).not.toContainText("Waiting for approval");
-  await expect(pausedTurn.getByTestId("action-notice")).toHaveText("✓ Approved · 1 call · continued below");
-  await expect(pausedTurn.getByTestId("action-notice")).toHaveClass(/notice-answered/);
-  await expect(pausedTurn.getByTestId("turn-status")).toHaveText("continued");
-  await expect(page.locator(`[data-turn-id="${turnId}"] [data-testid="message-text"]`).last()).toContainText(/Refund .* is /);
-  await expect(page.getByTestId("approval-card")).toHaveCount(0);
-  await expect(page.getByTestId("turn-status").last()).toHaveText("done");
-  expect(await shownText(page, turnId)).toBe(await persistedText(request, sid, turnId));
-  // The refund call now shows its result.
-  await expect(page.locator('[data-testid="tool-call"]', { hasText: "process_refund" }).getByTestId("tool-result")).toContainText("refund_id");
-  await expect(page.getByTestId("usage")).toContainText("Input breakdown");
-  // The session's input tokens are where they came from: the breakdown adds up to the input.
-  const tokens = (text: string | null) => Number((text ?? "").replace(/[^0-9]/g, ""));
-  const parts = await Promise.all(
-    ["harness", "instructions", "skills", "toolDefinitions", "messages"].map(async (k) => tokens(await page.getByTestId(`usage-${k}`).locator(".bar-value").textContent())),
-  );
-  expect(parts.reduce((a, b) => a + b, 0)).toBe(tokens(await page.getByTestId("usage-input").textContent()));
-  await expect(page.getByTestId("timeline-row").first()).toBeVisible();
-  await shot(page, "refund");
-  expect(errors).toEqual([]);
-});
+test("refund flow: approval card → approve → final answer", ({ page, request }) => refundApproved({ page, request }));
 
 test("deny: the paused turn shows the refusal, the next turn answers it", async ({ page }) => {
   const errors = watchErrors(page);

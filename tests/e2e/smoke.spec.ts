@@ -1,14 +1,6 @@
-import { test, expect } from "@playwright/test";
+import { test } from "@playwright/test";
+import { demoLoads, vuePageLoads } from "./checks/demo";
 
-test("the demo page loads the wasm core", async ({ page }) => {
-  const errors: string[] = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  await page.goto("/");
-  await expect(page.getByTestId("core-version")).toHaveText(/^\d+\.\d+\.\d+$/);
-  expect(errors).toEqual([]);
-});
-
-test("the Vue page loads the wasm core", async ({ page }) => {
-  await page.goto("/vue.html");
-  await expect(page.getByTestId("core-version")).toHaveText(/^\d+\.\d+\.\d+$/);
-});
+// The checks live in checks/demo.ts so that firefox.spec.ts runs the same code in Firefox.
+test("the demo page loads the wasm core", ({ page }) => demoLoads({ page }));
+test("the Vue page loads the wasm core", ({ page }) => vuePageLoads({ page }));

@@ -1,44 +1,5 @@
-import { test, expect } from "@playwright/test";
-import { lastTurnId, newSession, persistedText, sendMessage, shot, shownText, watchErrors } from "./helpers";
+import { test } from "@playwright/test";
+import { twoTabs } from "./checks/tabs";
 
-test("two tabs on one session show the same final text", async ({ context, request }) => {
-  const first = await context.newPage();
-  const errors = watchErrors(first);
-  const sid = await newSession(first, "storyteller");
-
-  // The second tab opens the same session (the demo's current session is in localStorage).
-  const second = await context.newPage();
-  errors.push(...watchErrors(second));
-  let secondPosts = 0;
-  second.on("request", (r) => {
-    if (r.method() === "POST" && new URL(r.url()).pathname.endsWith("/turns")) secondPosts++;
-  });
-  await second.goto("/");
-  await expect(second.getByTestId("session-id")).toHaveText(sid);
-  await expect(second.getByTestId("session-list").getByTestId("session-item")).toHaveCount(1);
-
-  // A turn started in the first tab streams into the second (it attaches to the new turn).
-  await sendMessage(first, "Tell a story, 500 words, 40 ms");
-  await expect(second.getByTestId("turn")).toHaveCount(1);
-  await expect(second.getByTestId("message-text").last()).toHaveText(/.{40,}/s);
-  await expect(second.getByTestId("connection")).toHaveText(/connecting|live/);
-
-  // A third tab opened mid-stream resumes from the shared checkpoint.
-  const third = await context.newPage();
-  errors.push(...watchErrors(third));
-  await third.goto("/");
-  await expect(third.getByTestId("session-id")).toHaveText(sid);
-
-  for (const page of [first, second, third]) await expect(page.getByTestId("connection")).toHaveText("done", { timeout: 30_000 });
-  const turnId = await lastTurnId(first);
-  const persisted = await persistedText(request, sid, turnId);
-  expect(persisted.length).toBeGreaterThan(500);
-  for (const page of [first, second, third]) {
-    expect(await lastTurnId(page)).toBe(turnId);
-    expect(await shownText(page, turnId)).toBe(persisted);
-  }
-  expect(secondPosts).toBe(0);
-  await shot(first, "two-tabs-first");
-  await shot(second, "two-tabs-second");
-  expect(errors).toEqual([]);
-});
+// The check lives in checks/tabs.ts so that firefox.spec.ts runs the same code in Firefox.
+test("two tabs on one session show the same final text", ({ context, request }) => twoTabs({ context, request }));

@@ -1,6 +1,6 @@
-//! The browser SDK against the emulator, in headless Chromium:
-//! `wasm-pack test --headless --chrome crates/forgestream-web` (scripts/test starts the emulator
-//! and passes its URL in `FORGESTREAM_URL`).
+//! The browser SDK against the emulator, in headless Chromium and Firefox:
+//! `wasm-pack test --headless --chrome crates/forgestream-web` (or `--firefox`; scripts/test runs
+//! both, starts the emulator and passes its URL in `FORGESTREAM_URL`).
 #![cfg(target_arch = "wasm32")]
 mod support;
 
@@ -12,6 +12,31 @@ wasm_bindgen_test_configure!(run_in_browser);
 #[wasm_bindgen_test]
 fn version_matches_the_crate() {
     assert_eq!(forgestream_web::version(), env!("CARGO_PKG_VERSION"));
+}
+
+/// A request that gets no response is the same error in every engine: code `network`,
+/// retryable, and a message in the SDK's words with the engine's text after it (Chromium says
+/// `Failed to fetch`, Firefox `NetworkError when attempting to fetch resource.`).
+#[wasm_bindgen_test]
+async fn a_request_without_a_response_is_the_same_error_in_every_engine() {
+    let o = options("memory", "trueforge", "fetch", None);
+    // Port 9 (discard): browsers refuse to connect to it, so no server can ever answer.
+    set(&o, "baseUrl", "http://127.0.0.1:9");
+    let client = forgestream_web::client::WasmClient::new(o).unwrap();
+    let error = match client
+        .open_new_session(r#"{"agent":{"name":"support"}}"#)
+        .await
+    {
+        Ok(_) => panic!("a session was created without a server"),
+        Err(e) => e,
+    };
+    assert_eq!(get(&error, "code").as_string().as_deref(), Some("network"));
+    assert_eq!(get(&error, "retryable").as_bool(), Some(true));
+    let message = get(&error, "message").as_string().unwrap_or_default();
+    assert!(
+        message.starts_with("request failed before a response (") && message.ends_with(')'),
+        "{message}"
+    );
 }
 
 #[wasm_bindgen_test]

@@ -40,6 +40,46 @@ async fn restore_mid_stream_from_local_storage() {
     assert_eq!(summary(&restored), persisted_summary(&session.id()).await);
 }
 
+/// Two restored clients follow one live turn at the same time (two tabs reloaded together): both
+/// send the identical `GET …/subscribe?after_sequence_number=0`, and both must stream while the
+/// turn still runs. Firefox holds a second request for a URL behind the first one's HTTP-cache
+/// entry, which a live stream never finishes, unless the request is `cache: "no-store"`; without
+/// it the second client received nothing until the first stream ended (Chromium does not wait).
+#[wasm_bindgen_test]
+async fn two_clients_resuming_one_turn_at_once_both_stream_live() {
+    clear_local_storage("t-two-resumes");
+    let origin = client_in("local", "t-two-resumes", None);
+    let session = create(&origin, "storyteller").await;
+    await_js(session.send(message("Tell a story, 600 words, 40 ms"), false))
+        .await
+        .expect("send");
+    wait_text(&session, 40, 10_000).await;
+
+    let (b, c) = (
+        client_in("local", "t-two-resumes", None),
+        client_in("local", "t-two-resumes", None),
+    );
+    let (b, c) = (b.session(session.id()), c.session(session.id()));
+    await_js(b.load()).await.expect("load b");
+    await_js(c.load()).await.expect("load c");
+    let (rb, rc) = (b.resume(), c.resume());
+    assert!(await_js(rb).await.expect("resume b").as_string().is_some());
+    assert!(await_js(rc).await.expect("resume c").as_string().is_some());
+    // Both get text before the ~24 s turn is over: they follow it live, not after its end.
+    wait_text(&b, 120, 10_000).await;
+    wait_text(&c, 120, 10_000).await;
+    let live = persisted_summary(&session.id()).await;
+    assert_eq!(turn_status(&live, 0), "running", "{live}");
+
+    await_js(session.cancel()).await.expect("cancel");
+    for s in [&session, &b, &c] {
+        wait_status(s, &["done"], 20_000).await;
+    }
+    let persisted = persisted_summary(&session.id()).await;
+    assert_eq!(summary(&b), persisted);
+    assert_eq!(summary(&c), persisted);
+}
+
 /// A refresh while paused: the approval comes back from the history and can be answered.
 #[wasm_bindgen_test]
 async fn restore_while_paused_keeps_the_approval() {

@@ -1,15 +1,16 @@
 //! The `fetch` + `ReadableStream` transport: one HTTP request whose body is read as it arrives
 //! (everything already received handed to the core at once, never waiting on rendering). Also
 //! used for plain JSON requests.
-use js_sys::{Array, Promise, Reflect, Uint8Array};
+use js_sys::{Array, Promise, Uint8Array};
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{
-    AbortController, Headers, ReadableStreamDefaultReader, Request, RequestCredentials,
-    RequestInit, Response,
+    AbortController, Headers, ReadableStreamDefaultReader, Request, RequestCache,
+    RequestCredentials, RequestInit, Response,
 };
 
+use super::failure::{self, describe};
 use crate::js;
 
 /// What to send. `headers` are `(name, value)` pairs (the header provider's output plus ours).
@@ -70,21 +71,6 @@ pub enum FetchError {
     InvalidRequest(String),
 }
 
-fn describe(value: &JsValue) -> String {
-    value
-        .dyn_ref::<js_sys::Error>()
-        .map(|e| String::from(e.message()))
-        .or_else(|| value.as_string())
-        .unwrap_or_else(|| "unknown error".into())
-}
-
-fn is_abort(value: &JsValue) -> bool {
-    Reflect::get(value, &JsValue::from_str("name"))
-        .ok()
-        .and_then(|n| n.as_string())
-        .is_some_and(|n| n == "AbortError")
-}
-
 /// Starts `request`; resolves when the response headers arrive. `abort` cancels the request and
 /// its body stream (the caller keeps the controller to close the connection at any time).
 pub async fn send(
@@ -99,6 +85,12 @@ pub async fn send(
         "omit" => RequestCredentials::Omit,
         _ => RequestCredentials::SameOrigin,
     });
+    // Never the HTTP cache: turn state and listings must be fresh, and Firefox holds a second
+    // request for a URL behind the first one's cache entry — which a live SSE stream never
+    // finishes, so a second tab subscribing to the same turn (same cursor) got no byte until the
+    // first stream ended. EventSource requests are `no-store` by spec already. RELIABILITY.md
+    // "Engine differences".
+    init.set_cache(RequestCache::NoStore);
     let headers = Headers::new().map_err(|e| FetchError::InvalidRequest(describe(&e)))?;
     for (name, value) in request.headers {
         headers
@@ -114,13 +106,9 @@ pub async fn send(
     init.set_headers(&headers);
     let req = Request::new_with_str_and_init(request.url, &init)
         .map_err(|e| FetchError::InvalidRequest(describe(&e)))?;
-    let value = JsFuture::from(js::fetch_request(&req)).await.map_err(|e| {
-        if is_abort(&e) {
-            FetchError::Aborted
-        } else {
-            FetchError::Network(describe(&e))
-        }
-    })?;
+    let value = JsFuture::from(js::fetch_request(&req))
+        .await
+        .map_err(|e| failure::request(&e))?;
     let response: Response = value
         .dyn_into()
         .map_err(|_| FetchError::Network("fetch resolved to a non-Response".into()))?;
@@ -183,13 +171,7 @@ impl HttpResponse {
             return Ok(None);
         };
         let read = self.next_read.take().unwrap_or_else(|| reader.read());
-        let result = JsFuture::from(read).await.map_err(|e| {
-            if is_abort(&e) {
-                FetchError::Aborted
-            } else {
-                FetchError::Network(describe(&e))
-            }
-        })?;
+        let result = JsFuture::from(read).await.map_err(|e| failure::body(&e))?;
         let Some(first) = chunk_of(result)? else {
             return Ok(None);
         };
@@ -295,14 +277,8 @@ fn chunk_of(result: JsValue) -> Result<Option<Uint8Array>, FetchError> {
 }
 
 /// Awaits a body-reading promise (`text()`, `arrayBuffer()`): an abort while reading is
-/// `Aborted`, anything else (or a promise that could not be made) `Network`.
+/// `Aborted`, anything else (or a promise that could not be made) `Network` (`failure::body`).
 async fn body(promise: Result<js_sys::Promise, JsValue>) -> Result<JsValue, FetchError> {
-    let promise = promise.map_err(|e| FetchError::Network(describe(&e)))?;
-    JsFuture::from(promise).await.map_err(|e| {
-        if is_abort(&e) {
-            FetchError::Aborted
-        } else {
-            FetchError::Network(describe(&e))
-        }
-    })
+    let promise = promise.map_err(|e| failure::body(&e))?;
+    JsFuture::from(promise).await.map_err(|e| failure::body(&e))
 }

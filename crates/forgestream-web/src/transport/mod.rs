@@ -1,6 +1,7 @@
 //! Transports feeding the core: `fetch` + `ReadableStream` (default; any method, custom headers)
 //! and `EventSource` (GET with cookies).
 pub mod eventsource;
+pub mod failure;
 pub mod fetch;
 
 /// The `transport` client option.

@@ -1,0 +1,17 @@
+import { demoLoads, refundApproved, vuePageLoads } from "./checks/demo";
+import { dropConnectionMidStream, rebuildAfter412, refreshMidStream, refreshWhilePaused } from "./checks/resume";
+import { twoTabs } from "./checks/tabs";
+import { test } from "./firefox/fixtures";
+
+// The checks that matter most in a second engine, in Debian's headless Firefox ESR over WebDriver
+// BiDi (tests/e2e/firefox/bidi.ts says why not Playwright's own Firefox): the same functions the
+// Chromium specs run (tests/e2e/checks/).
+
+test("demo page loads the wasm core", ({ fx }) => demoLoads(fx));
+test("Vue page loads the wasm core", ({ fx }) => vuePageLoads(fx));
+test("refund flow: approval card → approve → final answer", ({ fx }) => refundApproved(fx));
+test("refresh mid-stream resumes the turn without duplicated or missing text", ({ fx }) => refreshMidStream(fx));
+test("refresh while paused keeps the approval card, and approving works", ({ fx }) => refreshWhilePaused(fx));
+test("dropping the connection mid-stream reconnects without losing text", ({ fx }) => dropConnectionMidStream(fx));
+test("412 on resubscribe: the SDK rebuilds the turn from the listings", ({ fx }) => rebuildAfter412(fx));
+test("two tabs on one session show the same final text", ({ fx }) => twoTabs(fx));

@@ -1,0 +1,524 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import WebDriver, { type Client } from "webdriver";
+
+// A small Playwright-shaped layer over WebDriver BiDi, so that the end-to-end checks of
+// tests/e2e/checks/ run unchanged in Debian's Firefox ESR.
+//
+// Why not Playwright itself: its Firefox is a patched build that cannot be installed here, and its
+// WebDriver BiDi mode (`firefox.launch({ channel: "moz-firefox" })`, Playwright 1.65.1) starts
+// firefox-esr 153 but fails on the first context (`emulation.setMediaFeaturesOverride: unknown
+// command`). So the `webdriver` package (WebdriverIO's protocol client) speaks BiDi to a geckodriver
+// we start ourselves (`cargo install geckodriver`): given a host and port, it never starts or
+// downloads a driver or a browser.
+//
+// Semantics copied from Playwright where the checks depend on them: locators are lazy and re-query
+// on every use, single-element operations are strict (more than one match is an error), text
+// assertions compare `textContent` (strings with whitespace normalized, RegExps raw), assertions
+// retry until they pass or their timeout (5 s by default) ends, clicks are real pointer input at
+// the element's centre after the hit target is checked. Anything the checks do not use throws
+// "not implemented in the Firefox adapter" rather than silently doing nothing.
+
+const EXPECT_TIMEOUT_MS = 5_000;
+const ACTION_TIMEOUT_MS = 30_000;
+const POLL_MS = 50;
+
+/** Throws on any property the object does not define, so an unported call fails loudly. */
+function strict<T extends object>(target: T, what: string): T {
+  return new Proxy(target, {
+    get(t, prop, receiver) {
+      if (typeof prop === "symbol" || prop in t || prop === "then" || prop === "toJSON") return Reflect.get(t, prop, receiver);
+      throw new Error(`${what}.${prop} is not implemented in the Firefox adapter (tests/e2e/firefox/bidi.ts)`);
+    },
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A geckodriver process on a free loopback port (BiDi WebSocket on a free port too). */
+export class Geckodriver {
+  private constructor(
+    private readonly proc: ChildProcess,
+    readonly port: number,
+  ) {}
+
+  /** Starts `binary` and waits for its "Listening on 127.0.0.1:PORT" line (10 s at most). */
+  static async start(binary: string): Promise<Geckodriver> {
+    // --websocket-port 0: each Firefox gets a free remote-debugging port, so runs in parallel
+    // (other worktrees, wasm-pack's own geckodriver) never collide on the default 9222.
+    const proc = spawn(binary, ["--host", "127.0.0.1", "--port", "0", "--websocket-port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
+    let log = "";
+    const port = await new Promise<number>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`geckodriver did not start within 10 s:\n${log}`)), 10_000);
+      const onData = (chunk: Buffer) => {
+        log += chunk.toString();
+        const m = /Listening on 127\.0\.0\.1:(\d+)/.exec(log);
+        if (m) {
+          clearTimeout(timer);
+          resolve(Number(m[1]));
+        }
+      };
+      proc.stdout!.on("data", onData);
+      proc.stderr!.on("data", onData);
+      proc.on("error", (e) => {
+        clearTimeout(timer);
+        reject(new Error(`cannot run geckodriver (${binary}): ${e.message}`));
+      });
+      proc.on("exit", (code) => {
+        clearTimeout(timer);
+        reject(new Error(`geckodriver exited with ${code}:\n${log}`));
+      });
+    });
+    // Keep draining its output so a chatty driver never blocks on a full pipe.
+    proc.stdout!.resume();
+    proc.stderr!.resume();
+    return new Geckodriver(proc, port);
+  }
+
+  async stop(): Promise<void> {
+    if (this.proc.exitCode !== null) return;
+    const exited = new Promise((r) => this.proc.once("exit", r));
+    this.proc.kill("SIGTERM");
+    await Promise.race([exited, sleep(5_000)]);
+  }
+}
+
+type EventHandler = (params: any) => void;
+
+/** One headless Firefox (one WebDriver session with BiDi); `newContext()` per test. */
+export class FirefoxBrowser {
+  private readonly handlers = new Map<string, Set<EventHandler>>();
+
+  private constructor(readonly client: Client) {}
+
+  /**
+   * Opens a session on `driver` running `firefoxBinary` headless. Prefs keep Firefox from
+   * reaching out to a network it cannot reach (updates, telemetry, captive portal checks).
+   */
+  static async open(driver: Geckodriver, firefoxBinary: string): Promise<FirefoxBrowser> {
+    const client = await WebDriver.newSession({
+      hostname: "127.0.0.1",
+      port: driver.port,
+      path: "/",
+      logLevel: "warn",
+      connectionRetryCount: 0,
+      capabilities: {
+        browserName: "firefox",
+        webSocketUrl: true,
+        "moz:firefoxOptions": {
+          binary: firefoxBinary,
+          args: ["-headless"],
+          prefs: {
+            "app.update.auto": false,
+            "browser.safebrowsing.update.enabled": false,
+            "datareporting.policy.dataSubmissionEnabled": false,
+            "extensions.update.enabled": false,
+            "network.captive-portal-service.enabled": false,
+            "network.connectivity-service.enabled": false,
+            "toolkit.telemetry.enabled": false,
+          },
+        },
+      },
+    });
+    const browser = new FirefoxBrowser(client);
+    const events = ["network.beforeRequestSent", "network.responseStarted", "log.entryAdded"] as const;
+    await client.sessionSubscribe({ events: [...events] });
+    for (const event of events) {
+      client.on(event, (params: any) => {
+        // FX_DEBUG=1 prints every BiDi event received (context, method, URL or text, status).
+        if (process.env.FX_DEBUG) console.log(Date.now() % 100000, event, params.context ?? params.source?.context, params.request?.method ?? "", params.request?.url ?? params.text ?? "", params.response?.status ?? "");
+        for (const h of browser.handlers.get(event) ?? []) h(params);
+      });
+    }
+    return browser;
+  }
+
+  /** `handler` for BiDi `event` (all browsing contexts); returns the unsubscribe function. */
+  onEvent(event: string, handler: EventHandler): () => void {
+    if (!this.handlers.has(event)) this.handlers.set(event, new Set());
+    this.handlers.get(event)!.add(handler);
+    return () => this.handlers.get(event)!.delete(handler);
+  }
+
+  /** A fresh user context (its own storage, like a Playwright BrowserContext). */
+  async newContext(baseURL: string): Promise<FirefoxContext> {
+    const { userContext } = await this.client.browserCreateUserContext({});
+    return new FirefoxContext(this, userContext, baseURL);
+  }
+
+  async close(): Promise<void> {
+    await this.client.deleteSession().catch(() => {});
+  }
+}
+
+/** A user context: tabs opened with `newPage()` share its localStorage and BroadcastChannels. */
+export class FirefoxContext {
+  readonly pages: FirefoxPage[] = [];
+
+  constructor(
+    readonly browser: FirefoxBrowser,
+    readonly userContext: string,
+    readonly baseURL: string,
+  ) {}
+
+  async newPage(): Promise<FirefoxPage> {
+    const { context } = await this.browser.client.browsingContextCreate({ type: "tab", userContext: this.userContext });
+    // Playwright's default viewport, so layout-dependent checks (scrolling) see the same page.
+    await this.browser.client.browsingContextSetViewport({ context, viewport: { width: 1280, height: 720 } });
+    const page = strict(new FirefoxPage(this, context), "page");
+    this.pages.push(page);
+    return page;
+  }
+
+  /** Closes every tab and the user context (its storage goes with it). */
+  async close(): Promise<void> {
+    for (const page of this.pages) page.detach();
+    await this.browser.client.browserRemoveUserContext({ userContext: this.userContext }).catch(() => {});
+  }
+}
+
+/** Playwright's `Request` as the checks read it. */
+interface RequestInfo {
+  method(): string;
+  url(): string;
+}
+/** Playwright's `Response` as the checks read it. */
+interface ResponseInfo {
+  status(): number;
+  url(): string;
+}
+/** Playwright's `ConsoleMessage` as the checks read it. */
+interface ConsoleInfo {
+  type(): string;
+  text(): string;
+}
+
+// BiDi console methods → Playwright's ConsoleMessage.type() names.
+const CONSOLE_TYPE: Record<string, string> = { warn: "warning", log: "log", info: "info", error: "error", debug: "debug" };
+
+/** A locator step: a CSS query under each current match, a text filter, or picking one match. */
+type Step = { css: string } | { hasText: string | { source: string; flags: string } } | { nth: number };
+
+// Resolves a chain of steps to elements in document order; runs in the page (stringified).
+const RESOLVE = `(steps) => {
+  const norm = (s) => (s ?? "").replace(/\\u200b/g, "").replace(/\\s+/g, " ").trim();
+  let nodes = [document];
+  for (const s of steps) {
+    if ("css" in s) {
+      const found = new Set();
+      for (const n of nodes) for (const e of n.querySelectorAll(s.css)) found.add(e);
+      nodes = [...found].sort((a, b) => (a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1));
+    } else if ("hasText" in s) {
+      const t = s.hasText;
+      nodes = nodes.filter((n) => typeof t === "string" ? norm(n.textContent).toLowerCase().includes(norm(t).toLowerCase()) : new RegExp(t.source, t.flags).test(n.textContent ?? ""));
+    } else {
+      const e = s.nth < 0 ? nodes[nodes.length + s.nth] : nodes[s.nth];
+      nodes = e ? [e] : [];
+    }
+  }
+  return nodes;
+}`;
+
+// Whether an element is visible the way Playwright means it: a non-empty box, not hidden.
+const VISIBLE = `(e) => { const r = e.getBoundingClientRect(); const st = getComputedStyle(e); return r.width > 0 && r.height > 0 && st.visibility !== "hidden"; }`;
+
+type TextExpected = string | RegExp;
+const serializeText = (t: TextExpected) => (typeof t === "string" ? t : { source: t.source, flags: t.flags });
+
+/** One tab. Implements the part of Playwright's `Page` the checks use. */
+export class FirefoxPage {
+  private readonly listeners: { event: string; handler: (arg: any) => void }[] = [];
+  private readonly unsubscribe: (() => void)[] = [];
+
+  constructor(
+    private readonly ctx: FirefoxContext,
+    readonly id: string,
+  ) {
+    const b = ctx.browser;
+    const emit = (event: string, arg: unknown) => {
+      for (const l of this.listeners) if (l.event === event) l.handler(arg);
+    };
+    this.unsubscribe.push(
+      b.onEvent("network.beforeRequestSent", (p) => {
+        if (p.context !== id || p.redirectCount > 0) return;
+        emit("request", strict<RequestInfo>({ method: () => p.request.method, url: () => p.request.url }, "request"));
+      }),
+      b.onEvent("network.responseStarted", (p) => {
+        if (p.context !== id) return;
+        emit("response", strict<ResponseInfo>({ status: () => p.response.status, url: () => p.response.url }, "response"));
+      }),
+      b.onEvent("log.entryAdded", (p) => {
+        if (p.source?.context !== id) return;
+        // BiDi's text is already "Name: message"; String(error) gives it back as Playwright's does.
+        if (p.type === "javascript") emit("pageerror", Object.assign(new Error(p.text ?? ""), { toString: () => p.text ?? "" }));
+        else if (p.type === "console") emit("console", strict<ConsoleInfo>({ type: () => CONSOLE_TYPE[p.method] ?? p.method, text: () => p.text ?? "" }, "console message"));
+      }),
+    );
+  }
+
+  /** Stops delivering events (the tab is closing with its context). */
+  detach(): void {
+    for (const u of this.unsubscribe) u();
+  }
+
+  get client(): Client {
+    return this.ctx.browser.client;
+  }
+
+  /** `request` (Playwright's Request), `response` (at its headers), `console`, `pageerror`. */
+  on(event: "request" | "response" | "console" | "pageerror", handler: (arg: any) => void): this {
+    if (!["request", "response", "console", "pageerror"].includes(event)) throw new Error(`page.on("${event}") is not implemented in the Firefox adapter`);
+    this.listeners.push({ event, handler });
+    return this;
+  }
+
+  context(): FirefoxContext {
+    return this.ctx;
+  }
+
+  /** Navigates (relative URLs against the emulator) and waits for the load event. */
+  async goto(url: string): Promise<null> {
+    await this.client.browsingContextNavigate({ context: this.id, url: new URL(url, this.ctx.baseURL).href, wait: "complete" });
+    return null;
+  }
+
+  async reload(): Promise<null> {
+    await this.client.browsingContextReload({ context: this.id, wait: "complete" });
+    return null;
+  }
+
+  /** Runs `fn` before any page script of every document this tab loads from now on. */
+  async addInitScript(fn: () => void): Promise<void> {
+    await this.client.scriptAddPreloadScript({ functionDeclaration: String(fn), contexts: [this.id] });
+  }
+
+  /** Calls `fn(arg)` in the page; the result travels as JSON. */
+  async evaluate<R, A>(fn: (arg: A) => R | Promise<R>, arg?: A): Promise<R> {
+    return this.call(`async (arg) => (${String(fn)})(arg)`, [arg ?? null]);
+  }
+
+  /** Calls `fnSource` in the page with JSON-serializable `args`; the result comes back as JSON. */
+  async call<R>(fnSource: string, args: unknown[]): Promise<R> {
+    const res = (await this.client.scriptCallFunction({
+      functionDeclaration: `async (payload) => { const r = await (${fnSource})(...JSON.parse(payload)); return JSON.stringify(r === undefined ? null : r); }`,
+      target: { context: this.id },
+      arguments: [{ type: "string", value: JSON.stringify(args) }],
+      awaitPromise: true,
+      resultOwnership: "none",
+    })) as any;
+    if (res.type === "exception") throw new Error(`in the page: ${res.exceptionDetails?.text ?? "exception"}`);
+    return JSON.parse(res.result.value) as R;
+  }
+
+  /** Writes a PNG of the tab; Firefox shots get `-firefox` before `.png` beside Chromium's. */
+  async screenshot(options: { path: string; fullPage?: boolean }): Promise<Buffer> {
+    const { data } = await this.client.browsingContextCaptureScreenshot({ context: this.id, origin: options.fullPage ? "document" : "viewport" });
+    const png = Buffer.from(data, "base64");
+    const path = options.path.replace(/\.png$/, "-firefox.png");
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, png);
+    return png;
+  }
+
+  getByTestId(id: string): FirefoxLocator {
+    return FirefoxLocator.create(this, [{ css: `[data-testid=${JSON.stringify(id)}]` }]);
+  }
+
+  locator(css: string, options?: { hasText?: TextExpected }): FirefoxLocator {
+    return FirefoxLocator.create(this, []).locator(css, options);
+  }
+}
+
+/** A lazy query, re-resolved on every use. Implements the part of Playwright's `Locator` used. */
+export class FirefoxLocator {
+  private constructor(
+    readonly page: FirefoxPage,
+    readonly steps: Step[],
+  ) {}
+
+  static create(page: FirefoxPage, steps: Step[]): FirefoxLocator {
+    return strict(new FirefoxLocator(page, steps), "locator");
+  }
+
+  private with(step: Step): FirefoxLocator {
+    return FirefoxLocator.create(this.page, [...this.steps, step]);
+  }
+
+  toString(): string {
+    return `locator(${JSON.stringify(this.steps)})`;
+  }
+
+  getByTestId(id: string): FirefoxLocator {
+    return this.with({ css: `[data-testid=${JSON.stringify(id)}]` });
+  }
+
+  locator(css: string, options?: { hasText?: TextExpected }): FirefoxLocator {
+    const l = this.with({ css });
+    return options?.hasText === undefined ? l : l.with({ hasText: serializeText(options.hasText) });
+  }
+
+  first(): FirefoxLocator {
+    return this.with({ nth: 0 });
+  }
+
+  last(): FirefoxLocator {
+    return this.with({ nth: -1 });
+  }
+
+  /** Runs `op(elements, ...args)` in the page over the current matches. */
+  query<R>(op: string, args: unknown[] = []): Promise<R> {
+    return this.page.call<R>(`(steps, ...args) => (${op})((${RESOLVE})(steps), ...args)`, [this.steps, ...args]);
+  }
+
+  /** Like `query` on the single match, waiting (up to `timeoutMs`) until there is exactly one. */
+  private async one<R>(op: string, args: unknown[] = [], timeoutMs = ACTION_TIMEOUT_MS): Promise<R> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      // A failed call (e.g. the document is being replaced by a reload) is retried like no match.
+      let failure = "";
+      const r = await this.query<{ n: number; v?: R }>(`(els, ...args) => els.length === 1 ? { n: 1, v: (${op})(els[0], ...args) } : { n: els.length }`, args).catch((e: Error) => {
+        failure = e.message;
+        return { n: 0 } as { n: number; v?: R };
+      });
+      if (r.n > 1) throw new Error(`strict mode violation: ${this} resolved to ${r.n} elements`);
+      if (r.n === 1) return r.v as R;
+      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${this}${failure ? ` (last error: ${failure})` : ""}`);
+      await sleep(POLL_MS);
+    }
+  }
+
+  count(): Promise<number> {
+    return this.query(`(els) => els.length`);
+  }
+
+  textContent(): Promise<string | null> {
+    return this.one(`(e) => e.textContent`);
+  }
+
+  allTextContents(): Promise<string[]> {
+    return this.query(`(els) => els.map((e) => e.textContent ?? "")`);
+  }
+
+  getAttribute(name: string): Promise<string | null> {
+    return this.one(`(e, name) => e.getAttribute(name)`, [name]);
+  }
+
+  /** Calls `fn(element, arg)` in the page on the single match. */
+  evaluate<R, A>(fn: (el: any, arg: A) => R, arg?: A): Promise<R> {
+    return this.one(String(fn), [arg ?? null]);
+  }
+
+  /**
+   * A real mouse click (BiDi pointer input) at the element's centre, once it is the only match,
+   * visible, enabled and the topmost element at that point.
+   */
+  async click(): Promise<void> {
+    const deadline = Date.now() + ACTION_TIMEOUT_MS;
+    for (;;) {
+      const at = await this.one<{ x: number; y: number } | null>(
+        `(e) => {
+          if (!(${VISIBLE})(e) || e.disabled) return null;
+          e.scrollIntoView({ block: "center", inline: "center" });
+          const r = e.getBoundingClientRect();
+          const x = Math.round(r.left + r.width / 2), y = Math.round(r.top + r.height / 2);
+          const hit = document.elementFromPoint(x, y);
+          return hit && (hit === e || e.contains(hit)) ? { x, y } : null;
+        }`,
+        [],
+        Math.max(0, deadline - Date.now()),
+      );
+      if (at) {
+        await this.page.client.inputPerformActions({
+          context: this.page.id,
+          actions: [
+            {
+              type: "pointer",
+              id: "mouse",
+              parameters: { pointerType: "mouse" },
+              actions: [
+                { type: "pointerMove", x: at.x, y: at.y, origin: "viewport" },
+                { type: "pointerDown", button: 0 },
+                { type: "pointerUp", button: 0 },
+              ],
+            },
+          ],
+        });
+        await this.page.client.inputReleaseActions({ context: this.page.id });
+        return;
+      }
+      if (Date.now() > deadline) throw new Error(`timed out after ${ACTION_TIMEOUT_MS} ms waiting for ${this} to be clickable`);
+      await sleep(POLL_MS);
+    }
+  }
+
+  /**
+   * Replaces the field's value by typing `text` (real key input) into it, once it is the only
+   * match, visible and editable; focused, its old value selected.
+   */
+  async fill(text: string): Promise<void> {
+    const deadline = Date.now() + ACTION_TIMEOUT_MS;
+    while (!(await this.one<boolean>(`(e) => { if (!(${VISIBLE})(e) || e.disabled || e.readOnly) return false; e.focus(); e.select?.(); return document.activeElement === e; }`, [], Math.max(0, deadline - Date.now())))) {
+      if (Date.now() > deadline) throw new Error(`timed out after ${ACTION_TIMEOUT_MS} ms waiting for ${this} to be editable`);
+      await sleep(POLL_MS);
+    }
+    const keys = [...text].flatMap((ch) => [
+      { type: "keyDown" as const, value: ch },
+      { type: "keyUp" as const, value: ch },
+    ]);
+    // An empty text clears the selection with Backspace.
+    if (keys.length === 0) keys.push({ type: "keyDown", value: "\uE003" }, { type: "keyUp", value: "\uE003" });
+    await this.page.client.inputPerformActions({ context: this.page.id, actions: [{ type: "key", id: "keyboard", actions: keys }] });
+    await this.page.client.inputReleaseActions({ context: this.page.id });
+  }
+}
+
+/** What a locator assertion reads each poll: the match count and the single match's state. */
+interface Probe {
+  n: number;
+  text?: string;
+  visible?: boolean;
+  className?: string;
+}
+
+const PROBE = `(els) => els.length === 1
+  ? { n: 1, text: els[0].textContent ?? "", visible: (${VISIBLE})(els[0]), className: els[0].getAttribute("class") ?? "" }
+  : { n: els.length }`;
+
+const norm = (s: string) => s.replace(/\u200b/g, "").replace(/\s+/g, " ").trim();
+
+function textMatches(actual: string, expected: TextExpected, contains: boolean): boolean {
+  if (expected instanceof RegExp) return new RegExp(expected.source, expected.flags).test(actual);
+  return contains ? norm(actual).includes(norm(expected)) : norm(actual) === norm(expected);
+}
+
+/** Retries `test` on fresh probes until it passes (XOR `negate`) or the timeout ends. */
+async function retry(locator: FirefoxLocator, name: string, expected: unknown, negate: boolean, timeout: number | undefined, strictOne: boolean, test: (p: Probe) => boolean): Promise<void> {
+  const deadline = Date.now() + (timeout ?? EXPECT_TIMEOUT_MS);
+  let last: Probe = { n: 0 };
+  for (;;) {
+    last = await locator.query<Probe>(PROBE).catch(() => ({ n: 0 }));
+    if (strictOne && last.n > 1) throw new Error(`expect(${locator}).${name} failed: strict mode violation, ${last.n} elements`);
+    if (test(last) !== negate) return;
+    if (Date.now() > deadline) break;
+    await sleep(POLL_MS);
+  }
+  const received = last.n === 1 ? JSON.stringify(last.text?.slice(0, 500)) : `${last.n} elements`;
+  throw new Error(`expect(${locator})${negate ? ".not" : ""}.${name} failed after ${timeout ?? EXPECT_TIMEOUT_MS} ms\nExpected: ${String(expected)}\nReceived: ${received}`);
+}
+
+/** Playwright's locator assertions for a Firefox locator (`expect(locator)` in ../expect.ts). */
+export function locatorMatchers(l: FirefoxLocator, negate: boolean): object {
+  const m = {
+    get not() {
+      return locatorMatchers(l, !negate);
+    },
+    toHaveText: (exp: TextExpected, o?: { timeout?: number }) => retry(l, "toHaveText", exp, negate, o?.timeout, true, (p) => p.n === 1 && textMatches(p.text!, exp, false)),
+    toContainText: (exp: TextExpected, o?: { timeout?: number }) => retry(l, "toContainText", exp, negate, o?.timeout, true, (p) => p.n === 1 && textMatches(p.text!, exp, true)),
+    toBeVisible: (o?: { timeout?: number }) => retry(l, "toBeVisible", "visible", negate, o?.timeout, true, (p) => p.n === 1 && p.visible === true),
+    toHaveClass: (exp: TextExpected, o?: { timeout?: number }) =>
+      retry(l, "toHaveClass", exp, negate, o?.timeout, true, (p) => p.n === 1 && (exp instanceof RegExp ? exp.test(p.className!) : norm(p.className!) === norm(exp))),
+    toHaveCount: (n: number, o?: { timeout?: number }) => retry(l, "toHaveCount", n, negate, o?.timeout, false, (p) => p.n === n),
+  };
+  return strict(m, "expect(locator)");
+}
