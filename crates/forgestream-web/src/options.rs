@@ -64,7 +64,7 @@ fn invalid(message: String) -> SdkError {
 
 impl ClientOptions {
     /// Reads `{ baseUrl, flavor?, headers?, credentials?, transport?, storage?, maxFrameBytes?,
-    /// storageNamespace?, inspect?, reconnect?: { baseDelayMs?, maxDelayMs?, idleTimeoutMs?, maxAttempts? } }`.
+    /// storageNamespace?, inspect?, reconnect?: { baseDelayMs?, minDelayMs?, maxDelayMs?, idleTimeoutMs?, maxAttempts? } }`.
     /// Errors: `invalid-input` for a wrong type or value.
     pub fn from_js(obj: &JsValue) -> Result<Self, SdkError> {
         if !obj.is_object() {
@@ -105,6 +105,9 @@ impl ClientOptions {
             }
             if let Some(v) = get_ms(&r, "maxDelayMs")? {
                 reconnect.backoff_cap_ms = v.max(1);
+            }
+            if let Some(v) = get_ms(&r, "minDelayMs")? {
+                reconnect.backoff_floor_ms = v;
             }
             if let Some(v) = get_ms(&r, "idleTimeoutMs")? {
                 reconnect.idle_timeout_ms = v.max(1);
