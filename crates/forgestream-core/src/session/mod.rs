@@ -172,6 +172,9 @@ struct Run {
     started: Option<CommandId>,
     /// An attach run whose turn state is not known yet.
     checking: bool,
+    /// The stored checkpoint's cursor of this turn: a replay from 0 writes nothing below it
+    /// (checkpoints are monotonic, also across a reload).
+    persisted_floor: u64,
     waiters: Vec<RunWaiter>,
 }
 
@@ -527,6 +530,7 @@ impl Session {
             Some(c) => RunWaiter::Resume(c),
             None => RunWaiter::Restore,
         };
+        let floor = checkpoint.as_ref().map_or(0, |c| c.seq);
         let Some(turn_id) = checkpoint.and_then(|c| c.turn_id) else {
             if let Some(c) = id {
                 self.settle(c, Ok(Settled::Resumed(None)));
@@ -542,7 +546,10 @@ impl Session {
             // from the first event (after = 0); the checkpoint says *which* turn is live.
             self.start_run(StartMode::Attach { after: Some(0) }, Some(turn_id), None);
         }
-        let run = self.run.as_mut().expect("a run follows the turn");
+        let Some(run) = self.run.as_mut() else {
+            return false;
+        };
+        run.persisted_floor = run.persisted_floor.max(floor);
         if run.checking {
             run.waiters.push(waiter);
         } else {
@@ -666,6 +673,7 @@ impl Session {
             status: ConnectionStatus::Connecting,
             started: None,
             checking,
+            persisted_floor: 0,
             waiters: Vec::new(),
         });
         self.last_error = None;

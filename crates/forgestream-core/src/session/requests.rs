@@ -177,7 +177,8 @@ impl Session {
                 );
             }
             Command::Persist { after } => {
-                if let Some(tid) = turn_id {
+                let floor = self.run.as_ref().map_or(0, |r| r.persisted_floor);
+                if let Some(tid) = turn_id.filter(|_| after > floor) {
                     self.effects.push_back(Effect::WriteCheckpoint(Checkpoint {
                         v: SCHEMA_VERSION,
                         session_id: self.id.clone(),
