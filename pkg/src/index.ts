@@ -23,13 +23,15 @@ export * from "./types.js";
 
 let ready: Promise<void> | undefined;
 let loaded = false;
+let memory: WebAssembly.Memory | undefined;
 
 /**
  * Loads and instantiates the wasm core. Idempotent: every call returns the same promise.
  * @param wasmUrl URL of `forgestream_web_bg.wasm` (default: the file beside the glue).
  */
 export function init(wasmUrl?: string | URL): Promise<void> {
-  ready ??= wasmInit(wasmUrl ? { module_or_path: wasmUrl } : undefined).then(() => {
+  ready ??= wasmInit(wasmUrl ? { module_or_path: wasmUrl } : undefined).then((exports) => {
+    memory = exports.memory;
     loaded = true;
   });
   return ready;
@@ -39,6 +41,14 @@ function assertReady(): void {
   if (!loaded) {
     throw new ForgestreamError("not-initialized", "forgestream: call `await init()` before using the SDK", { retryable: false });
   }
+}
+
+/**
+ * The wasm core's linear memory size in bytes (it grows, never shrinks): for memory tests and
+ * diagnostics. 0 before `init()` resolved.
+ */
+export function wasmMemoryBytes(): number {
+  return memory?.buffer.byteLength ?? 0;
 }
 
 /** The loaded core's version, e.g. `"0.1.0"`. */
