@@ -199,7 +199,11 @@ export class AgentClient {
    */
   async restore(): Promise<AgentSession | null> {
     const inner = await call(() => this.#inner.restore() as Promise<WasmSession | null>);
-    return inner ? this.#handle(inner) : null;
+    if (!inner) return null;
+    const session = this.#handle(inner);
+    // What the promise promised is in the snapshot when it resolves (not a frame later).
+    session.flush();
+    return session;
   }
 
   /** True when checkpoints fell back to memory (storage full, disabled or unavailable). */
@@ -289,12 +293,22 @@ export class AgentSession implements Disposable {
       const start = performance.now();
       s.store.onFirstContent(() => performance.measure("forgestream:restore-to-first-event", { start, end: performance.now() }));
     }
-    return this.#call((s) => s.inner.load() as Promise<void>);
+    return this.#call((s) => (s.inner.load() as Promise<void>).then(() => s.store.flush()));
+  }
+
+  /** @internal Publishes pending changes to the snapshot now. */
+  flush(): void {
+    this.#s?.store.flush();
   }
 
   /** Resumes the turn recorded in storage, if any. Resolves to its id (once its state is known) or `null`. */
   resume(): Promise<string | null> {
-    return this.#call((s) => s.inner.resume() as Promise<string | null>);
+    return this.#call((s) =>
+      (s.inner.resume() as Promise<string | null>).then((t) => {
+        s.store.flush();
+        return t;
+      }),
+    );
   }
 
   /** Follows a turn someone else started (another tab, another device). */
