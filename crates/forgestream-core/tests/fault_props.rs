@@ -20,6 +20,12 @@
 //! persisted cursors never decrease and never pass the last applied sequence number; the
 //! subscribe cursor is also sent as `Last-Event-ID`.
 //!
+//! A second simulator (`interrupts_and_cancels_settle_the_old_turn`, 500 cases) runs two turns on
+//! one engine: turn A streams, then at a random byte the user sends with `interrupt` (the server
+//! cancels A as `cancelled-for-next-turn`; A's old stream keeps sending and must change nothing)
+//! or cancels (`POST /cancel` once, then A's `turn.done` cancelled); B's create stream may drop.
+//! Asserted: A ends `cancelled` with the right reason, one POST per send, B done with its text.
+//!
 //! Also here: the replay of `tests/fixtures/fuzz-crashes/` through the fuzz harness
 //! (`fuzz/harness.rs`), so a fuzz crash becomes a regression fixture.
 mod support;
@@ -1124,5 +1130,351 @@ fn a_reload_mid_stream_restores_into_the_same_view() {
             assert_eq!(content_summary(&outcome.view), reference.summary);
             assert_eq!(outcome.reloads, 1, "{}", reference.turn.name);
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Interrupts and cancels: two turns on one engine. Turn A streams; at a random byte the user
+// either sends the next message with `interrupt` (the server then cancels A as
+// `cancelled-for-next-turn` and creates B; A's old stream keeps sending, PROTOCOL §9) or
+// cancels A (`POST /cancel`; A's stream ends with `turn.done` cancelled). B's stream may drop.
+
+const TA: &str = "01turnaaaaaaaaaaaaaaaaaaaa.local";
+const TB: &str = "01turnbbbbbbbbbbbbbbbbbbbb.local";
+
+fn two_turn_frames(turn: &str, previous: Option<&str>, words: usize, end: Value) -> Vec<String> {
+    let m = format!("m-{}", &turn[6..10]);
+    let mut frames = vec![json!({"type": "turn.created", "id": format!("e0-{turn}"), "turn_id": turn,
+        "previous_turn_id": previous, "input": [{"type": "user.message", "content": "go"}],
+        "state": {"status": "running"}, "created_at": "2026-12-01T00:00:00.000Z", "thread_id": null})
+    .to_string()];
+    frames.push(
+        json!({"type": "model.message", "id": m, "thread_id": "main",
+        "created_at": "2026-12-01T00:00:01.000Z"})
+        .to_string(),
+    );
+    for i in 0..words {
+        frames.push(
+            json!({"type": "model.message.delta", "id": m, "thread_id": "main",
+            "content": format!("w{i} ")})
+            .to_string(),
+        );
+    }
+    frames.push(
+        json!({"type": "model.message.delta", "id": m, "thread_id": "main",
+        "finish_reason": "stop"})
+        .to_string(),
+    );
+    frames.push(
+        json!({"type": "turn.done", "id": format!("ez-{turn}"), "thread_id": null,
+        "created_at": "2026-12-01T00:00:09.000Z", "state": end})
+        .to_string(),
+    );
+    frames
+}
+
+fn sse(frames: &[String], from: usize) -> Vec<u8> {
+    let mut body = Vec::new();
+    for (i, f) in frames.iter().enumerate().skip(from) {
+        body.extend_from_slice(format!("data: {f}\nid: {}\n\n", i + 1).as_bytes());
+    }
+    body
+}
+
+struct TwoTurns {
+    engine: Session,
+    open: VecDeque<HttpRequest>,
+    aborted: BTreeSet<RequestId>,
+    now: u64,
+    next: CommandId,
+    posts: u32,
+    cancels: u32,
+    a_cancelled: Option<&'static str>,
+    b_frames: Vec<String>,
+    b_produced: usize,
+    b_drop: Option<usize>,
+    chunk: usize,
+    failures: Vec<String>,
+}
+
+impl TwoTurns {
+    fn feed(&mut self, input: Input<'_>) {
+        self.engine.handle(input, self.now);
+        while let Some(effect) = self.engine.poll_effect() {
+            match effect {
+                Effect::Request(r) => {
+                    if r.method == Method::Post && r.url.ends_with("/turns") {
+                        self.posts += 1;
+                    }
+                    if r.url.ends_with("/cancel") {
+                        self.cancels += 1;
+                    }
+                    self.open.push_back(r);
+                }
+                Effect::Abort { id } => {
+                    self.aborted.insert(id);
+                    self.open.retain(|r| r.id != id);
+                }
+                Effect::Settle {
+                    outcome: Err(e), ..
+                } => self.failures.push(format!("{e}")),
+                _ => {}
+            }
+        }
+    }
+
+    fn command(&mut self, command: Command) {
+        self.next += 1;
+        let id = self.next;
+        self.feed(Input::Command { id, command });
+    }
+
+    fn body(&mut self, id: RequestId, bytes: &[u8]) {
+        for piece in bytes.chunks(self.chunk) {
+            self.now += 3;
+            self.feed(Input::Bytes {
+                request: id,
+                bytes: piece,
+            });
+        }
+    }
+
+    fn turn_state(&self, turn: &str) -> Value {
+        if turn == TA {
+            match self.a_cancelled {
+                Some(reason) => json!({"status": "cancelled", "reason": reason,
+                                       "completed_at": "2026-12-01T00:00:05.000Z"}),
+                None => json!({"status": "running"}),
+            }
+        } else if self.b_produced >= self.b_frames.len() {
+            json!({"status": "done", "output": null, "required_actions": [],
+                   "completed_at": "2026-12-01T00:00:09.000Z"})
+        } else {
+            json!({"status": "running"})
+        }
+    }
+
+    /// Serves every request until nothing is open and no timer is due soon.
+    fn serve(&mut self) {
+        for _ in 0..200 {
+            let Some(r) = self.open.pop_front() else {
+                match self.engine.poll_timeout() {
+                    Some(at)
+                        if self.engine.connection().status != Some(&ConnectionStatus::Done)
+                            || at < self.now + 10_000 =>
+                    {
+                        self.now = self.now.max(at);
+                        self.feed(Input::Timer);
+                        continue;
+                    }
+                    _ => return,
+                }
+            };
+            self.now += 1;
+            let path = r
+                .url
+                .strip_prefix("http://sim/api/v1/sessions/s")
+                .unwrap_or("")
+                .to_string();
+            let respond = |t: &mut TwoTurns, body: Value| {
+                let body = body.to_string();
+                t.feed(Input::Response {
+                    request: r.id,
+                    status: 200,
+                    retry_after: None,
+                    body: body.as_bytes(),
+                });
+            };
+            if path == "/turns" && r.method == Method::Post {
+                // B's create: the server cancels A for the next turn at once.
+                self.a_cancelled.get_or_insert("cancelled-for-next-turn");
+                self.feed(Input::StreamOpened {
+                    request: r.id,
+                    status: 200,
+                });
+                let cut = self
+                    .b_drop
+                    .take()
+                    .unwrap_or(usize::MAX)
+                    .min(self.b_frames.len());
+                let bytes: Vec<u8> = sse(&self.b_frames[..cut], 0);
+                self.b_produced = self.b_produced.max(cut);
+                self.body(r.id, &bytes);
+                if self.aborted.contains(&r.id) {
+                    continue;
+                }
+                self.feed(if cut < self.b_frames.len() {
+                    Input::NetworkError { request: r.id }
+                } else {
+                    Input::End { request: r.id }
+                });
+            } else if let Some(rest) =
+                path.strip_prefix(&format!("/turns/{TB}/subscribe?after_sequence_number="))
+            {
+                let after: usize = rest.parse().unwrap();
+                self.feed(Input::StreamOpened {
+                    request: r.id,
+                    status: 200,
+                });
+                let bytes = sse(&self.b_frames, after.min(self.b_frames.len()));
+                self.b_produced = self.b_frames.len();
+                self.body(r.id, &bytes);
+                if !self.aborted.contains(&r.id) {
+                    self.feed(Input::End { request: r.id });
+                }
+            } else if path.ends_with("/events?order=asc&limit=100") {
+                respond(self, json!({"data": [], "pagination": {}}));
+            } else if let Some(turn) = path.strip_prefix("/turns/") {
+                let previous = if turn == TB { json!(TA) } else { Value::Null };
+                let state = self.turn_state(turn);
+                respond(
+                    self,
+                    json!({"data": {"id": turn, "session_id": "s", "previous_turn_id": previous,
+                                              "state": state, "created_at": "2026-12-01T00:00:00.000Z"}}),
+                );
+            } else if path == "/cancel" {
+                respond(self, json!({}));
+            } else {
+                self.failures
+                    .push(format!("unexpected {} {}", r.method.as_str(), r.url));
+            }
+        }
+    }
+}
+
+fn interrupt_or_cancel(
+    interrupt: bool,
+    words: usize,
+    at_permille: u16,
+    chunk: usize,
+    b_drop: Option<usize>,
+) -> Result<(), String> {
+    let done = json!({"status": "done", "output": null, "required_actions": [], "completed_at": "2026-12-01T00:00:09.000Z"});
+    let a_frames = two_turn_frames(TA, None, words, done.clone());
+    let b_frames = two_turn_frames(TB, Some(TA), 3, done);
+    let mut t = TwoTurns {
+        engine: engine(7),
+        open: VecDeque::new(),
+        aborted: BTreeSet::new(),
+        now: 1_000,
+        next: 0,
+        posts: 0,
+        cancels: 0,
+        a_cancelled: None,
+        // At least `turn.created` arrives (a lost create response is `fault_props`' `PostLost`).
+        b_drop: b_drop.map(|d| 1 + d % (b_frames.len() - 1)),
+        b_frames,
+        b_produced: 0,
+        chunk,
+        failures: Vec::new(),
+    };
+    t.command(Command::Send {
+        input: vec![user_message()],
+        interrupt: false,
+    });
+    let post = t.open.pop_front().ok_or("no POST")?;
+    t.feed(Input::StreamOpened {
+        request: post.id,
+        status: 200,
+    });
+    // A streams up to the user's action (at least its `turn.created`, so the turn is known).
+    let body = sse(&a_frames[..a_frames.len() - 2], 0);
+    let first = sse(&a_frames[..1], 0).len();
+    let cut = (first + (body.len() - first) * usize::from(at_permille) / 1000).min(body.len());
+    t.body(post.id, &body[..cut]);
+    if interrupt {
+        t.command(Command::Send {
+            input: vec![user_message()],
+            interrupt: true,
+        });
+        if !t.aborted.contains(&post.id) {
+            return Err("the interrupted turn's stream was not closed".into());
+        }
+        t.serve();
+        // A's old stream keeps sending (up to ~17 s on TrueForge): nothing of it may land.
+        let before = t.engine.view().summary();
+        t.body(post.id, &body[cut..]);
+        if t.engine.view().summary() != before {
+            return Err("late deltas of the interrupted turn changed the view".into());
+        }
+        t.serve();
+    } else {
+        t.command(Command::Cancel);
+        let cancel = t.open.pop_front().ok_or("no cancel request")?;
+        if !cancel.url.ends_with("/cancel") || !t.open.is_empty() {
+            return Err(format!(
+                "expected one POST /cancel, got {} and {:?}",
+                cancel.url, t.open
+            ));
+        }
+        t.feed(Input::Response {
+            request: cancel.id,
+            status: 200,
+            retry_after: None,
+            body: b"{}",
+        });
+        t.a_cancelled = Some("client-cancelled");
+        // The stream ends with `turn.done` (cancelled) after what it had left to send.
+        let seq = a_frames.len() - 1;
+        let done = json!({"type": "turn.done", "id": "ez-cancel", "thread_id": null,
+            "created_at": "2026-12-01T00:00:05.000Z",
+            "state": {"status": "cancelled", "reason": "client-cancelled", "completed_at": "2026-12-01T00:00:05.000Z"}});
+        let frame = format!("data: {done}\nid: {seq}\n\n");
+        t.body(post.id, &body[cut..]);
+        t.body(post.id, frame.as_bytes());
+        t.serve();
+    }
+    if !t.failures.is_empty() {
+        return Err(format!("failures: {:?}", t.failures));
+    }
+    let a = t.engine.view().turn(TA).ok_or("A missing")?;
+    let want = if interrupt {
+        "cancelled-for-next-turn"
+    } else {
+        "client-cancelled"
+    };
+    if a.status != TurnStatus::Cancelled || a.cancel_reason.as_deref() != Some(want) {
+        return Err(format!(
+            "A ended {:?} {:?}, want cancelled {want}",
+            a.status, a.cancel_reason
+        ));
+    }
+    let expected_posts = if interrupt { 2 } else { 1 };
+    if t.posts != expected_posts {
+        return Err(format!("{} turn POSTs, want {expected_posts}", t.posts));
+    }
+    if !interrupt && t.cancels != 1 {
+        return Err(format!("{} cancel POSTs, want 1", t.cancels));
+    }
+    if interrupt {
+        let b = t.engine.view().turn(TB).ok_or("B missing")?;
+        if b.status != TurnStatus::Done {
+            return Err(format!("B ended {:?}", b.status));
+        }
+        let text = message_texts(&t.engine.view().summary());
+        if !text.iter().any(|(_, s)| s == "w0 w1 w2 ") {
+            return Err(format!("B's text wrong: {text:?}"));
+        }
+    }
+    if t.engine.connection().status != Some(&ConnectionStatus::Done) {
+        return Err(format!("ended {:?}", t.engine.connection().status));
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 500, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// No turn is left `running` once the server says otherwise: an interrupted turn ends
+    /// `cancelled-for-next-turn`, a cancelled one `client-cancelled`; exactly one POST per send.
+    #[test]
+    fn interrupts_and_cancels_settle_the_old_turn(
+        interrupt in any::<bool>(),
+        words in 1usize..40,
+        at in 0u16..1000,
+        chunk in prop_oneof![1usize..8, 8usize..200, Just(1usize << 20)],
+        b_drop in prop::option::of(1usize..10),
+    ) {
+        interrupt_or_cancel(interrupt, words, at, chunk, b_drop).map_err(TestCaseError::fail)?;
     }
 }

@@ -285,7 +285,10 @@ async fn perform(weak: Weak<Engine>, request: HttpRequest, abort: AbortControlle
     let options = &client.options;
     let mut headers = match headers::resolve(options.headers.as_ref()).await {
         Ok(h) => h,
-        Err(_) => return feed_weak(&weak, Input::HeadersUnavailable { request: id }),
+        Err(_) => {
+            forget_abort(&weak, id);
+            return feed_weak(&weak, Input::HeadersUnavailable { request: id });
+        }
     };
     let result = match request.response {
         ResponseKind::Stream => {
@@ -313,12 +316,17 @@ async fn perform(weak: Weak<Engine>, request: HttpRequest, abort: AbortControlle
             }
         }
     };
-    if let Some(engine) = weak.upgrade() {
-        engine.io.borrow_mut().aborts.retain(|(r, _)| *r != id);
-    }
+    forget_abort(&weak, id);
     match result {
         Ok(()) | Err(fetch::FetchError::Aborted) => {}
         Err(_) => feed_weak(&weak, Input::NetworkError { request: id }),
+    }
+}
+
+/// Request `id` finished: its `AbortController` is no longer needed.
+fn forget_abort(weak: &Weak<Engine>, id: RequestId) {
+    if let Some(engine) = weak.upgrade() {
+        engine.io.borrow_mut().aborts.retain(|(r, _)| *r != id);
     }
 }
 
