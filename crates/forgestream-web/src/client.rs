@@ -1,7 +1,8 @@
-//! The exported classes: `WasmClient` (options, storage, the engines of its sessions) and
-//! `WasmSession` (a handle on one session's engine). Every handle on one session shares one
-//! engine, so one connection: `session(id)` twice, `createSession()` then `session(id)`, and
-//! concurrent `restore()`s all end up on the same engine. `close()` releases a handle; the last
+//! The exported classes: `WasmClient` (options, storage) and `WasmSession` (a handle on one
+//! session's engine). The page's engines are registered by configuration and session id
+//! (`executor::engine_for`): every handle on one session shares one engine, so one connection —
+//! `session(id)` twice, `createSession()` then `session(id)`, concurrent `restore()`s, and two
+//! clients of the same configuration all end up on the same engine. `close()` releases a handle; the last
 //! close frees the engine. The TS layer (`pkg/src/index.ts`) wraps them as `AgentClient` /
 //! `AgentSession`.
 use std::cell::RefCell;
@@ -16,7 +17,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 use crate::error::{invalid_input, to_js};
-use crate::executor::{ClientShared, Engine, Reply};
+use crate::executor::{engine_for, ClientShared, Engine, Reply};
 use crate::options::ClientOptions;
 use crate::snapshot;
 use crate::storage::CheckpointStore;
@@ -38,11 +39,7 @@ impl WasmClient {
             &options.storage_namespace,
         ));
         Ok(WasmClient {
-            shared: Rc::new(ClientShared {
-                options,
-                store,
-                engines: RefCell::new(Vec::new()),
-            }),
+            shared: Rc::new(ClientShared { options, store }),
         })
     }
 
@@ -116,27 +113,6 @@ impl WasmClient {
             .map_err(|e| to_js(&e))?;
         Ok(WasmSession::on(engine_for(&self.shared, &id)))
     }
-}
-
-/// The engine of session `id` of this client: the open one, or a new one.
-fn engine_for(shared: &Rc<ClientShared>, id: &str) -> Rc<Engine> {
-    let mut engines = shared.engines.borrow_mut();
-    engines.retain(|(_, weak)| weak.strong_count() > 0);
-    if let Some(engine) = engines
-        .iter()
-        .find(|(key, _)| key == id)
-        .and_then(|(_, weak)| weak.upgrade())
-        .filter(|e| !e.session.borrow().is_closed())
-    {
-        return engine;
-    }
-    drop(engines);
-    let engine = Engine::new(shared.clone(), id);
-    shared
-        .engines
-        .borrow_mut()
-        .push((id.to_string(), Rc::downgrade(&engine)));
-    engine
 }
 
 /// `POST /sessions`; the new session's id (the rest of the object is app data).

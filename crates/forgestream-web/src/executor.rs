@@ -9,6 +9,7 @@
 use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 
+use forgestream_core::resume;
 use forgestream_core::session::{
     self, Command, CommandId, Effect, HttpRequest, Input, RequestId, ResponseKind, Session,
     SessionError, Settled,
@@ -30,9 +31,66 @@ use crate::transport::{fetch, http};
 pub struct ClientShared {
     pub options: ClientOptions,
     pub store: RefCell<CheckpointStore>,
-    /// The engines of this client's sessions, by session id (one engine per session: every
-    /// handle on a session shares it). Weak: the handles own the engines.
-    pub engines: RefCell<Vec<(String, Weak<Engine>)>>,
+}
+
+impl ClientShared {
+    /// Whether engines of `self` may serve `other`'s handles: the same base URL, flavor,
+    /// transport, credentials, storage, limits and reconnect policy, and the same header
+    /// provider (auth). Two clients differing in any of these are two configurations and never
+    /// share an engine.
+    fn same_configuration(&self, other: &ClientShared) -> bool {
+        let (a, b) = (&self.options, &other.options);
+        a.api.base() == b.api.base()
+            && a.api.flavor == b.api.flavor
+            && a.transport == b.transport
+            && a.credentials == b.credentials
+            && a.storage == b.storage
+            && a.storage_namespace == b.storage_namespace
+            && a.max_frame_bytes == b.max_frame_bytes
+            && a.inspect == b.inspect
+            && resume::Config {
+                jitter_seed: 0,
+                ..a.reconnect
+            } == resume::Config {
+                jitter_seed: 0,
+                ..b.reconnect
+            }
+            && match (&a.headers, &b.headers) {
+                (None, None) => true,
+                (Some(x), Some(y)) => JsValue::from(x) == JsValue::from(y),
+                _ => false,
+            }
+    }
+}
+
+thread_local! {
+    /// The page's engines: (session id, engine). Weak: the handles own the engines. One engine
+    /// per (configuration — base URL, flavor, auth, storage… —, session id) per page: every
+    /// handle on a session shares it.
+    static ENGINES: RefCell<Vec<(String, Weak<Engine>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The open engine of session `id` for `client`'s configuration, or a new one.
+pub fn engine_for(client: &Rc<ClientShared>, id: &str) -> Rc<Engine> {
+    let found = ENGINES.with(|engines| {
+        let mut engines = engines.borrow_mut();
+        engines.retain(|(_, weak)| weak.strong_count() > 0);
+        engines
+            .iter()
+            .filter(|(key, _)| key == id)
+            .filter_map(|(_, weak)| weak.upgrade())
+            .find(|e| !e.session.borrow().is_closed() && e.client.same_configuration(client))
+    });
+    if let Some(engine) = found {
+        return engine;
+    }
+    let engine = Engine::new(client.clone(), id);
+    ENGINES.with(|engines| {
+        engines
+            .borrow_mut()
+            .push((id.to_string(), Rc::downgrade(&engine)))
+    });
+    engine
 }
 
 /// How a settled command crosses into JS.
@@ -149,11 +207,12 @@ impl Engine {
         for (_, _, reject, _) in pending {
             let _ = reject.call1(&JsValue::UNDEFINED, &crate::error::to_js(&closed));
         }
-        let id = self.session.borrow().id().to_string();
-        self.client
-            .engines
-            .borrow_mut()
-            .retain(|(key, weak)| key != &id && weak.strong_count() > 0);
+        let me: *const Engine = Rc::as_ptr(self);
+        ENGINES.with(|engines| {
+            engines
+                .borrow_mut()
+                .retain(|(_, weak)| weak.strong_count() > 0 && weak.as_ptr() != me)
+        });
     }
 }
 

@@ -326,6 +326,16 @@ impl Session {
         })
     }
 
+    /// Whether the active run follows `turn_id` and still will (not done, failed or
+    /// disconnected: those are followed again by a new run).
+    fn follows(&self, turn_id: &str) -> bool {
+        self.run.as_ref().is_some_and(|r| {
+            r.turn_id.as_deref() == Some(turn_id)
+                && !r.conn.is_finished()
+                && !matches!(r.status, ConnectionStatus::Failed(_))
+        })
+    }
+
     /// Whether the engine was closed.
     pub fn is_closed(&self) -> bool {
         self.closed
@@ -454,13 +464,7 @@ impl Session {
                 self.settle(id, Ok(Settled::Done));
             }
             Command::Attach { turn_id } => {
-                let followed = self.run.as_ref().is_some_and(|r| {
-                    r.turn_id.as_deref() == Some(turn_id.as_str())
-                        && !matches!(
-                            r.status,
-                            ConnectionStatus::Done | ConnectionStatus::Failed(_)
-                        )
-                });
+                let followed = self.follows(&turn_id);
                 if !followed && checkpoint::is_valid_id(&turn_id) {
                     self.start_run(StartMode::Attach { after: Some(0) }, Some(turn_id), None);
                 }
@@ -537,11 +541,7 @@ impl Session {
             }
             return false;
         };
-        let followed = self.run.as_ref().is_some_and(|r| {
-            r.turn_id.as_deref() == Some(turn_id.as_str())
-                && !matches!(r.status, ConnectionStatus::Failed(_))
-        });
-        if !followed {
+        if !self.follows(&turn_id) {
             // The page's memory is gone, so the view is rebuilt by replaying the live buffer
             // from the first event (after = 0); the checkpoint says *which* turn is live.
             self.start_run(StartMode::Attach { after: Some(0) }, Some(turn_id), None);
