@@ -12,6 +12,7 @@ export type ErrorCode =
   | "storage"
   | "aborted"
   | "invalid-input"
+  | "internal"
   | "not-initialized";
 
 /** Every error the SDK throws or reports: a real `Error` with a stable `code`. */
@@ -31,14 +32,15 @@ export class ForgestreamError extends Error {
     this.status = options.status;
   }
 
-  /** Converts anything thrown by the wasm core (or a fetch) into a `ForgestreamError`. */
+  /** Converts anything thrown by the wasm core into a `ForgestreamError` (an unknown throw is `internal`). */
   static from(error: unknown): ForgestreamError {
     if (error instanceof ForgestreamError) return error;
     if (error instanceof Error && (error as { code?: unknown }).code !== undefined) {
       const e = error as Error & { code: ErrorCode; retryable?: boolean; status?: number };
       return new ForgestreamError(e.code, e.message, { retryable: e.retryable ?? false, ...(e.status === undefined ? {} : { status: e.status }), cause: error });
     }
+    // Not one of ours: a fault inside the SDK (or a bug), never a retryable network error.
     const message = error instanceof Error ? error.message : String(error);
-    return new ForgestreamError("network", message, { cause: error });
+    return new ForgestreamError("internal", message, { retryable: false, cause: error });
   }
 }

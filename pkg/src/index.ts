@@ -23,13 +23,15 @@ export * from "./types.js";
 
 let ready: Promise<void> | undefined;
 let loaded = false;
+let memory: WebAssembly.Memory | undefined;
 
 /**
  * Loads and instantiates the wasm core. Idempotent: every call returns the same promise.
  * @param wasmUrl URL of `forgestream_web_bg.wasm` (default: the file beside the glue).
  */
 export function init(wasmUrl?: string | URL): Promise<void> {
-  ready ??= wasmInit(wasmUrl ? { module_or_path: wasmUrl } : undefined).then(() => {
+  ready ??= wasmInit(wasmUrl ? { module_or_path: wasmUrl } : undefined).then((exports) => {
+    memory = exports.memory;
     loaded = true;
   });
   return ready;
@@ -39,6 +41,14 @@ function assertReady(): void {
   if (!loaded) {
     throw new ForgestreamError("not-initialized", "forgestream: call `await init()` before using the SDK", { retryable: false });
   }
+}
+
+/**
+ * The wasm core's linear memory size in bytes (it grows, never shrinks): for memory tests and
+ * diagnostics. 0 before `init()` resolved.
+ */
+export function wasmMemoryBytes(): number {
+  return memory?.buffer.byteLength ?? 0;
 }
 
 /** The loaded core's version, e.g. `"0.1.0"`. */
@@ -74,6 +84,65 @@ function headerPairs(provider: ClientOptions["headers"]): (() => Promise<[string
   };
 }
 
+/**
+ * What the handles on one session share: the wasm engine's handle, the snapshot store, the
+ * inspector log and the cross-tab channel. One per engine per page; released with its last
+ * handle.
+ */
+class SharedSession {
+  readonly inner: WasmSession;
+  readonly store: SnapshotStore;
+  /** The inspector log as returned so far, and how many frames the core had logged then. */
+  readonly log: FrameLogEntry[] = [];
+  logTotal = 0;
+  loadTimed = false;
+  handles = 0;
+  /** Tells other tabs of this origin about turns started here, and follows theirs. */
+  tabs: BroadcastChannel | undefined;
+
+  constructor(inner: WasmSession, onWarning: ((w: Warning) => void) | undefined, followOtherTabs: boolean) {
+    this.inner = inner;
+    this.store = new SnapshotStore(inner, (w) => onWarning?.(w));
+    if (followOtherTabs && typeof BroadcastChannel === "function") {
+      this.tabs = new BroadcastChannel(`forgestream:turns:${inner.id}`);
+      // Only other tabs' messages arrive here (a channel never hears itself, and every handle in
+      // this page shares this one channel); `attach` ignores a turn already followed.
+      const inner_ = new WeakRef(inner);
+      this.tabs.onmessage = (e: MessageEvent<unknown>) => {
+        const turnId = (e.data as { turnId?: unknown } | null)?.turnId;
+        if (typeof turnId === "string" && turnId.length > 0) inner_.deref()?.attach(turnId);
+      };
+    }
+  }
+
+  announce(turnId: string): string {
+    this.tabs?.postMessage({ turnId });
+    return turnId;
+  }
+
+  /** The last handle closed: stop following other tabs, close the engine, free its memory. */
+  release(): void {
+    this.tabs?.close();
+    this.tabs = undefined;
+    this.store.detach();
+    this.inner.close();
+    this.inner.free();
+  }
+}
+
+/** Engines of this page by `WasmSession.engineId` (weak: the handles own them). */
+const shared = new Map<number, WeakRef<SharedSession>>();
+
+/** Backstop for handles dropped without `close()`: their share is released when collected. */
+const finalizer = new FinalizationRegistry<SharedSession>((s) => releaseHandle(s));
+
+function releaseHandle(s: SharedSession): void {
+  s.handles -= 1;
+  if (s.handles > 0) return;
+  if (shared.get(s.inner.engineId)?.deref() === s) shared.delete(s.inner.engineId);
+  s.release();
+}
+
 /** A client for one runtime (base URL + flavor + auth). Create one per app. */
 export class AgentClient {
   readonly #inner: WasmClient;
@@ -91,29 +160,49 @@ export class AgentClient {
     }
   }
 
+  /** A handle on `inner`'s engine, sharing the page's state for it. */
+  #handle(inner: WasmSession): AgentSession {
+    let s = shared.get(inner.engineId)?.deref();
+    if (s && !s.inner.closed) {
+      // Another handle on the same engine exists already: this wasm handle is not needed.
+      inner.close();
+      inner.free();
+    } else {
+      s = new SharedSession(inner, this.#onWarning, this.#followOtherTabs);
+      shared.set(inner.engineId, new WeakRef(s));
+    }
+    return new AgentSession(s);
+  }
+
   /** Creates a session on the server (`POST /sessions`). */
   async createSession(body: CreateSessionBody): Promise<AgentSession> {
     const inner = await call(() => this.#inner.createSession(JSON.stringify(body)) as Promise<WasmSession>);
-    return new AgentSession(inner, this.#onWarning, this.#followOtherTabs);
+    return this.#handle(inner);
   }
 
-  /** A handle on an existing session; call `load()` to fetch its history. */
+  /**
+   * A handle on an existing session; call `load()` to fetch its history. Every handle on one
+   * session in this page shares one engine, one connection and one snapshot; release each with
+   * `close()`.
+   */
   session(id: string): AgentSession {
-    return new AgentSession(this.#inner.session(id), this.#onWarning, this.#followOtherTabs);
+    return this.#handle(this.#inner.session(id));
   }
 
   /**
    * After a page refresh: reopens the last active session from storage, loads its history and
    * resumes a turn that was streaming (or rebuilds it from the listings when its live stream is
-   * gone). Pending approvals, questions and MCP auth links are in the snapshot again. Resolves to
-   * `null` when nothing was stored.
+   * gone); resolves once the turn's state is known, so pending approvals, questions and MCP auth
+   * links are in the snapshot and can be answered at once. Resolves to `null` when nothing usable
+   * was stored: no pointer, a corrupt one, or a session the server no longer has (the stale
+   * records are cleared). Concurrent calls share one load and one subscribe.
    */
   async restore(): Promise<AgentSession | null> {
-    const id = this.#inner.lastSessionId();
-    if (!id) return null;
-    const session = this.session(id);
-    await session.load();
-    await session.resume();
+    const inner = await call(() => this.#inner.restore() as Promise<WasmSession | null>);
+    if (!inner) return null;
+    const session = this.#handle(inner);
+    // What the promise promised is in the snapshot when it resolves (not a frame later).
+    session.flush();
     return session;
   }
 
@@ -123,51 +212,73 @@ export class AgentClient {
   }
 }
 
-/** One conversation: its live, immutable view and the actions on it. */
-export class AgentSession {
-  readonly #inner: WasmSession;
-  readonly #store: SnapshotStore;
-  /** The inspector log as returned so far, and how many frames the core had logged then. */
-  readonly #log: FrameLogEntry[] = [];
-  #logTotal = 0;
-  readonly #onWarning: ((w: Warning) => void) | undefined;
-  #loadTimed = false;
-  /** Tells other tabs of this origin about turns started here, and follows theirs. */
-  #tabs: BroadcastChannel | undefined;
+const closedError = (): ForgestreamError => new ForgestreamError("aborted", "the session handle is closed", { retryable: false });
+
+/**
+ * A handle on one conversation: its live, immutable view and the actions on it. Handles on the
+ * same session share one engine; `close()` (or `using`) releases this one.
+ */
+export class AgentSession implements Disposable {
+  #s: SharedSession | undefined;
+  readonly #id: string;
 
   /** @internal use `AgentClient.createSession` / `session` / `restore`. */
-  constructor(inner: WasmSession, onWarning?: (w: Warning) => void, followOtherTabs = true) {
-    this.#inner = inner;
-    this.#onWarning = onWarning;
-    this.#store = new SnapshotStore(inner, (w) => this.#onWarning?.(w));
-    if (followOtherTabs && typeof BroadcastChannel === "function") {
-      this.#tabs = new BroadcastChannel(`forgestream:turns:${inner.id}`);
-      this.#tabs.onmessage = (e: MessageEvent<unknown>) => {
-        const turnId = (e.data as { turnId?: unknown } | null)?.turnId;
-        // `attach` ignores a turn this session already follows.
-        if (typeof turnId === "string" && turnId.length > 0) this.#inner.attach(turnId);
-      };
-    }
+  constructor(shared_: unknown) {
+    const s = shared_ as SharedSession;
+    this.#s = s;
+    this.#id = s.inner.id;
+    s.handles += 1;
+    finalizer.register(this, s, this);
   }
 
-  #announce(turnId: string): string {
-    this.#tabs?.postMessage({ turnId });
-    return turnId;
+  #shared(): SharedSession {
+    if (!this.#s) throw closedError();
+    return this.#s;
+  }
+
+  #call<T>(f: (s: SharedSession) => Promise<T>): Promise<T> {
+    const s = this.#s;
+    if (!s) return Promise.reject(closedError());
+    return call(() => f(s));
   }
 
   /** The session id. */
   get id(): string {
-    return this.#inner.id;
+    return this.#id;
+  }
+
+  /** Whether this handle was closed. */
+  get closed(): boolean {
+    return this.#s === undefined;
+  }
+
+  /**
+   * Releases this handle (idempotent). When the last handle on the session closes, its
+   * connection is closed (the turn keeps running on the server and the checkpoint stays, so a
+   * later `restore()` follows it), pending promises reject with `aborted`, and the engine and
+   * its memory are freed. The React and Vue adapters call it on unmount.
+   */
+  close(): void {
+    const s = this.#s;
+    if (!s) return;
+    this.#s = undefined;
+    finalizer.unregister(this);
+    releaseHandle(s);
+  }
+
+  /** `using session = …` closes it at the end of the scope. */
+  [Symbol.dispose](): void {
+    this.close();
   }
 
   /**
    * Registers a listener called (at most once per animation frame while streaming) when the
    * snapshot changed. Returns the unsubscribe function. Compatible with `useSyncExternalStore`.
    */
-  subscribe = (listener: () => void): (() => void) => this.#store.subscribe(listener);
+  subscribe = (listener: () => void): (() => void) => (this.#s ? this.#s.store.subscribe(listener) : () => {});
 
   /** The current immutable snapshot; unchanged parts keep their identity between snapshots. */
-  getSnapshot = (): SessionSnapshot => this.#store.getSnapshot();
+  getSnapshot = (): SessionSnapshot => this.#shared().store.getSnapshot();
 
   /**
    * Loads the session's history (turns and the session timeline). The first load of a session
@@ -176,22 +287,33 @@ export class AgentSession {
    * event (see DevTools' Performance panel).
    */
   load(): Promise<void> {
-    if (!this.#loadTimed) {
-      this.#loadTimed = true;
+    const s = this.#s;
+    if (s && !s.loadTimed) {
+      s.loadTimed = true;
       const start = performance.now();
-      this.#store.onFirstContent(() => performance.measure("forgestream:restore-to-first-event", { start, end: performance.now() }));
+      s.store.onFirstContent(() => performance.measure("forgestream:restore-to-first-event", { start, end: performance.now() }));
     }
-    return call(() => this.#inner.load() as Promise<void>);
+    return this.#call((s) => (s.inner.load() as Promise<void>).then(() => s.store.flush()));
   }
 
-  /** Resumes the turn recorded in storage, if any. Resolves to its id or `null`. */
+  /** @internal Publishes pending changes to the snapshot now. */
+  flush(): void {
+    this.#s?.store.flush();
+  }
+
+  /** Resumes the turn recorded in storage, if any. Resolves to its id (once its state is known) or `null`. */
   resume(): Promise<string | null> {
-    return call(() => this.#inner.resume() as Promise<string | null>);
+    return this.#call((s) =>
+      (s.inner.resume() as Promise<string | null>).then((t) => {
+        s.store.flush();
+        return t;
+      }),
+    );
   }
 
   /** Follows a turn someone else started (another tab, another device). */
   attach(turnId: string): void {
-    this.#inner.attach(turnId);
+    this.#shared().inner.attach(turnId);
   }
 
   /**
@@ -200,7 +322,7 @@ export class AgentSession {
    */
   send(message: string | InputItem[], options: { interrupt?: boolean } = {}): Promise<string> {
     const items: InputItem[] = typeof message === "string" ? [{ type: "user.message", content: message }] : message;
-    return call(() => this.#inner.send(JSON.stringify(items), options.interrupt ?? false) as Promise<string>).then((t) => this.#announce(t));
+    return this.#call((s) => (s.inner.send(JSON.stringify(items), options.interrupt ?? false) as Promise<string>).then((t) => s.announce(t)));
   }
 
   /**
@@ -208,25 +330,25 @@ export class AgentSession {
    * Refuses (`invalid-input`) an incomplete batch, stale or unknown calls, empty answers.
    */
   respond(decisions: Decision[]): Promise<string> {
-    return call(() => this.#inner.respond(decisions) as Promise<string>).then((t) => this.#announce(t));
+    return this.#call((s) => (s.inner.respond(decisions) as Promise<string>).then((t) => s.announce(t)));
   }
 
   /** After the user completed MCP OAuth (the `auth_url`s), continues with an empty-input turn. */
   continueAfterAuth(): Promise<string> {
-    return call(() => this.#inner.respond([{ kind: "authDone" }]) as Promise<string>).then((t) => this.#announce(t));
+    return this.#call((s) => (s.inner.respond([{ kind: "authDone" }]) as Promise<string>).then((t) => s.announce(t)));
   }
 
   /** Stops the running turn on the server (`POST /cancel`); the stream ends with `cancelled`. */
   cancel(): Promise<void> {
-    return call(() => this.#inner.cancel() as Promise<void>);
+    return this.#call((s) => s.inner.cancel() as Promise<void>);
   }
 
   /** Closes the connection without stopping the turn (it keeps running; `resume()` follows it). */
   disconnect(): void {
-    this.#tabs?.close();
-    this.#tabs = undefined;
-    this.#inner.disconnect();
-    this.#store.flush();
+    const s = this.#s;
+    if (!s) return;
+    s.inner.disconnect();
+    s.store.flush();
   }
 
   /**
@@ -234,7 +356,7 @@ export class AgentSession {
    * exactly as from a real drop. The turn is untouched.
    */
   dropConnection(): void {
-    this.#inner.dropConnection();
+    this.#s?.inner.dropConnection();
   }
 
   /**
@@ -244,16 +366,17 @@ export class AgentSession {
    * otherwise copy the whole log each time).
    */
   eventLog(): FrameLogEntry[] {
-    const { total, capacity, frames } = this.#inner.eventLogSince(this.#logTotal) as { total: number; capacity: number; frames: FrameLogEntry[] };
-    this.#logTotal = total;
-    for (const f of frames) this.#log.push(Object.freeze(f));
-    if (this.#log.length > capacity) this.#log.splice(0, this.#log.length - capacity);
-    return this.#log.slice();
+    const s = this.#shared();
+    const { total, capacity, frames } = s.inner.eventLogSince(s.logTotal) as { total: number; capacity: number; frames: FrameLogEntry[] };
+    s.logTotal = total;
+    for (const f of frames) s.log.push(Object.freeze(f));
+    if (s.log.length > capacity) s.log.splice(0, s.log.length - capacity);
+    return s.log.slice();
   }
 
   /** Tries again after `liveUnavailable` or a retryable failure (never re-sends a turn). */
   refresh(): void {
-    this.#inner.refresh();
+    this.#s?.inner.refresh();
   }
 
   /**
@@ -265,6 +388,6 @@ export class AgentSession {
    * listings.
    */
   exportEvents(): SessionDigest {
-    return this.#inner.exportEvents() as SessionDigest;
+    return this.#shared().inner.exportEvents() as SessionDigest;
   }
 }

@@ -18,8 +18,13 @@ export interface OpenSessionOptions {
 export async function openSession(client: AgentClient, options: OpenSessionOptions): Promise<AgentSession> {
   if (options.sessionId) {
     const session = client.session(options.sessionId);
-    await session.load();
-    await session.resume();
+    try {
+      await session.load();
+      await session.resume();
+    } catch (e) {
+      session.close();
+      throw e;
+    }
     return session;
   }
   if (options.restore !== false) {

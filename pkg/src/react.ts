@@ -35,8 +35,8 @@ const getEmpty = () => EMPTY_SNAPSHOT;
 
 /**
  * Opens (creates, restores or loads) a session with `client` and keeps the component in sync
- * with it. Pass `null` as the client until `init()` resolved. The session is disconnected (not
- * cancelled) on unmount or when the options change.
+ * with it. Pass `null` as the client until `init()` resolved. The session handle is closed (the
+ * turn is not cancelled) on unmount or when the options change.
  */
 export function useAgentSession(client: AgentClient | null, options: OpenSessionOptions): AgentSessionHandle {
   const [session, setSession] = useState<AgentSession | null>(null);
@@ -52,13 +52,13 @@ export function useAgentSession(client: AgentClient | null, options: OpenSession
       (s) => {
         opened = s;
         if (live) setSession(s);
-        else s.disconnect();
+        else s.close();
       },
       (e: unknown) => live && setError(ForgestreamError.from(e)),
     );
     return () => {
       live = false;
-      opened?.disconnect();
+      opened?.close();
       setSession(null);
     };
     // `key` stands for `options` (compared by value, not identity).

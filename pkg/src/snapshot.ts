@@ -72,7 +72,11 @@ export class SnapshotStore {
     this.#core = core;
     this.#onWarning = onWarning;
     this.#snapshot = { ...EMPTY_SNAPSHOT, sessionId: core.id };
-    core.setListener(() => this.#schedule());
+    // Rust holds this function until the session's last handle closes; it reaches the store
+    // only through a WeakRef, so an app that drops its handles without `close()` does not keep
+    // the store (and, through app listeners, the handles) alive from the wasm side.
+    const self = new WeakRef(this);
+    core.setListener(() => self.deref()?.schedule());
     this.#apply(this.#full());
   }
 
@@ -88,6 +92,15 @@ export class SnapshotStore {
   /** Calls `callback` once, after the first snapshot that holds an item has been published. */
   onFirstContent(callback: () => void): void {
     this.#onFirstContent = callback;
+  }
+
+  /** Detaches from the core (the session's last handle closed). */
+  detach(): void {
+    this.#scheduled = false;
+    if (this.#frame !== undefined) cancelAnimationFrame(this.#frame);
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#frame = this.#timer = undefined;
+    this.#listeners.clear();
   }
 
   /** Applies pending changes now and notifies (used before teardown and in tests). */
@@ -108,7 +121,8 @@ export class SnapshotStore {
     }
   }
 
-  #schedule(): void {
+  /** Called by the core when something changed: one update per animation frame. */
+  schedule(): void {
     if (this.#scheduled) return;
     this.#scheduled = true;
     const run = () => this.#scheduled && this.flush();

@@ -44,8 +44,8 @@ export interface ClientOptions {
   storage?: "local" | "session" | "memory";
   /** Key namespace of the checkpoints (default `"forgestream"`), for several clients per origin. */
   storageNamespace?: string;
-  /** Reconnect policy (ms): full-jitter exponential backoff with a cap, idle watchdog. */
-  reconnect?: { baseDelayMs?: number; maxDelayMs?: number; idleTimeoutMs?: number; maxAttempts?: number };
+  /** Reconnect policy (ms): full-jitter exponential backoff between `minDelayMs` (default 250) and `maxDelayMs` (default 30 000), base `baseDelayMs` (500), idle watchdog. */
+  reconnect?: { baseDelayMs?: number; minDelayMs?: number; maxDelayMs?: number; idleTimeoutMs?: number; maxAttempts?: number };
   /** Per-frame byte cap of the SSE parser (default 16 MiB). */
   maxFrameBytes?: number;
   /**

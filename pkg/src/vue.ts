@@ -1,7 +1,7 @@
 /**
  * `forgestream/vue`: `useAgentSession(client, options)`, the same contract as the React hook,
  * with the snapshot in a `shallowRef` (each snapshot is immutable, so identity tells Vue what
- * changed). Call it inside `setup()`; it disconnects on unmount.
+ * changed). Call it inside `setup()`; it closes the session handle on unmount.
  */
 import { getCurrentScope, onScopeDispose, shallowRef, type ShallowRef } from "vue";
 import type { AgentClient, AgentSession } from "./index.js";
@@ -35,7 +35,7 @@ export function useAgentSession(client: AgentClient, options: OpenSessionOptions
 
   openSession(client, options).then(
     (s) => {
-      if (disposed) return s.disconnect();
+      if (disposed) return s.close();
       session.value = s;
       snapshot.value = s.getSnapshot();
       unsubscribe = s.subscribe(() => (snapshot.value = s.getSnapshot()));
@@ -47,7 +47,7 @@ export function useAgentSession(client: AgentClient, options: OpenSessionOptions
     onScopeDispose(() => {
       disposed = true;
       unsubscribe?.();
-      session.value?.disconnect();
+      session.value?.close();
     });
   }
 

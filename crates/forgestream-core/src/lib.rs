@@ -8,6 +8,8 @@
 //! - [`reduce`]: the session reducer (`SessionView`), delta merge, pending actions, usage.
 //! - [`respond`]: builds and validates continuation input for paused turns.
 //! - [`resume`]: the connection/recovery state machine (inputs in, commands out, time passed in).
+//! - [`session`]: the session engine around it: restore, load, send, interrupt, respond, effect
+//!   recovery, checkpoints (inputs in, effects out as data).
 #![cfg_attr(not(feature = "std"), no_std)]
 #![forbid(unsafe_code)]
 
@@ -16,5 +18,6 @@ extern crate alloc;
 pub mod reduce;
 pub mod respond;
 pub mod resume;
+pub mod session;
 pub mod sse;
 pub mod wire;

@@ -12,7 +12,7 @@
 //!   `LookupNewestTurn` (effect recovery, §8.3), never by a second POST (FIELD C8).
 //! - Every reconnect first reads the turn (`GetTurn`): running → `Subscribe { after: cursor }`;
 //!   terminal → `Rebuild` (a cursor at the end of a finished turn hangs, §9; FIELD C13).
-//! - Waits use exponential backoff with full jitter and a cap; `retry:` sets the base within
+//! - Waits use exponential backoff with full jitter between a floor and a cap; `retry:` sets the base within
 //!   bounds; 429/503 honour `Retry-After` within bounds; the attempt counter resets when a
 //!   stream delivers a new sequence number; `max_attempts` ends in `TooManyAttempts`.
 //! - EOF without `turn.done` resubscribes after the last processed sequence number (FIELD C4).
@@ -36,7 +36,7 @@ pub use config::Config;
 pub use input::{Input, StartMode};
 
 use alloc::collections::VecDeque;
-use backoff::{ceiling, Jitter};
+use backoff::Jitter;
 
 /// A request the machine issues; also "what to do next" after a wait or a pause.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -648,11 +648,12 @@ impl Connection {
             return;
         }
         let cap = self.config.backoff_cap_ms;
+        let floor = self.config.backoff_floor_ms.min(cap);
         let delay = match retry_after_ms {
-            Some(ms) => ms.max(self.config.retry_min_ms).min(cap),
+            Some(ms) => ms.max(self.config.retry_min_ms).max(floor).min(cap),
             None => {
                 let base = self.retry_base_ms.unwrap_or(self.config.backoff_base_ms);
-                self.jitter.up_to(ceiling(base, cap, self.attempt))
+                backoff::delay(&mut self.jitter, base, floor, cap, self.attempt)
             }
         };
         let until_ms = self.now_ms.saturating_add(delay);

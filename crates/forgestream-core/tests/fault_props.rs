@@ -1,23 +1,30 @@
 //! Fault properties: a simulated TrueForge server holds one turn's frames (the recorded create
 //! streams under `tests/fixtures/recorded`, parsed with the crate's parser, and generated turns)
-//! and a client loop drives `resume::Connection` + `SseParser` + `SessionView` the way the web
-//! crate does (`crates/forgestream-web/src/exec.rs`, `ingest.rs`): one parser per run, frames
-//! applied to the view and reported to the machine chunk by chunk, commands drained after each
-//! chunk, an `Abort` closes the request without touching the parser, EOF / body errors call
-//! `parser.finish()`, a fetched turn is applied to the view, a rebuild applies the persisted
-//! listing and then the turn.
+//! and answers the requests of the real session engine (`forgestream_core::session::Session`),
+//! carrying out its effects as `crates/forgestream-web` does: requests by URL, every body read
+//! as `Input::Bytes`, aborts close the request, the timer fires at `poll_timeout`, checkpoints
+//! and the last-session pointer land in a simulated storage that a reload reads back.
 //!
 //! Proptest picks the faults per connection: a drop at a random byte offset (inside UTF-8
 //! too), random chunking, LF or CRLF, heartbeats, a replay from 1 that ignores the cursor, 412
 //! (rebuild from the persisted listing, which the sim derives from the frames produced so far),
-//! 429/5xx with `Retry-After`, a clean end without `turn.done`, a stall (idle watchdog) and a
-//! create request whose response is lost after the server created the turn.
+//! 429/5xx with `Retry-After`, a clean end without `turn.done`, a stall (idle watchdog), a
+//! create request whose response is lost after the server created the turn, and a page reload
+//! mid-stream (a new engine restores from storage, twice at once).
 //!
-//! Asserted for every run: the connection ends `Done`; exactly one POST; the final
-//! `summary()` (minus `diagnostics`) and pending actions equal the fault-free run's; at every
+//! Asserted for every run: the connection ends `Done`; exactly one turn POST (reloads never
+//! POST); at most one live stream open at a time; the final `summary()` (minus `diagnostics`)
+//! and pending actions equal the fault-free run's, which equals the persisted history; at every
 //! connection end each message's text is a prefix of its final text (no duplicated text); no
-//! frame ever reaches the reducer malformed; persisted cursors never decrease and never pass the
-//! last applied sequence number.
+//! frame ever reaches the reducer malformed; the finished turn never still shows `running`;
+//! persisted cursors never decrease and never pass the last applied sequence number; the
+//! subscribe cursor is also sent as `Last-Event-ID`.
+//!
+//! A second simulator (`interrupts_and_cancels_settle_the_old_turn`, 500 cases) runs two turns on
+//! one engine: turn A streams, then at a random byte the user sends with `interrupt` (the server
+//! cancels A as `cancelled-for-next-turn`; A's old stream keeps sending and must change nothing)
+//! or cancels (`POST /cancel` once, then A's `turn.done` cancelled); B's create stream may drop.
+//! Asserted: A ends `cancelled` with the right reason, one POST per send, B done with its text.
 //!
 //! Also here: the replay of `tests/fixtures/fuzz-crashes/` through the fuzz harness
 //! (`fuzz/harness.rs`), so a fuzz crash becomes a regression fixture.
@@ -27,11 +34,15 @@ mod support;
 #[allow(dead_code)]
 mod harness;
 
+use std::collections::{BTreeSet, VecDeque};
 use std::sync::OnceLock;
 
 use forgestream_core::reduce::{ReducerConfig, SessionView, TurnStatus};
-use forgestream_core::resume::{Command, Config, Connection, ConnectionStatus, Input, StartMode};
-use forgestream_core::sse::{ParserConfig, SseItem, SseParser};
+use forgestream_core::resume::{Config, ConnectionStatus};
+use forgestream_core::session::{
+    Api, Checkpoint, Command, CommandId, Config as SessionConfig, Effect, Flavor, HttpRequest,
+    Input, Method, RequestId, Session, Transport,
+};
 use forgestream_core::wire;
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -107,6 +118,18 @@ impl SimTurn {
 
     fn turn_id(&self) -> &str {
         self.running["id"].as_str().unwrap()
+    }
+
+    /// The turn before this one in the session (a continuation's paused turn), as the server
+    /// lists it: settled, nothing pending any more.
+    fn previous(&self) -> Option<Value> {
+        let id = self.running["previous_turn_id"].as_str()?;
+        Some(json!({
+            "id": id, "session_id": "s", "previous_turn_id": null,
+            "state": {"status": "done", "output": null, "required_actions": [],
+                      "completed_at": "2026-11-29T00:00:00.000Z"},
+            "created_at": "2026-11-29T00:00:00.000Z",
+        }))
     }
 
     fn turn_json(&self, produced: usize) -> wire::Turn {
@@ -186,6 +209,9 @@ fn reference_of(turn: SimTurn) -> Reference {
     let summary = content_summary(&clean.view);
     // The fault-free run equals the persisted history (listing + GET turn).
     let mut persisted = SessionView::new("s", ReducerConfig::default());
+    if let Some(previous) = turn.previous() {
+        persisted.apply_turn(&serde_json::from_value(previous).unwrap());
+    }
     persisted
         .apply_turn_events(turn.turn_id(), turn.listing_at(turn.frames.len()))
         .unwrap();
@@ -307,6 +333,9 @@ enum Fault {
     },
     /// The create POST reached the server (the turn exists) but its response was lost.
     PostLost,
+    /// The page reloads after `at` ‰ of a stream's bytes: a new engine restores from storage
+    /// (twice at once) and follows the turn again.
+    Reload { at: u16 },
 }
 
 #[derive(Debug, Clone)]
@@ -365,6 +394,7 @@ fn fault() -> impl Strategy<Value = Fault> {
         )
             .prop_map(|(code, retry_after_s)| Fault::Status { code, retry_after_s }),
         1 => Just(Fault::PostLost),
+        1 => (0u16..1000).prop_map(|at| Fault::Reload { at }),
     ]
 }
 
@@ -410,38 +440,34 @@ fn plan() -> impl Strategy<Value = Plan> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The client loop.
-
-/// A request the machine asked for, waiting to be carried out.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Request {
-    Post,
-    Subscribe(u64),
-    GetTurn,
-    Rebuild,
-    Lookup,
-}
+// The client: the real session engine (`forgestream_core::session::Session`), its effects
+// carried out by the simulated server below exactly as `crates/forgestream-web` carries them
+// out: requests by URL, body reads as `Input::Bytes`, aborts close the request, the timer fires
+// at `poll_timeout`, checkpoints land in a simulated storage that a reload reads back.
 
 struct Sim<'a> {
     turn: &'a SimTurn,
     plan: &'a Plan,
     next_conn: usize,
-    conn: Connection,
-    parser: SseParser,
-    view: SessionView,
-    /// Known to the client (from `turn.created` or the lookup).
-    turn_id: Option<String>,
+    engine: Session,
+    /// Requests issued and not yet carried out, oldest first.
+    open: VecDeque<HttpRequest>,
+    /// Requests the engine aborted.
+    aborted: BTreeSet<RequestId>,
     now: u64,
-    /// Identity of the open request; `Abort` and every new request bump it (exec.rs).
-    request_id: u64,
-    pending: Option<Request>,
-    refresh_wanted: bool,
+    next_command: CommandId,
     /// Server state.
     produced: usize,
+    /// Frames the server produces while a rebuild reads the turn, then its events.
+    pending_extra: usize,
     posts: u32,
-    persisted: Option<u64>,
+    /// Simulated storage: the checkpoint and the pointer.
+    checkpoint: Option<Checkpoint>,
+    pointer: bool,
     cleared: bool,
-    errors: Vec<String>,
+    reloads: u32,
+    /// Live stream requests (POST / subscribe) being read right now: at most one.
+    streams_open: u32,
     log: Vec<String>,
     reference_texts: Option<&'a [(String, String)]>,
     failed: Option<String>,
@@ -450,6 +476,7 @@ struct Sim<'a> {
 /// What the sim observed, for the assertions.
 struct Outcome {
     view: SessionView,
+    reloads: u32,
 }
 
 /// splitmix64, for chunk sizes.
@@ -459,6 +486,28 @@ fn next_rand(state: &mut u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
+}
+
+fn engine(seed: u64) -> Session {
+    Session::new(
+        "s",
+        SessionConfig {
+            api: Api::new("http://sim", Flavor::TrueForge),
+            transport: Transport::Fetch,
+            reconnect: Config {
+                jitter_seed: seed,
+                ..Config::default()
+            },
+            max_frame_bytes: 16 << 20,
+            inspect: false,
+        },
+    )
+}
+
+fn user_message() -> wire::InputItem {
+    wire::InputItem::UserMessage {
+        content: wire::UserContent::Text("generate".into()),
+    }
 }
 
 impl<'a> Sim<'a> {
@@ -471,69 +520,66 @@ impl<'a> Sim<'a> {
         plan: &'a Plan,
         reference_texts: Option<&'a [(String, String)]>,
     ) -> Result<Outcome, String> {
-        let config = Config {
-            jitter_seed: plan.jitter_seed,
-            ..Config::default()
-        };
         let mut sim = Sim {
             turn,
             plan,
             next_conn: 0,
-            conn: Connection::new(config),
-            parser: SseParser::new(ParserConfig::default()),
-            view: SessionView::new("s", ReducerConfig::default()),
-            turn_id: None,
+            engine: engine(plan.jitter_seed),
+            open: VecDeque::new(),
+            aborted: BTreeSet::new(),
             now: 1_000,
-            request_id: 0,
-            pending: None,
-            refresh_wanted: false,
+            next_command: 1,
             produced: 0,
+            pending_extra: 0,
             posts: 0,
-            persisted: None,
+            checkpoint: None,
+            pointer: false,
             cleared: false,
-            errors: Vec::new(),
+            reloads: 0,
+            streams_open: 0,
             log: Vec::new(),
             reference_texts,
             failed: None,
         };
-        sim.conn.handle(
-            Input::Start {
-                mode: StartMode::CreateTurn,
-            },
-            sim.now,
-        );
-        sim.drain();
+        if turn.previous().is_some() {
+            // The session already holds the turn this one continues: the page loaded it.
+            sim.command(Command::Load);
+            while let Some(request) = sim.open.pop_front() {
+                sim.execute(request);
+            }
+        }
+        sim.command(Command::Send {
+            input: vec![user_message()],
+            interrupt: false,
+        });
         // Bounded: each iteration carries out one request or one timer.
-        for _ in 0..500 {
+        for _ in 0..800 {
             if let Some(e) = sim.failed.take() {
                 return Err(sim.explain(&e));
             }
-            if sim.conn.is_finished() {
+            if sim.status() == Some(&ConnectionStatus::Done) {
                 break;
             }
-            if let Some(request) = sim.pending.take() {
+            if let Some(request) = sim.open.pop_front() {
                 sim.now += 1;
                 sim.execute(request);
-            } else if sim.refresh_wanted {
-                sim.refresh_wanted = false;
+            } else if sim.status() == Some(&ConnectionStatus::LiveUnavailable) {
                 sim.now += 1;
-                sim.conn.handle(Input::Refresh, sim.now);
-                sim.drain();
+                sim.command(Command::Refresh);
             } else {
-                let Some(deadline) = sim.conn.poll_timeout() else {
+                let Some(deadline) = sim.engine.poll_timeout() else {
                     return Err(sim.explain("stuck: no request, no timer"));
                 };
                 sim.now = sim.now.max(deadline);
                 sim.log.push(format!("tick@{}", sim.now));
-                sim.conn.handle(Input::Tick, sim.now);
-                sim.drain();
+                sim.feed(Input::Timer);
             }
         }
         if let Some(e) = sim.failed.take() {
             return Err(sim.explain(&e));
         }
-        if sim.conn.status() != Some(&ConnectionStatus::Done) {
-            return Err(sim.explain(&format!("ended {:?}", sim.conn.status())));
+        if sim.status() != Some(&ConnectionStatus::Done) {
+            return Err(sim.explain(&format!("ended {:?}", sim.status())));
         }
         if sim.posts != 1 {
             return Err(sim.explain(&format!("{} POSTs", sim.posts)));
@@ -541,10 +587,26 @@ impl<'a> Sim<'a> {
         if !sim.cleared {
             return Err(sim.explain("the checkpoint was never cleared"));
         }
-        if !sim.errors.is_empty() {
-            return Err(sim.explain(&format!("reducer/parser errors: {:?}", sim.errors)));
+        if !sim.pointer {
+            return Err(sim.explain("the last-session pointer was never written"));
         }
-        Ok(Outcome { view: sim.view })
+        let (_, warnings) = sim.engine.take_changes();
+        if let Some(w) = warnings.iter().find(|(code, _)| code == "protocol") {
+            return Err(sim.explain(&format!("reducer/parser error: {w:?}")));
+        }
+        // No turn is left running once the server says otherwise.
+        let status = sim.engine.view().turn(sim.turn.turn_id()).map(|t| t.status);
+        if status == Some(TurnStatus::Running) {
+            return Err(sim.explain("the finished turn still shows running"));
+        }
+        Ok(Outcome {
+            view: sim.engine.view().clone(),
+            reloads: sim.reloads,
+        })
+    }
+
+    fn status(&self) -> Option<&ConnectionStatus> {
+        self.engine.connection().status
     }
 
     fn explain(&self, what: &str) -> String {
@@ -567,52 +629,70 @@ impl<'a> Sim<'a> {
         p
     }
 
-    /// Carries out every queued command (`exec::pump`).
-    fn drain(&mut self) {
-        while let Some(command) = self.conn.poll_command() {
-            match command {
-                Command::PostTurn => {
-                    self.posts += 1;
-                    self.open(Request::Post);
-                }
-                Command::Subscribe { after } => self.open(Request::Subscribe(after)),
-                Command::GetTurn => self.open(Request::GetTurn),
-                Command::Rebuild => self.open(Request::Rebuild),
-                Command::LookupNewestTurn => self.open(Request::Lookup),
-                Command::RefreshHeaders => {
-                    self.conn.handle(Input::HeadersRefreshed, self.now);
-                }
-                Command::Abort => {
-                    // exec.rs: close the request, end the parser's connection (an unterminated
-                    // frame of the aborted stream must not prefix the next one), bump the id.
-                    self.request_id += 1;
-                    self.pending = None;
-                    self.parser.finish();
-                }
-                Command::PostCancel => self.fail("PostCancel without a cancel".into()),
-                Command::Persist { after } => {
-                    if self.persisted.is_some_and(|p| after < p) {
-                        self.fail(format!("persisted cursor went back to {after}"));
+    fn command(&mut self, command: Command) {
+        let id = self.next_command;
+        self.next_command += 1;
+        self.feed(Input::Command { id, command });
+    }
+
+    /// Feeds one input and carries out the effects (`forgestream-web`'s executor).
+    fn feed(&mut self, input: Input<'_>) {
+        self.engine.handle(input, self.now);
+        while let Some(effect) = self.engine.poll_effect() {
+            match effect {
+                Effect::Request(request) => {
+                    if request.method == Method::Post && request.url.ends_with("/turns") {
+                        self.posts += 1;
                     }
-                    let applied = self
-                        .turn_id
-                        .as_deref()
-                        .and_then(|t| self.view.last_sequence_number(t));
-                    if !matches!(applied, Some(a) if after <= a) {
-                        self.fail(format!("persisted {after} beyond applied {applied:?}"));
-                    }
-                    self.persisted = Some(after);
+                    self.open.push_back(request);
                 }
-                Command::ClearPersisted => self.cleared = true,
-                Command::Status(status) => {
-                    self.log.push(format!("{status:?}"));
-                    match status {
-                        ConnectionStatus::LiveUnavailable => self.refresh_wanted = true,
-                        ConnectionStatus::Failed(e) => self.fail(format!("failed: {e:?}")),
-                        _ => {}
+                Effect::OpenEventSource { .. } => self.fail("EventSource in a fetch client".into()),
+                Effect::Abort { id } => {
+                    self.aborted.insert(id);
+                    self.open.retain(|r| r.id != id);
+                }
+                Effect::RefreshHeaders { id } => {
+                    self.engine.handle(
+                        Input::HeadersRefreshed {
+                            request: id,
+                            ok: true,
+                        },
+                        self.now,
+                    );
+                }
+                Effect::WriteCheckpoint(record) => {
+                    if let (Some(old), Some(tid)) = (&self.checkpoint, &record.turn_id) {
+                        if old.turn_id.as_ref() == Some(tid) && record.seq < old.seq {
+                            self.fail(format!("checkpoint went back {} → {}", old.seq, record.seq));
+                        }
+                    }
+                    if let Some(tid) = &record.turn_id {
+                        let applied = self.engine.view().last_sequence_number(tid);
+                        if record.seq > 0 && !matches!(applied, Some(a) if record.seq <= a) {
+                            self.fail(format!(
+                                "persisted {} beyond applied {applied:?}",
+                                record.seq
+                            ));
+                        }
+                    } else {
+                        self.cleared = true;
+                    }
+                    self.checkpoint = Some(record);
+                }
+                Effect::RemoveCheckpoint => self.checkpoint = None,
+                Effect::WritePointer => self.pointer = true,
+                Effect::ClearPointer => self.pointer = false,
+                Effect::Settle { outcome, .. } => {
+                    if let Err(e) = outcome {
+                        self.fail(format!("a command failed: {e}"));
                     }
                 }
+                Effect::Notify => {}
             }
+        }
+        if let Some(ConnectionStatus::Failed(e)) = self.status() {
+            let e = *e;
+            self.fail(format!("failed: {e:?}"));
         }
     }
 
@@ -620,138 +700,163 @@ impl<'a> Sim<'a> {
         self.failed.get_or_insert(what);
     }
 
-    /// `open_request`: a new request closes the previous one.
-    fn open(&mut self, request: Request) {
-        self.parser.finish();
-        self.request_id += 1;
-        self.pending = Some(request);
+    fn respond(&mut self, id: RequestId, status: u16, retry_after_s: Option<u8>, body: &str) {
+        let retry = retry_after_s.map(|s| s.to_string());
+        self.feed(Input::Response {
+            request: id,
+            status,
+            retry_after: retry.as_deref(),
+            body: body.as_bytes(),
+        });
     }
 
-    fn execute(&mut self, request: Request) {
-        let plan = self.next_plan();
-        self.log.push(format!("{request:?} {:?}", plan.fault));
+    fn execute(&mut self, request: HttpRequest) {
+        let path = request
+            .url
+            .strip_prefix("http://sim/api/v1/sessions/s")
+            .unwrap_or("")
+            .to_string();
         let n = self.turn.frames.len();
-        match request {
-            Request::Post => {
-                if plan.fault == Fault::PostLost {
-                    self.produced = self.produced.max((1 + plan.extra_produced).min(n));
-                    self.conn.handle(Input::NetworkError, self.now);
-                    self.drain();
-                } else {
-                    self.produced = self.produced.max(1);
-                    self.stream(0, &plan);
+        let tid = self.turn.turn_id().to_string();
+        let turn_path = format!("/turns/{tid}");
+        if request.method == Method::Post && path == "/cancel" {
+            self.respond(request.id, 200, None, "{}");
+            return;
+        }
+        if path.starts_with("/turns?limit=25") || path.starts_with("/events") {
+            // History pages of a reloaded page: behave (faults target the turn's requests).
+            let body = if path.starts_with("/turns") {
+                let mut turns: Vec<Value> = self.turn.previous().into_iter().collect();
+                if self.produced > 0 {
+                    turns.push(serde_json::to_value(self.turn.turn_json(self.produced)).unwrap());
                 }
+                json!({"data": turns, "pagination": {}})
+            } else {
+                let items: Vec<Value> = self
+                    .turn
+                    .listing_at(self.produced)
+                    .into_iter()
+                    .rev()
+                    .map(|e| json!({"turn_id": tid, "event": e}))
+                    .collect();
+                json!({"data": items, "pagination": {}})
+            };
+            self.log.push(format!("history {path}"));
+            self.respond(request.id, 200, None, &body.to_string());
+            return;
+        }
+        let plan = self.next_plan();
+        self.log.push(format!(
+            "{} {path} {:?}",
+            request.method.as_str(),
+            plan.fault
+        ));
+        let status_fault = match plan.fault {
+            Fault::Status {
+                code,
+                retry_after_s,
+            } => Some((code, retry_after_s)),
+            _ => None,
+        };
+        if request.method == Method::Post && path == "/turns" {
+            if plan.fault == Fault::PostLost {
+                self.produced = self.produced.max((1 + plan.extra_produced).min(n));
+                self.feed(Input::NetworkError {
+                    request: request.id,
+                });
+            } else {
+                self.produced = self.produced.max(1);
+                self.stream(request.id, 0, &plan);
             }
-            Request::Subscribe(after) => match plan.fault {
-                Fault::Gone412 => self.status(412, None),
-                Fault::Status {
-                    code,
-                    retry_after_s,
-                } => self.status(code, retry_after_s),
+        } else if let Some(rest) =
+            path.strip_prefix(&format!("{turn_path}/subscribe?after_sequence_number="))
+        {
+            let after: usize = rest.parse().unwrap();
+            if request.last_event_id != Some(after as u64) {
+                self.fail(format!(
+                    "Last-Event-ID {:?} ≠ cursor {after}",
+                    request.last_event_id
+                ));
+            }
+            match (plan.fault, status_fault) {
+                (Fault::Gone412, _) => {
+                    self.respond(request.id, 412, None, r#"{"error":{"message":"gone"}}"#)
+                }
+                (_, Some((code, retry))) => self.respond(request.id, code, retry, "{}"),
                 _ => {
-                    let start = if plan.ignore_cursor {
-                        0
-                    } else {
-                        after as usize
-                    };
-                    self.stream(start.min(n), &plan);
+                    let start = if plan.ignore_cursor { 0 } else { after };
+                    self.stream(request.id, start.min(n), &plan);
                 }
-            },
-            Request::GetTurn => {
-                let input = match plan.fault {
-                    Fault::Status {
-                        code,
-                        retry_after_s,
-                    } => Input::TurnFetchFailed {
-                        status: Some(code),
-                        retry_after_ms: retry_after_s.map(|s| u64::from(s) * 1000),
-                    },
-                    _ => {
-                        let turn = self.turn.turn_json(self.produced);
-                        self.view.apply_turn(&turn);
-                        Input::TurnFetched {
-                            terminal: turn.state.is_terminal(),
-                        }
-                    }
-                };
-                self.conn.handle(input, self.now);
-                self.drain();
             }
-            Request::Rebuild => {
-                let input = match plan.fault {
-                    Fault::Status {
-                        code,
-                        retry_after_s,
-                    } => Input::RebuildFailed {
-                        status: Some(code),
-                        retry_after_ms: retry_after_s.map(|s| u64::from(s) * 1000),
-                    },
-                    _ => {
-                        let tid = self.turn.turn_id().to_string();
-                        // exec.rs::rebuild_turn: the turn's state first, then its events; the
-                        // turn goes on between the two requests and may finish in between.
-                        let turn = self.turn.turn_json(self.produced);
-                        self.produced = (self.produced + plan.extra_produced).min(n);
-                        let listing = self.turn.listing_at(self.produced);
-                        let listed_done = listing
-                            .iter()
-                            .any(|e| matches!(e, wire::Event::TurnDone(_)));
-                        if let Err(e) = self.view.apply_turn_events(&tid, listing) {
-                            self.errors.push(format!("rebuild: {e}"));
-                        }
-                        self.view.apply_turn(&turn);
-                        let terminal = turn.state.is_terminal() || listed_done;
-                        Input::RebuildDone { terminal }
-                    }
-                };
-                self.conn.handle(input, self.now);
-                self.drain();
+        } else if path.starts_with(&format!("{turn_path}/events")) {
+            if let Some((code, retry)) = status_fault {
+                self.respond(request.id, code, retry, "{}");
+                return;
             }
-            Request::Lookup => {
-                let input = match plan.fault {
-                    Fault::Status {
-                        code,
-                        retry_after_s,
-                    } => Input::TurnLookupFailed {
-                        status: Some(code),
-                        retry_after_ms: retry_after_s.map(|s| u64::from(s) * 1000),
-                    },
-                    _ if self.produced > 0 => {
-                        self.turn_id = Some(self.turn.turn_id().to_string());
-                        let turn = self.turn.turn_json(self.produced);
-                        self.view.apply_turn(&turn);
-                        Input::TurnLookup { found_ours: true }
-                    }
-                    _ => Input::TurnLookup { found_ours: false },
-                };
-                self.conn.handle(input, self.now);
-                self.drain();
+            // The turn goes on between a rebuild's two requests and may finish in between.
+            self.produced = (self.produced + std::mem::take(&mut self.pending_extra)).min(n);
+            let listing: Vec<Value> = self
+                .turn
+                .listing_at(self.produced)
+                .into_iter()
+                .map(|e| serde_json::to_value(e).unwrap())
+                .collect();
+            let body = json!({"data": listing, "pagination": {}}).to_string();
+            self.respond(request.id, 200, None, &body);
+        } else if path == turn_path {
+            if let Some((code, retry)) = status_fault {
+                self.respond(request.id, code, retry, "{}");
+                return;
             }
+            self.pending_extra = plan.extra_produced;
+            let body = json!({"data": self.turn.turn_json(self.produced)}).to_string();
+            self.respond(request.id, 200, None, &body);
+        } else if path == "/turns?limit=1&order=desc" {
+            if let Some((code, retry)) = status_fault {
+                self.respond(request.id, code, retry, "{}");
+                return;
+            }
+            let turns: Vec<Value> = (self.produced > 0)
+                .then(|| serde_json::to_value(self.turn.turn_json(self.produced)).unwrap())
+                .into_iter()
+                .collect();
+            let body = json!({"data": turns, "pagination": {}}).to_string();
+            self.respond(request.id, 200, None, &body);
+        } else {
+            self.fail(format!(
+                "unexpected request {} {}",
+                request.method.as_str(),
+                request.url
+            ));
         }
     }
 
-    fn status(&mut self, status: u16, retry_after_s: Option<u8>) {
-        self.conn.handle(
-            Input::ResponseHeaders {
-                status,
-                retry_after_ms: retry_after_s.map(|s| u64::from(s) * 1000),
-            },
-            self.now,
-        );
-        self.drain();
+    /// A page reload: the engine and everything it had open are gone; a new engine restores
+    /// from the simulated storage — twice at once, as React StrictMode's double mount does.
+    fn reload(&mut self) {
+        self.reloads += 1;
+        self.log.push("reload".into());
+        self.engine = engine(self.plan.jitter_seed.wrapping_add(u64::from(self.reloads)));
+        self.open.clear();
+        self.streams_open = 0;
+        let checkpoint = self.checkpoint.clone();
+        for _ in 0..2 {
+            self.command(Command::Restore {
+                checkpoint: checkpoint.clone(),
+            });
+        }
     }
 
     /// The body of a live stream from frame index `start`, with the plan's faults.
-    fn stream(&mut self, start: usize, plan: &ConnPlan) {
-        let request_id = self.request_id;
-        self.conn.handle(
-            Input::ResponseHeaders {
-                status: 200,
-                retry_after_ms: None,
-            },
-            self.now,
-        );
-        self.drain();
+    fn stream(&mut self, id: RequestId, start: usize, plan: &ConnPlan) {
+        self.streams_open += 1;
+        if self.streams_open > 1 {
+            self.fail("two live streams open at once".into());
+        }
+        self.feed(Input::StreamOpened {
+            request: id,
+            status: 200,
+        });
         let eol = if plan.crlf { "\r\n" } else { "\n" };
         let mut body = Vec::new();
         // frame_end[i] = byte offset after frame start + i.
@@ -768,12 +873,20 @@ impl<'a> Sim<'a> {
         }
         let n = self.turn.frames.len();
         let cut_at = |permille: u16| body.len() * usize::from(permille) / 1000;
+        #[derive(PartialEq)]
+        enum Ending {
+            Error,
+            Eof,
+            Stall,
+            Reload,
+        }
         let (cut, ending) = match plan.fault {
-            Fault::Drop { at } => (cut_at(at), Input::NetworkError),
-            Fault::EndEarly { at } => (cut_at(at), Input::Eof),
-            Fault::Stall { at } => (cut_at(at), Input::Tick),
-            _ if start >= n && !plan.ignore_cursor => (0, Input::Tick),
-            _ => (body.len(), Input::Eof),
+            Fault::Drop { at } => (cut_at(at), Ending::Error),
+            Fault::EndEarly { at } => (cut_at(at), Ending::Eof),
+            Fault::Stall { at } => (cut_at(at), Ending::Stall),
+            Fault::Reload { at } => (cut_at(at), Ending::Reload),
+            _ if start >= n && !plan.ignore_cursor => (0, Ending::Stall),
+            _ => (body.len(), Ending::Eof),
         };
         // The server produced at least what this connection delivered.
         let delivered = frame_end.iter().take_while(|&&e| e <= cut).count();
@@ -786,90 +899,44 @@ impl<'a> Sim<'a> {
         }
         let mut rng = plan.chunk_seed;
         let mut offset = 0;
-        let mut items = Vec::new();
         while offset < cut {
-            if self.request_id != request_id {
+            if self.aborted.contains(&id) {
                 // Aborted (turn.done, or a new request): the reader stops.
+                self.streams_open -= 1;
                 return;
             }
             let size = 1 + (next_rand(&mut rng) as usize % plan.max_chunk);
             let end = (offset + size).min(cut);
             self.now += next_rand(&mut rng) % 40;
-            items.clear();
-            if let Err(e) = self.parser.feed(&body[offset..end], &mut items) {
-                self.errors.push(format!("parser: {e}"));
-            }
-            for item in items.drain(..) {
-                self.apply_item(item);
-            }
-            self.drain();
+            let chunk = body[offset..end].to_vec();
+            self.feed(Input::Bytes {
+                request: id,
+                bytes: &chunk,
+            });
             offset = end;
         }
-        if self.request_id != request_id {
+        self.streams_open -= 1;
+        if self.aborted.contains(&id) {
             return;
         }
         self.check_no_duplicated_text();
-        if ending == Input::Tick {
+        match ending {
             // Silent and open: only the idle watchdog can end it.
-            return;
-        }
-        self.parser.finish();
-        self.conn.handle(ending, self.now);
-        self.drain();
-    }
-
-    /// `ingest::apply_item`.
-    fn apply_item(&mut self, item: SseItem) {
-        match item {
-            SseItem::Event(event) => {
-                let seq = event
-                    .id
-                    .as_deref()
-                    .and_then(|id| id.trim().parse::<u64>().ok());
-                self.apply_frame(seq, &event.data);
-            }
-            SseItem::Comment => self.conn.handle(Input::Comment, self.now),
-            SseItem::Retry(ms) => self.conn.handle(Input::Retry(ms), self.now),
-        }
-    }
-
-    /// `ingest::apply_frame`.
-    fn apply_frame(&mut self, seq: Option<u64>, data: &str) {
-        if data.is_empty() {
-            return;
-        }
-        let turn_id = match &self.turn_id {
-            Some(id) => id.clone(),
-            None => match wire::Event::from_json(data) {
-                Ok(wire::Event::TurnCreated(created)) => {
-                    self.turn_id = Some(created.turn_id.clone());
-                    created.turn_id
+            Ending::Stall => {}
+            Ending::Error => self.feed(Input::NetworkError { request: id }),
+            Ending::Eof => self.feed(Input::End { request: id }),
+            Ending::Reload => {
+                let named = self
+                    .checkpoint
+                    .as_ref()
+                    .is_some_and(|c| c.turn_id.is_some());
+                if named && self.reloads < 3 {
+                    self.reload();
+                } else {
+                    self.feed(Input::NetworkError { request: id });
                 }
-                _ => {
-                    self.errors.push(format!(
-                        "create stream did not start with turn.created: {data}"
-                    ));
-                    return;
-                }
-            },
-        };
-        let turn_done = match self.view.apply_live(&turn_id, seq, data) {
-            Ok(_) => self
-                .view
-                .turn(&turn_id)
-                .is_some_and(|t| t.status != TurnStatus::Running),
-            Err(e) => {
-                self.errors.push(format!("seq {seq:?}: {e}"));
-                false
             }
-        };
-        self.conn.handle(
-            Input::Event {
-                sequence_number: seq,
-                turn_done,
-            },
-            self.now,
-        );
+        }
     }
 
     /// Every message's text so far is a prefix of its final text: nothing doubled, nothing
@@ -878,7 +945,7 @@ impl<'a> Sim<'a> {
         let Some(reference) = self.reference_texts else {
             return;
         };
-        for (id, text) in message_texts(&self.view.summary()) {
+        for (id, text) in message_texts(&self.engine.view().summary()) {
             let Some((_, full)) = reference.iter().find(|(rid, _)| *rid == id) else {
                 // A message the final view drops (error/cancelled turns drop unfinished ones).
                 continue;
@@ -1036,4 +1103,378 @@ fn fuzz_crash_fixtures_replay_cleanly() {
         replayed += 1;
     }
     eprintln!("replayed {replayed} fuzz crash fixtures");
+}
+
+/// A page reload in the middle of every recorded create stream: the new engine restores
+/// from the simulated storage (two restores at once), reads the turn, replays it from the
+/// start, and ends with the fault-free view, without a second POST or a second live stream.
+#[test]
+fn a_reload_mid_stream_restores_into_the_same_view() {
+    for at in [400u16, 800] {
+        let plan = Plan {
+            conns: vec![
+                ConnPlan {
+                    fault: Fault::Reload { at },
+                    ..ConnPlan::ok()
+                },
+                ConnPlan {
+                    fault: Fault::Drop { at: 500 },
+                    ..ConnPlan::ok()
+                },
+            ],
+            jitter_seed: 5,
+        };
+        for reference in recorded() {
+            let outcome = Sim::run_checked(&reference.turn, &plan, Some(&reference.texts));
+            let outcome = outcome.unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(content_summary(&outcome.view), reference.summary);
+            assert_eq!(outcome.reloads, 1, "{}", reference.turn.name);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Interrupts and cancels: two turns on one engine. Turn A streams; at a random byte the user
+// either sends the next message with `interrupt` (the server then cancels A as
+// `cancelled-for-next-turn` and creates B; A's old stream keeps sending, PROTOCOL §9) or
+// cancels A (`POST /cancel`; A's stream ends with `turn.done` cancelled). B's stream may drop.
+
+const TA: &str = "01turnaaaaaaaaaaaaaaaaaaaa.local";
+const TB: &str = "01turnbbbbbbbbbbbbbbbbbbbb.local";
+
+fn two_turn_frames(turn: &str, previous: Option<&str>, words: usize, end: Value) -> Vec<String> {
+    let m = format!("m-{}", &turn[6..10]);
+    let mut frames = vec![json!({"type": "turn.created", "id": format!("e0-{turn}"), "turn_id": turn,
+        "previous_turn_id": previous, "input": [{"type": "user.message", "content": "go"}],
+        "state": {"status": "running"}, "created_at": "2026-12-01T00:00:00.000Z", "thread_id": null})
+    .to_string()];
+    frames.push(
+        json!({"type": "model.message", "id": m, "thread_id": "main",
+        "created_at": "2026-12-01T00:00:01.000Z"})
+        .to_string(),
+    );
+    for i in 0..words {
+        frames.push(
+            json!({"type": "model.message.delta", "id": m, "thread_id": "main",
+            "content": format!("w{i} ")})
+            .to_string(),
+        );
+    }
+    frames.push(
+        json!({"type": "model.message.delta", "id": m, "thread_id": "main",
+        "finish_reason": "stop"})
+        .to_string(),
+    );
+    frames.push(
+        json!({"type": "turn.done", "id": format!("ez-{turn}"), "thread_id": null,
+        "created_at": "2026-12-01T00:00:09.000Z", "state": end})
+        .to_string(),
+    );
+    frames
+}
+
+fn sse(frames: &[String], from: usize) -> Vec<u8> {
+    let mut body = Vec::new();
+    for (i, f) in frames.iter().enumerate().skip(from) {
+        body.extend_from_slice(format!("data: {f}\nid: {}\n\n", i + 1).as_bytes());
+    }
+    body
+}
+
+struct TwoTurns {
+    engine: Session,
+    open: VecDeque<HttpRequest>,
+    aborted: BTreeSet<RequestId>,
+    now: u64,
+    next: CommandId,
+    posts: u32,
+    cancels: u32,
+    a_cancelled: Option<&'static str>,
+    b_frames: Vec<String>,
+    b_produced: usize,
+    b_drop: Option<usize>,
+    chunk: usize,
+    failures: Vec<String>,
+}
+
+impl TwoTurns {
+    fn feed(&mut self, input: Input<'_>) {
+        self.engine.handle(input, self.now);
+        while let Some(effect) = self.engine.poll_effect() {
+            match effect {
+                Effect::Request(r) => {
+                    if r.method == Method::Post && r.url.ends_with("/turns") {
+                        self.posts += 1;
+                    }
+                    if r.url.ends_with("/cancel") {
+                        self.cancels += 1;
+                    }
+                    self.open.push_back(r);
+                }
+                Effect::Abort { id } => {
+                    self.aborted.insert(id);
+                    self.open.retain(|r| r.id != id);
+                }
+                Effect::Settle {
+                    outcome: Err(e), ..
+                } => self.failures.push(format!("{e}")),
+                _ => {}
+            }
+        }
+    }
+
+    fn command(&mut self, command: Command) {
+        self.next += 1;
+        let id = self.next;
+        self.feed(Input::Command { id, command });
+    }
+
+    fn body(&mut self, id: RequestId, bytes: &[u8]) {
+        for piece in bytes.chunks(self.chunk) {
+            self.now += 3;
+            self.feed(Input::Bytes {
+                request: id,
+                bytes: piece,
+            });
+        }
+    }
+
+    fn turn_state(&self, turn: &str) -> Value {
+        if turn == TA {
+            match self.a_cancelled {
+                Some(reason) => json!({"status": "cancelled", "reason": reason,
+                                       "completed_at": "2026-12-01T00:00:05.000Z"}),
+                None => json!({"status": "running"}),
+            }
+        } else if self.b_produced >= self.b_frames.len() {
+            json!({"status": "done", "output": null, "required_actions": [],
+                   "completed_at": "2026-12-01T00:00:09.000Z"})
+        } else {
+            json!({"status": "running"})
+        }
+    }
+
+    /// Serves every request until nothing is open and no timer is due soon.
+    fn serve(&mut self) {
+        for _ in 0..200 {
+            let Some(r) = self.open.pop_front() else {
+                match self.engine.poll_timeout() {
+                    Some(at)
+                        if self.engine.connection().status != Some(&ConnectionStatus::Done)
+                            || at < self.now + 10_000 =>
+                    {
+                        self.now = self.now.max(at);
+                        self.feed(Input::Timer);
+                        continue;
+                    }
+                    _ => return,
+                }
+            };
+            self.now += 1;
+            let path = r
+                .url
+                .strip_prefix("http://sim/api/v1/sessions/s")
+                .unwrap_or("")
+                .to_string();
+            let respond = |t: &mut TwoTurns, body: Value| {
+                let body = body.to_string();
+                t.feed(Input::Response {
+                    request: r.id,
+                    status: 200,
+                    retry_after: None,
+                    body: body.as_bytes(),
+                });
+            };
+            if path == "/turns" && r.method == Method::Post {
+                // B's create: the server cancels A for the next turn at once.
+                self.a_cancelled.get_or_insert("cancelled-for-next-turn");
+                self.feed(Input::StreamOpened {
+                    request: r.id,
+                    status: 200,
+                });
+                let cut = self
+                    .b_drop
+                    .take()
+                    .unwrap_or(usize::MAX)
+                    .min(self.b_frames.len());
+                let bytes: Vec<u8> = sse(&self.b_frames[..cut], 0);
+                self.b_produced = self.b_produced.max(cut);
+                self.body(r.id, &bytes);
+                if self.aborted.contains(&r.id) {
+                    continue;
+                }
+                self.feed(if cut < self.b_frames.len() {
+                    Input::NetworkError { request: r.id }
+                } else {
+                    Input::End { request: r.id }
+                });
+            } else if let Some(rest) =
+                path.strip_prefix(&format!("/turns/{TB}/subscribe?after_sequence_number="))
+            {
+                let after: usize = rest.parse().unwrap();
+                self.feed(Input::StreamOpened {
+                    request: r.id,
+                    status: 200,
+                });
+                let bytes = sse(&self.b_frames, after.min(self.b_frames.len()));
+                self.b_produced = self.b_frames.len();
+                self.body(r.id, &bytes);
+                if !self.aborted.contains(&r.id) {
+                    self.feed(Input::End { request: r.id });
+                }
+            } else if path.ends_with("/events?order=asc&limit=100") {
+                respond(self, json!({"data": [], "pagination": {}}));
+            } else if let Some(turn) = path.strip_prefix("/turns/") {
+                let previous = if turn == TB { json!(TA) } else { Value::Null };
+                let state = self.turn_state(turn);
+                respond(
+                    self,
+                    json!({"data": {"id": turn, "session_id": "s", "previous_turn_id": previous,
+                                              "state": state, "created_at": "2026-12-01T00:00:00.000Z"}}),
+                );
+            } else if path == "/cancel" {
+                respond(self, json!({}));
+            } else {
+                self.failures
+                    .push(format!("unexpected {} {}", r.method.as_str(), r.url));
+            }
+        }
+    }
+}
+
+fn interrupt_or_cancel(
+    interrupt: bool,
+    words: usize,
+    at_permille: u16,
+    chunk: usize,
+    b_drop: Option<usize>,
+) -> Result<(), String> {
+    let done = json!({"status": "done", "output": null, "required_actions": [], "completed_at": "2026-12-01T00:00:09.000Z"});
+    let a_frames = two_turn_frames(TA, None, words, done.clone());
+    let b_frames = two_turn_frames(TB, Some(TA), 3, done);
+    let mut t = TwoTurns {
+        engine: engine(7),
+        open: VecDeque::new(),
+        aborted: BTreeSet::new(),
+        now: 1_000,
+        next: 0,
+        posts: 0,
+        cancels: 0,
+        a_cancelled: None,
+        // At least `turn.created` arrives (a lost create response is `fault_props`' `PostLost`).
+        b_drop: b_drop.map(|d| 1 + d % (b_frames.len() - 1)),
+        b_frames,
+        b_produced: 0,
+        chunk,
+        failures: Vec::new(),
+    };
+    t.command(Command::Send {
+        input: vec![user_message()],
+        interrupt: false,
+    });
+    let post = t.open.pop_front().ok_or("no POST")?;
+    t.feed(Input::StreamOpened {
+        request: post.id,
+        status: 200,
+    });
+    // A streams up to the user's action (at least its `turn.created`, so the turn is known).
+    let body = sse(&a_frames[..a_frames.len() - 2], 0);
+    let first = sse(&a_frames[..1], 0).len();
+    let cut = (first + (body.len() - first) * usize::from(at_permille) / 1000).min(body.len());
+    t.body(post.id, &body[..cut]);
+    if interrupt {
+        t.command(Command::Send {
+            input: vec![user_message()],
+            interrupt: true,
+        });
+        if !t.aborted.contains(&post.id) {
+            return Err("the interrupted turn's stream was not closed".into());
+        }
+        t.serve();
+        // A's old stream keeps sending (up to ~17 s on TrueForge): nothing of it may land.
+        let before = t.engine.view().summary();
+        t.body(post.id, &body[cut..]);
+        if t.engine.view().summary() != before {
+            return Err("late deltas of the interrupted turn changed the view".into());
+        }
+        t.serve();
+    } else {
+        t.command(Command::Cancel);
+        let cancel = t.open.pop_front().ok_or("no cancel request")?;
+        if !cancel.url.ends_with("/cancel") || !t.open.is_empty() {
+            return Err(format!(
+                "expected one POST /cancel, got {} and {:?}",
+                cancel.url, t.open
+            ));
+        }
+        t.feed(Input::Response {
+            request: cancel.id,
+            status: 200,
+            retry_after: None,
+            body: b"{}",
+        });
+        t.a_cancelled = Some("client-cancelled");
+        // The stream ends with `turn.done` (cancelled) after what it had left to send.
+        let seq = a_frames.len() - 1;
+        let done = json!({"type": "turn.done", "id": "ez-cancel", "thread_id": null,
+            "created_at": "2026-12-01T00:00:05.000Z",
+            "state": {"status": "cancelled", "reason": "client-cancelled", "completed_at": "2026-12-01T00:00:05.000Z"}});
+        let frame = format!("data: {done}\nid: {seq}\n\n");
+        t.body(post.id, &body[cut..]);
+        t.body(post.id, frame.as_bytes());
+        t.serve();
+    }
+    if !t.failures.is_empty() {
+        return Err(format!("failures: {:?}", t.failures));
+    }
+    let a = t.engine.view().turn(TA).ok_or("A missing")?;
+    let want = if interrupt {
+        "cancelled-for-next-turn"
+    } else {
+        "client-cancelled"
+    };
+    if a.status != TurnStatus::Cancelled || a.cancel_reason.as_deref() != Some(want) {
+        return Err(format!(
+            "A ended {:?} {:?}, want cancelled {want}",
+            a.status, a.cancel_reason
+        ));
+    }
+    let expected_posts = if interrupt { 2 } else { 1 };
+    if t.posts != expected_posts {
+        return Err(format!("{} turn POSTs, want {expected_posts}", t.posts));
+    }
+    if !interrupt && t.cancels != 1 {
+        return Err(format!("{} cancel POSTs, want 1", t.cancels));
+    }
+    if interrupt {
+        let b = t.engine.view().turn(TB).ok_or("B missing")?;
+        if b.status != TurnStatus::Done {
+            return Err(format!("B ended {:?}", b.status));
+        }
+        let text = message_texts(&t.engine.view().summary());
+        if !text.iter().any(|(_, s)| s == "w0 w1 w2 ") {
+            return Err(format!("B's text wrong: {text:?}"));
+        }
+    }
+    if t.engine.connection().status != Some(&ConnectionStatus::Done) {
+        return Err(format!("ended {:?}", t.engine.connection().status));
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 500, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// No turn is left `running` once the server says otherwise: an interrupted turn ends
+    /// `cancelled-for-next-turn`, a cancelled one `client-cancelled`; exactly one POST per send.
+    #[test]
+    fn interrupts_and_cancels_settle_the_old_turn(
+        interrupt in any::<bool>(),
+        words in 1usize..40,
+        at in 0u16..1000,
+        chunk in prop_oneof![1usize..8, 8usize..200, Just(1usize << 20)],
+        b_drop in prop::option::of(1usize..10),
+    ) {
+        interrupt_or_cancel(interrupt, words, at, chunk, b_drop).map_err(TestCaseError::fail)?;
+    }
 }

@@ -113,6 +113,10 @@ fn full_jitter_delays_stay_under_the_growing_ceiling() {
             let delay = next_at - d.now;
             let ceiling = (500u64 << (attempt - 1)).min(30_000);
             assert!(delay <= ceiling, "attempt {attempt}: {delay} > {ceiling}");
+            assert!(
+                delay >= 250,
+                "attempt {attempt}: {delay} below the 250 ms floor"
+            );
             let slot = (attempt - 1) as usize;
             max_seen[slot] = max_seen[slot].max(delay);
             min_seen[slot] = min_seen[slot].min(delay);
@@ -126,9 +130,10 @@ fn full_jitter_delays_stay_under_the_growing_ceiling() {
     }
     for (slot, (max, min)) in max_seen.iter().zip(min_seen.iter()).enumerate() {
         let ceiling = (500u64 << slot).min(30_000);
-        // Full jitter: delays spread over the whole [0, ceiling] range.
-        assert!(*max > ceiling * 3 / 4, "attempt {}: max {max}", slot + 1);
-        assert!(*min < ceiling / 4, "attempt {}: min {min}", slot + 1);
+        // Full jitter above the floor: delays spread over the whole [250, ceiling] range.
+        let span = ceiling - 250;
+        assert!(*max > 250 + span * 3 / 4, "attempt {}: max {max}", slot + 1);
+        assert!(*min < 250 + span / 4 + 1, "attempt {}: min {min}", slot + 1);
     }
 }
 
@@ -186,7 +191,7 @@ fn retry_field_sets_the_backoff_base_within_bounds() {
         retry_max_ms: 2_000,
         ..config()
     };
-    // A tiny `retry:` is raised to the floor: attempt 1 waits at most 250 ms.
+    // A tiny `retry:` is raised to the floor: attempt 1 waits exactly the 250 ms floor.
     for seed in 0..50 {
         let mut d = live_attached(
             Config {
@@ -197,7 +202,7 @@ fn retry_field_sets_the_backoff_base_within_bounds() {
         );
         assert_eq!(d.feed(Input::Retry(1)), vec![]);
         let (_, at) = reconnecting(&d.feed(Input::NetworkError)).unwrap();
-        assert!(at - d.now <= 250);
+        assert_eq!(at - d.now, 250);
     }
     // A huge `retry:` is lowered to the ceiling of 2 s, and is really used as the base.
     let mut max = 0;

@@ -106,6 +106,7 @@ fn config() -> impl Strategy<Value = Config> {
             |(base, cap, retry_min, retry_max, idle, persist, max_attempts, seed)| Config {
                 backoff_base_ms: base,
                 backoff_cap_ms: cap,
+                backoff_floor_ms: retry_min,
                 retry_min_ms: retry_min,
                 retry_max_ms: retry_max,
                 idle_timeout_ms: idle,
@@ -340,7 +341,7 @@ proptest! {
         run(Config { jitter_seed: seed, ..Config::default() }, mode, ops);
     }
 
-    /// Every scheduled delay lies in [0, cap], for any attempt and any `retry:`/`Retry-After`.
+    /// Every scheduled delay lies in [min(floor, cap), cap], for any attempt and any `retry:`/`Retry-After`.
     #[test]
     fn delays_stay_within_zero_and_cap(
         config in config(),
@@ -363,6 +364,10 @@ proptest! {
             for command in core::iter::from_fn(|| conn.poll_command()) {
                 if let Command::Status(ConnectionStatus::Reconnecting { next_at_ms, .. }) = command {
                     prop_assert!(next_at_ms >= now);
+                    prop_assert!(
+                        next_at_ms - now >= config.backoff_floor_ms.min(config.backoff_cap_ms),
+                        "delay {} below the floor", next_at_ms - now
+                    );
                     prop_assert!(next_at_ms - now <= config.backoff_cap_ms);
                 }
             }

@@ -1,28 +1,26 @@
-//! The exported classes: `WasmClient` (options, storage, session factory) and `WasmSession` (one
-//! session's view, its active turn and the actions on it). The TS layer (`pkg/src/index.ts`)
-//! wraps them as `AgentClient` / `AgentSession`; methods that do I/O return promises and clone
-//! their handle before any `await` (no `&self` borrow is ever held across one).
+//! The exported classes: `WasmClient` (options, storage) and `WasmSession` (a handle on one
+//! session's engine). The page's engines are registered by configuration and session id
+//! (`executor::engine_for`): every handle on one session shares one engine, so one connection —
+//! `session(id)` twice, `createSession()` then `session(id)`, concurrent `restore()`s, and two
+//! clients of the same configuration all end up on the same engine. `close()` releases a handle; the last
+//! close frees the engine. The TS layer (`pkg/src/index.ts`) wraps them as `AgentClient` /
+//! `AgentSession`.
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use forgestream_core::respond::{self, Decision};
-use forgestream_core::resume::{Input, StartMode};
+use forgestream_core::respond::Decision;
+use forgestream_core::session::{self, Command, ErrorCode, Pointer, SessionError};
 use forgestream_core::wire;
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
-use web_sys::AbortController;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
-use crate::error::{ErrorCode, SdkError};
-use crate::exec;
-use crate::headers;
-use crate::js;
+use crate::error::{invalid_input, to_js};
+use crate::executor::{engine_for, ClientShared, Engine, Reply};
 use crate::options::ClientOptions;
-use crate::run::TurnRun;
-use crate::session::{ClientShared, SessionRc, SessionState};
 use crate::snapshot;
 use crate::storage::CheckpointStore;
-use crate::transport::fetch::{self, FetchError, HttpRequest};
 
 /// The client: base URL, flavor, header provider, transport and storage choice.
 #[wasm_bindgen]
@@ -35,7 +33,7 @@ impl WasmClient {
     /// Reads the options object (see `ClientOptions::from_js`); throws `invalid-input`.
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue) -> Result<WasmClient, JsValue> {
-        let options = ClientOptions::from_js(&options)?;
+        let options = ClientOptions::from_js(&options).map_err(|e| to_js(&e))?;
         let store = RefCell::new(CheckpointStore::new(
             options.storage,
             &options.storage_namespace,
@@ -50,15 +48,51 @@ impl WasmClient {
     #[wasm_bindgen(js_name = createSession)]
     pub fn create_session(&self, body: String) -> Promise {
         let shared = self.shared.clone();
-        future_to_promise(async move { Ok(create_session(shared, &body).await?.into()) })
+        future_to_promise(async move {
+            let id = create_session(&shared, body).await.map_err(|e| to_js(&e))?;
+            Ok(WasmSession::on(engine_for(&shared, &id)).into())
+        })
     }
 
-    /// A handle on an existing session (no request until `load`/`resume`).
+    /// A handle on session `id` (no request until `load` / `resume`); shares the engine of
+    /// every other open handle on it.
     pub fn session(&self, id: String) -> WasmSession {
-        WasmSession::new(self.shared.clone(), id)
+        WasmSession::on(engine_for(&self.shared, &id))
     }
 
-    /// The session that was active last in this storage, if any (for `restore()`).
+    /// After a page refresh: the last active session from storage, its history loaded and its
+    /// live turn followed (settles once the turn's state is known, so pending approvals are in
+    /// the view). Resolves to a handle, or `null` when nothing usable is stored: no pointer, a
+    /// corrupt one (cleared), or a session the server no longer has (pointer and checkpoint
+    /// cleared). Concurrent calls share one load and one subscribe.
+    pub fn restore(&self) -> Promise {
+        let shared = self.shared.clone();
+        future_to_promise(async move {
+            let pointer = shared.store.borrow_mut().last_pointer();
+            let id = match pointer {
+                Pointer::Absent => return Ok(JsValue::NULL),
+                Pointer::Corrupt => {
+                    shared.store.borrow_mut().clear_last_session(None);
+                    return Ok(JsValue::NULL);
+                }
+                Pointer::Session(id) => id,
+            };
+            let handle = WasmSession::on(engine_for(&shared, &id));
+            let engine = handle.engine().map_err(|e| to_js(&e))?;
+            let checkpoint = shared.store.borrow_mut().load(&id);
+            let found =
+                JsFuture::from(engine.command(Command::Restore { checkpoint }, Reply::Restored))
+                    .await?;
+            if found.as_bool() == Some(true) {
+                Ok(handle.into())
+            } else {
+                handle.close();
+                Ok(JsValue::NULL)
+            }
+        })
+    }
+
+    /// The session that was active last in this storage, if the pointer holds a valid id.
     #[wasm_bindgen(js_name = lastSessionId)]
     pub fn last_session_id(&self) -> Option<String> {
         self.shared.store.borrow_mut().last_session()
@@ -74,68 +108,96 @@ impl WasmClient {
 impl WasmClient {
     /// [`WasmClient::create_session`] for Rust callers (tests): the session itself, not a promise.
     pub async fn open_new_session(&self, body: &str) -> Result<WasmSession, JsValue> {
-        Ok(create_session(self.shared.clone(), body).await?)
+        let id = create_session(&self.shared, body.to_string())
+            .await
+            .map_err(|e| to_js(&e))?;
+        Ok(WasmSession::on(engine_for(&self.shared, &id)))
     }
 }
 
-async fn create_session(shared: Rc<ClientShared>, body: &str) -> Result<WasmSession, SdkError> {
-    let text = post_json(&shared, &shared.options.api.sessions(), body).await?;
-    let single: wire::Single<SessionId> = serde_json::from_str(&text).map_err(|e| {
-        SdkError::new(
-            ErrorCode::InvalidResponse,
-            format!("malformed session: {e}"),
-        )
-    })?;
-    Ok(WasmSession::new(shared, single.data.id))
-}
-
-/// The part of a created session the client needs (the rest of the object is app data).
-#[derive(serde::Deserialize)]
-struct SessionId {
-    id: String,
-}
-
-/// POSTs a JSON body and returns the 2xx response text.
-async fn post_json(shared: &ClientShared, url: &str, body: &str) -> Result<String, SdkError> {
-    let headers = headers::resolve(shared.options.headers.as_ref()).await?;
-    let abort = AbortController::new()
-        .map_err(|_| SdkError::new(ErrorCode::Network, "AbortController unavailable"))?;
-    let request = HttpRequest {
-        method: "POST",
-        url,
-        headers: &headers,
+/// `POST /sessions`; the new session's id (the rest of the object is app data).
+async fn create_session(shared: &ClientShared, body: String) -> Result<String, SessionError> {
+    #[derive(serde::Deserialize)]
+    struct Created {
+        id: String,
+    }
+    let request = session::HttpRequest {
+        id: 0,
+        method: session::Method::Post,
+        url: shared.options.api.sessions(),
+        last_event_id: None,
         json_body: Some(body),
-        credentials: &shared.options.credentials,
+        response: session::ResponseKind::Whole,
     };
-    let response = fetch::send(&request, &abort).await.map_err(|e| match e {
-        FetchError::Aborted => SdkError::new(ErrorCode::Aborted, "aborted"),
-        FetchError::Network(m) | FetchError::InvalidRequest(m) => {
-            SdkError::new(ErrorCode::Network, m)
-        }
-    })?;
-    let status = response.status();
-    let text = response
-        .text()
+    let headers = crate::headers::resolve(shared.options.headers.as_ref())
         .await
-        .map_err(|_| SdkError::new(ErrorCode::Network, "body stream failed"))?;
-    if (200..300).contains(&status) {
-        Ok(text)
-    } else {
-        Err(SdkError::http(status, &text))
+        .map_err(|_| SessionError::new(ErrorCode::Auth, "the headers provider failed"))?;
+    let abort = web_sys::AbortController::new()
+        .map_err(|_| SessionError::new(ErrorCode::Internal, "AbortController unavailable"))?;
+    let response = crate::transport::http::send(
+        &request,
+        &headers,
+        &shared.options.credentials,
+        &abort.signal(),
+    )
+    .await
+    .map_err(|e| SessionError::new(ErrorCode::Network, format!("{e:?}")))?;
+    if !(200..300).contains(&response.status) {
+        return Err(SessionError::http(response.status, &response.body));
     }
+    serde_json::from_slice::<wire::Single<Created>>(&response.body)
+        .map(|s| s.data.id)
+        .map_err(|e| {
+            SessionError::new(
+                ErrorCode::InvalidResponse,
+                format!("malformed session: {e}"),
+            )
+        })
 }
 
-/// One session: its view, the active turn, and the actions on it.
+/// A handle on one session's engine.
 #[wasm_bindgen]
 pub struct WasmSession {
-    state: SessionRc,
+    /// `None` once closed.
+    engine: RefCell<Option<Rc<Engine>>>,
+    id: String,
+    serial: u32,
 }
 
 impl WasmSession {
-    fn new(client: Rc<ClientShared>, id: String) -> Self {
+    fn on(engine: Rc<Engine>) -> Self {
+        let id = engine.session.borrow().id().to_string();
         WasmSession {
-            state: Rc::new(RefCell::new(SessionState::new(client, id))),
+            serial: engine.serial,
+            id,
+            engine: RefCell::new(Some(engine)),
         }
+    }
+
+    fn engine(&self) -> Result<Rc<Engine>, SessionError> {
+        self.engine
+            .borrow()
+            .clone()
+            .ok_or_else(|| SessionError::new(ErrorCode::Aborted, "the session handle is closed"))
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&Rc<Engine>) -> T) -> Option<T> {
+        self.engine().ok().map(|e| f(&e))
+    }
+
+    fn run(&self, command: Command, reply: Reply) -> Promise {
+        match self.engine() {
+            Ok(engine) => engine.command(command, reply),
+            Err(e) => Promise::reject(&to_js(&e)),
+        }
+    }
+}
+
+impl Drop for WasmSession {
+    /// A handle freed without `close()` (the TS `FinalizationRegistry` backstop, or a Rust
+    /// caller) releases its engine the same way.
+    fn drop(&mut self) {
+        self.close();
     }
 }
 
@@ -144,86 +206,73 @@ impl WasmSession {
     /// The session id.
     #[wasm_bindgen(getter)]
     pub fn id(&self) -> String {
-        self.state.borrow().id.clone()
+        self.id.clone()
+    }
+
+    /// Identifies the engine: handles on one session share it (and the TS layer shares one
+    /// snapshot store per engine).
+    #[wasm_bindgen(getter, js_name = engineId)]
+    pub fn engine_id(&self) -> u32 {
+        self.serial
+    }
+
+    /// Releases this handle; the last handle's close aborts the engine's requests, rejects its
+    /// pending promises with `aborted`, keeps the checkpoint, and drops every JS value Rust held
+    /// for it. Idempotent.
+    pub fn close(&self) {
+        let Some(engine) = self.engine.borrow_mut().take() else {
+            return;
+        };
+        // The registry holds weak references; the task-held ones are weak too: this is the
+        // last handle when no other strong reference remains.
+        if Rc::strong_count(&engine) == 1 {
+            engine.close();
+        }
+    }
+
+    /// Whether `close()` was called on this handle.
+    #[wasm_bindgen(getter)]
+    pub fn closed(&self) -> bool {
+        self.engine.borrow().is_none()
     }
 
     /// Sets the change listener `() => void` (called after changes, outside any borrow; the TS
-    /// layer coalesces it to one snapshot per animation frame).
+    /// layer coalesces it to one snapshot per animation frame). Cleared on the last close.
     #[wasm_bindgen(js_name = setListener)]
     pub fn set_listener(&self, listener: Option<js_sys::Function>) {
-        let mut state = self.state.borrow_mut();
-        state.listener = listener;
-        // A new listener has not been told about anything yet.
-        state.notified = false;
+        self.with(|e| e.set_listener(listener));
     }
 
-    /// Loads the session's history: its turns (states) and the session timeline (merged events,
-    /// newest first, all pages). Resolves when applied.
+    /// Loads the session's history: its turns (states) and the session timeline. Joins a load
+    /// already in flight. Resolves when applied.
     pub fn load(&self) -> Promise {
-        let rc = self.state.clone();
-        future_to_promise(async move {
-            load_history(&rc).await?;
-            exec::notify(&rc);
-            Ok(JsValue::UNDEFINED)
-        })
+        self.run(Command::Load, Reply::Unit)
     }
 
     /// Resumes the turn recorded in this session's checkpoint, if any (after a page refresh):
-    /// checks the turn, then replays its live stream from the start into the view or rebuilds it
-    /// from the listings (412 / finished). Resolves to the turn id followed, or `null`.
+    /// checks the turn, then replays its live stream from the start or rebuilds it from the
+    /// listings. Resolves to the turn id followed (once its state is known), or `null`.
     pub fn resume(&self) -> Promise {
-        let rc = self.state.clone();
-        future_to_promise(async move {
-            let checkpoint = {
-                let state = rc.borrow();
-                let id = state.id.clone();
-                let client = state.client.clone();
-                let record = client.store.borrow_mut().load(&id);
-                record
-            };
-            let Some(turn_id) = checkpoint.and_then(|c| c.turn_id) else {
-                return Ok(JsValue::NULL);
-            };
-            // The page's memory is gone, so the view is rebuilt by replaying the live buffer from
-            // the first event (after = 0); the checkpoint says *which* turn is live.
-            start_run(
-                &rc,
-                StartMode::Attach { after: Some(0) },
-                Some(turn_id.clone()),
-                None,
-                None,
-            );
-            Ok(JsValue::from_str(&turn_id))
-        })
+        let checkpoint = self
+            .with(|e| e.client.store.borrow_mut().load(&self.id))
+            .flatten();
+        self.run(Command::Resume { checkpoint }, Reply::Resumed)
     }
 
-    /// Follows an existing turn (e.g. one another tab started): attach, check, subscribe.
+    /// Follows an existing turn (e.g. one another tab started): check, subscribe. Nothing if
+    /// this engine follows it already.
     pub fn attach(&self, turn_id: String) {
-        if self
-            .state
-            .borrow()
-            .run
-            .as_ref()
-            .is_some_and(|r| r.turn_id.as_deref() == Some(&turn_id) && !r.is_settled())
-        {
-            return;
-        }
-        start_run(
-            &self.state,
-            StartMode::Attach { after: Some(0) },
-            Some(turn_id),
-            None,
-            None,
-        );
+        self.with(|e| e.command_detached(Command::Attach { turn_id }));
     }
 
     /// Starts a turn with `input` (a JSON array of input items). Refuses with `turn-running`
     /// while a turn streams unless `interrupt` (the server then cancels the running turn as
-    /// `cancelled-for-next-turn`). Resolves to the new turn id once `turn.created` arrived.
+    /// `cancelled-for-next-turn`, which the view shows within one round trip). Resolves to the
+    /// new turn id once `turn.created` arrived.
     pub fn send(&self, input: String, interrupt: bool) -> Promise {
-        match self.prepare_send(&input, interrupt) {
-            Ok(body) => self.start_create(body),
-            Err(e) => Promise::reject(&e.into()),
+        match serde_json::from_str::<Vec<wire::InputItem>>(&input) {
+            Ok(input) => self.run(Command::Send { input, interrupt }, Reply::Turn),
+            Err(e) => Promise::reject(&invalid_input(format!("invalid input items: {e}"))),
         }
     }
 
@@ -231,168 +280,94 @@ impl WasmSession {
     /// server would, PROTOCOL §7) and starts the continuation turn. `decisions` is an array of
     /// `{kind:"allow"|"deny"|"answer", toolCallId, reason?, content?}` or `{kind:"authDone"}`.
     pub fn respond(&self, decisions: JsValue) -> Promise {
-        let result = (|| -> Result<String, SdkError> {
-            let decisions = parse_decisions(&decisions)?;
-            let input = {
-                let state = self.state.borrow();
-                if state.run.as_ref().is_some_and(|r| !r.is_settled()) {
-                    return Err(SdkError::new(
-                        ErrorCode::TurnRunning,
-                        "a turn is still running",
-                    ));
-                }
-                respond::continuation(&state.view, &decisions)
-                    .map_err(|e| SdkError::new(ErrorCode::InvalidInput, e.to_string()))?
-            };
-            let input = serde_json::to_string(&input)
-                .map_err(|e| SdkError::new(ErrorCode::InvalidInput, e.to_string()))?;
-            Ok(format!("{{\"input\":{input},\"stream\":true}}"))
-        })();
-        match result {
-            Ok(body) => self.start_create(body),
-            Err(e) => Promise::reject(&e.into()),
+        match parse_decisions(&decisions) {
+            Ok(decisions) => self.run(Command::Respond { decisions }, Reply::Turn),
+            Err(e) => Promise::reject(&e),
         }
     }
 
     /// Stops the turn: `POST /cancel` (idempotent); the stream goes on until `turn.done`
-    /// (`cancelled`). Without an active stream the cancel is posted directly.
+    /// (`cancelled`).
     pub fn cancel(&self) -> Promise {
-        let active = {
-            let mut state = self.state.borrow_mut();
-            match state.run.as_mut() {
-                Some(run) if !run.is_settled() => {
-                    run.machine.handle(Input::Cancel, js::now_ms());
-                    true
-                }
-                _ => false,
-            }
-        };
-        if active {
-            exec::pump(&self.state);
-            return Promise::resolve(&JsValue::UNDEFINED);
-        }
-        let shared = self.state.borrow().client.clone();
-        let url = shared.options.api.cancel(&self.state.borrow().id);
-        future_to_promise(async move {
-            post_json(&shared, &url, "{}").await?;
-            Ok(JsValue::UNDEFINED)
-        })
+        self.run(Command::Cancel, Reply::Unit)
     }
 
     /// Closes the transport without cancelling the turn (it keeps running on the server; the
     /// checkpoint stays so `resume()` can follow it again).
     pub fn disconnect(&self) {
-        {
-            let mut state = self.state.borrow_mut();
-            if let Some(run) = state.run.as_mut() {
-                run.machine.handle(Input::Disconnect, js::now_ms());
-            }
-        }
-        exec::pump(&self.state);
-        let mut state = self.state.borrow_mut();
-        if let Some(run) = state.run.as_mut() {
-            run.open.close();
-        }
-        if let Some((_, handle)) = state.timer.take() {
-            js::clear_timeout(&handle);
-        }
-        crate::network::detach(&mut state);
+        self.with(|e| e.command_detached(Command::Disconnect));
     }
 
     /// Simulates a network failure of the open connection (demo "drop connection" control and
-    /// tests): the request is closed and the recovery machine sees a network error, exactly as if
-    /// the network had dropped it. The turn is untouched.
+    /// tests): recovered exactly as a real drop. The turn is untouched.
     #[wasm_bindgen(js_name = dropConnection)]
     pub fn drop_connection(&self) {
-        {
-            let mut state = self.state.borrow_mut();
-            let Some(run) = state.run.as_mut() else {
-                return;
-            };
-            if !run.machine.is_request_open() {
-                return;
-            }
-            run.open.close();
-            run.parser.finish();
-            run.request_id += 1;
-            run.machine.handle(Input::NetworkError, js::now_ms());
-        }
-        exec::pump(&self.state);
+        self.with(|e| e.command_detached(Command::DropConnection));
+    }
+
+    /// Asks the connection to try again from `liveUnavailable` or a retryable failure (never
+    /// re-POSTs a turn).
+    pub fn refresh(&self) {
+        self.with(|e| e.command_detached(Command::Refresh));
     }
 
     /// The inspector's frame log (`inspect: true` only): `[{turnId, sequenceNumber, eventType,
     /// threadId, id, bytes, atMs}]`, oldest first, at most the last 2000 frames.
     #[wasm_bindgen(js_name = eventLog)]
     pub fn event_log(&self) -> Result<JsValue, JsValue> {
-        let state = self.state.borrow();
-        Ok(crate::snapshot::json_to_js(&state.event_log)?)
+        let engine = self.engine().map_err(|e| to_js(&e))?;
+        let session = engine.session.borrow();
+        snapshot::json_to_js(&session.event_log().0).map_err(|e| to_js(&e))
     }
 
-    /// The frames logged after the first `seen` ever logged, so a caller keeping its own copy
-    /// of the log takes each frame once: `{total, capacity, frames}`, where `total` counts every
-    /// frame ever logged, `capacity` is the log's bound and `frames` are the newest
-    /// `min(total - seen, kept)` entries, oldest first, shaped as in `eventLog`.
+    /// The frames logged after the first `seen` ever logged: `{total, capacity, frames}`, where
+    /// `total` counts every frame ever logged, `capacity` is the log's bound and `frames` are
+    /// the newest `min(total - seen, kept)` entries, oldest first, shaped as in `eventLog`.
     #[wasm_bindgen(js_name = eventLogSince)]
     pub fn event_log_since(&self, seen: f64) -> Result<JsValue, JsValue> {
         #[derive(serde::Serialize)]
         struct Since<'a> {
             total: u64,
             capacity: usize,
-            frames: Vec<&'a crate::session::LoggedFrame>,
+            frames: Vec<&'a session::LoggedFrame>,
         }
-        let state = self.state.borrow();
+        let engine = self.engine().map_err(|e| to_js(&e))?;
+        let session = engine.session.borrow();
+        let (log, total) = session.event_log();
         let seen = if seen.is_finite() && seen > 0.0 {
             seen as u64
         } else {
             0
         };
-        let new = state.event_log_total.saturating_sub(seen);
-        let skip = state
-            .event_log
+        let new = total.saturating_sub(seen);
+        let skip = log
             .len()
             .saturating_sub(usize::try_from(new).unwrap_or(usize::MAX));
         let out = Since {
-            total: state.event_log_total,
-            capacity: crate::session::EVENT_LOG_CAPACITY,
-            frames: state.event_log.iter().skip(skip).collect(),
+            total,
+            capacity: session::EVENT_LOG_CAPACITY,
+            frames: log.iter().skip(skip).collect(),
         };
-        Ok(crate::snapshot::json_to_js(&out)?)
-    }
-
-    /// Asks the machine to try again from `liveUnavailable` or a retryable failure (never
-    /// re-POSTs a turn).
-    pub fn refresh(&self) {
-        {
-            let mut state = self.state.borrow_mut();
-            if let Some(run) = state.run.as_mut() {
-                run.machine.handle(Input::Refresh, js::now_ms());
-            }
-        }
-        exec::pump(&self.state);
+        snapshot::json_to_js(&out).map_err(|e| to_js(&e))
     }
 
     /// The whole view as a plain object (camelCase), for a first render.
     #[wasm_bindgen(js_name = snapshot)]
     pub fn snapshot(&self) -> Result<JsValue, JsValue> {
-        let mut state = self.state.borrow_mut();
-        state.changes = Default::default();
-        state.drains += 1;
-        state.notified = false;
-        snapshot::full(&state).map_err(JsValue::from)
+        let engine = self.engine().map_err(|e| to_js(&e))?;
+        let mut session = engine.session.borrow_mut();
+        session.reset_changes();
+        snapshot::full(&session).map_err(|e| to_js(&e))
     }
 
-    /// What changed since the last `snapshot()` / `takeChanges()`: only the changed turns' headers,
-    /// changed items, and the pending set / usage / status when they changed.
+    /// What changed since the last `snapshot()` / `takeChanges()`: only the changed turns'
+    /// headers, changed items, and the pending set / usage / status when they changed.
     #[wasm_bindgen(js_name = takeChanges)]
     pub fn take_changes(&self) -> Result<JsValue, JsValue> {
-        let mut state = self.state.borrow_mut();
-        let mut changes = std::mem::take(&mut state.changes);
-        state.drains += 1;
-        state.notified = false;
-        // Merging per frame only appends; duplicates are removed once here, per drain.
-        changes.normalize();
-        let warnings = std::mem::take(&mut state.warnings);
-        snapshot::changes(&state, &changes, &warnings).map_err(JsValue::from)
+        let engine = self.engine().map_err(|e| to_js(&e))?;
+        let mut session = engine.session.borrow_mut();
+        let (changes, warnings) = session.take_changes();
+        snapshot::changes(&session, &changes, &warnings).map_err(|e| to_js(&e))
     }
 
     /// The reducer's canonical digest of the session (`SessionView::summary`): turns, items,
@@ -400,155 +375,17 @@ impl WasmSession {
     /// reports. No timestamps, no tokens.
     #[wasm_bindgen(js_name = exportEvents)]
     pub fn export_events(&self) -> Result<JsValue, JsValue> {
-        snapshot::export_events(&self.state.borrow()).map_err(JsValue::from)
+        let engine = self.engine().map_err(|e| to_js(&e))?;
+        let session = engine.session.borrow();
+        snapshot::export_events(&session).map_err(|e| to_js(&e))
     }
 }
 
-impl WasmSession {
-    fn prepare_send(&self, input: &str, interrupt: bool) -> Result<String, SdkError> {
-        let items: Vec<wire::InputItem> = serde_json::from_str(input).map_err(|e| {
-            SdkError::new(ErrorCode::InvalidInput, format!("invalid input items: {e}"))
-        })?;
-        let state = self.state.borrow();
-        let running = state.run.as_ref().is_some_and(|r| !r.is_settled());
-        if running && !interrupt {
-            return Err(SdkError::new(
-                ErrorCode::TurnRunning,
-                "a turn is running: wait for it, cancel it, or send with { interrupt: true }",
-            ));
-        }
-        respond::validate_input(&state.view, &items)
-            .map_err(|e| SdkError::new(ErrorCode::InvalidInput, e.to_string()))?;
-        let items = serde_json::to_string(&items)
-            .map_err(|e| SdkError::new(ErrorCode::InvalidInput, e.to_string()))?;
-        Ok(format!("{{\"input\":{items},\"stream\":true}}"))
-    }
-
-    fn start_create(&self, body: String) -> Promise {
-        let rc = self.state.clone();
-        let previous = rc.borrow().view.turn_ids().last().cloned();
-        Promise::new(&mut |resolve, reject| {
-            start_run(
-                &rc,
-                StartMode::CreateTurn,
-                None,
-                Some(body.clone()),
-                Some((resolve, reject)),
-            );
-            if let Some(run) = rc.borrow_mut().run.as_mut() {
-                run.previous_turn_id = previous.clone();
-            }
-        })
-    }
-}
-
-/// Replaces the active run (closing the old one's transport) and starts it.
-fn start_run(
-    rc: &SessionRc,
-    mode: StartMode,
-    turn_id: Option<String>,
-    create_body: Option<String>,
-    started: Option<(js_sys::Function, js_sys::Function)>,
-) {
-    {
-        let mut state = rc.borrow_mut();
-        if let Some(old) = state.run.as_mut() {
-            old.open.close();
-        }
-        let run_id = state.next_run_id;
-        state.next_run_id += 1;
-        let mut run = TurnRun::new(
-            run_id,
-            &state.client.options,
-            mode,
-            turn_id,
-            create_body,
-            js::now_ms(),
-        );
-        run.started = started;
-        state.run = Some(run);
-        state.last_error = None;
-        crate::network::attach(rc, &mut state);
-        state.dirty = true;
-    }
-    // Commands are carried out on the next microtask so callers finish their own borrow first.
-    let weak = Rc::downgrade(rc);
-    wasm_bindgen_futures::spawn_local(async move {
-        if let Some(rc) = weak.upgrade() {
-            exec::pump(&rc);
-        }
-    });
-}
-
-/// Loads turns (states) and the session timeline into the view.
-async fn load_history(rc: &SessionRc) -> Result<(), SdkError> {
-    let weak = Rc::downgrade(rc);
-    let (api, sid) = {
-        let state = rc.borrow();
-        (state.client.options.api.clone(), state.id.clone())
-    };
-    let abort = AbortController::new()
-        .map_err(|_| SdkError::new(ErrorCode::Network, "AbortController unavailable"))?;
-    let mut token: Option<String> = None;
-    for _ in 0..400 {
-        let query = match &token {
-            Some(t) => format!("?limit=25&page_token={}", t),
-            None => "?limit=25".into(),
-        };
-        let body = exec::get_json(&weak, &api.turns(&sid, &query), &abort)
-            .await
-            .map_err(|(_, _, e)| e)?;
-        let page: wire::Listing<wire::Turn> = exec::parse_json(&body).map_err(|e| {
-            SdkError::new(
-                ErrorCode::InvalidResponse,
-                format!("malformed turn list: {e}"),
-            )
-        })?;
-        {
-            let mut state = rc.borrow_mut();
-            let changes = state.view.apply_turns(&page.data);
-            state.record(changes);
-        }
-        token = page.pagination.next_page_token;
-        if token.is_none() {
-            break;
-        }
-    }
-    // All pages first, then one apply: the reducer orders turns once per call, and a UI wants
-    // one render of the history, not one per page.
-    // Pages are kept as decoded (not appended into one growing vector: no re-copying of
-    // ~100k events) and applied in one call.
-    let mut pages: Vec<Vec<wire::SessionEventItem>> = Vec::new();
-    let mut token: Option<String> = None;
-    for _ in 0..1000 {
-        let body = exec::get_json(&weak, &api.session_events(&sid, token.as_deref()), &abort)
-            .await
-            .map_err(|(_, _, e)| e)?;
-        let page: wire::SessionEventsPage = exec::parse_json(&body).map_err(|e| {
-            SdkError::new(
-                ErrorCode::InvalidResponse,
-                format!("malformed session events: {e}"),
-            )
-        })?;
-        pages.push(page.data);
-        token = page.pagination.next_page_token;
-        if token.is_none() {
-            break;
-        }
-    }
-    let mut state = rc.borrow_mut();
-    match state.view.apply_session_events(pages.into_iter().flatten()) {
-        Ok(changes) => state.record(changes),
-        Err(e) => state.warn("protocol", e.to_string()),
-    }
-    Ok(())
-}
-
-fn parse_decisions(value: &JsValue) -> Result<Vec<Decision>, SdkError> {
+fn parse_decisions(value: &JsValue) -> Result<Vec<Decision>, JsValue> {
     let array: js_sys::Array = value
         .clone()
         .dyn_into()
-        .map_err(|_| SdkError::new(ErrorCode::InvalidInput, "decisions must be an array"))?;
+        .map_err(|_| invalid_input("decisions must be an array"))?;
     let get = |o: &JsValue, k: &str| {
         js_sys::Reflect::get(o, &JsValue::from_str(k))
             .ok()
@@ -559,12 +396,8 @@ fn parse_decisions(value: &JsValue) -> Result<Vec<Decision>, SdkError> {
         let kind = get(&d, "kind").unwrap_or_default();
         let call = get(&d, "toolCallId");
         let need_call = || {
-            call.clone().ok_or_else(|| {
-                SdkError::new(
-                    ErrorCode::InvalidInput,
-                    format!("decision {kind:?} needs toolCallId"),
-                )
-            })
+            call.clone()
+                .ok_or_else(|| invalid_input(format!("decision {kind:?} needs toolCallId")))
         };
         out.push(match kind.as_str() {
             "allow" => Decision::Allow {
@@ -579,15 +412,8 @@ fn parse_decisions(value: &JsValue) -> Result<Vec<Decision>, SdkError> {
                 content: get(&d, "content").unwrap_or_default(),
             },
             "authDone" => Decision::AuthDone,
-            other => {
-                return Err(SdkError::new(
-                    ErrorCode::InvalidInput,
-                    format!("unknown decision kind {other:?}"),
-                ))
-            }
+            other => return Err(invalid_input(format!("unknown decision kind {other:?}"))),
         });
     }
     Ok(out)
 }
-
-use wasm_bindgen::JsCast;

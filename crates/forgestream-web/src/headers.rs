@@ -4,7 +4,7 @@ use js_sys::{Array, Function, Promise};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use crate::error::{ErrorCode, SdkError};
+use crate::error::{ErrorCode, SessionError as SdkError};
 
 /// Resolves the provider's headers. No provider → no headers. A provider that throws, rejects or
 /// returns something else than pairs of strings is an `auth` error (the request is not sent).

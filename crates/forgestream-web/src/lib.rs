@@ -1,27 +1,24 @@
 //! forgestream-web: the browser bindings of forgestream.
 //!
-//! The only crate that touches `web-sys` / `js-sys`: it drives `fetch` streams, `EventSource`,
-//! timers and storage for the sans-IO core, and exports the client to JavaScript through
-//! wasm-bindgen (wrapped by the TS layer in `pkg/src`).
+//! The only crate that touches `web-sys` / `js-sys` / gloo: it executes the session engine's
+//! effects (`forgestream_core::session`) — `fetch` streams, gloo-net requests, `EventSource`,
+//! timers and storage — and exports the client to JavaScript through wasm-bindgen (wrapped by
+//! the TS layer in `pkg/src`). It makes no protocol decision.
 //!
-//! - [`client`]: the exported `WasmClient` / `WasmSession` classes.
-//! - [`exec`] / [`ingest`] / [`run`]: carrying out the recovery machine's commands; the hot path.
-//! - [`transport`]: `fetch` + `ReadableStream` and `EventSource`.
+//! - [`client`]: the exported `WasmClient` / `WasmSession` classes, one engine per session.
+//! - [`executor`]: performs effects, feeds results back.
+//! - [`transport`]: `fetch` + `ReadableStream` (live streams), gloo-net (whole bodies),
+//!   `EventSource`.
 //! - [`storage`]: the guarded checkpoint store.
 //! - [`snapshot`]: the view crossing into JS, change by change.
 use wasm_bindgen::prelude::*;
 
-pub mod api;
 pub mod client;
 pub mod error;
-mod exec;
+pub mod executor;
 mod headers;
-mod ingest;
 pub mod js;
-mod network;
 pub mod options;
-mod run;
-mod session;
 pub(crate) mod snapshot;
 pub mod storage;
 pub mod transport;

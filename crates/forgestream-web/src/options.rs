@@ -2,11 +2,11 @@
 use js_sys::{Function, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::api::{Api, Flavor};
-use crate::error::{ErrorCode, SdkError};
+use crate::error::{ErrorCode, SessionError as SdkError};
 use crate::storage::StorageKind;
-use crate::transport::TransportKind;
+use crate::transport::{parse_transport, TransportKind};
 use forgestream_core::resume;
+use forgestream_core::session::{self, Api, Flavor};
 
 /// Everything a client needs, immutable after construction.
 pub struct ClientOptions {
@@ -64,7 +64,7 @@ fn invalid(message: String) -> SdkError {
 
 impl ClientOptions {
     /// Reads `{ baseUrl, flavor?, headers?, credentials?, transport?, storage?, maxFrameBytes?,
-    /// storageNamespace?, inspect?, reconnect?: { baseDelayMs?, maxDelayMs?, idleTimeoutMs?, maxAttempts? } }`.
+    /// storageNamespace?, inspect?, reconnect?: { baseDelayMs?, minDelayMs?, maxDelayMs?, idleTimeoutMs?, maxAttempts? } }`.
     /// Errors: `invalid-input` for a wrong type or value.
     pub fn from_js(obj: &JsValue) -> Result<Self, SdkError> {
         if !obj.is_object() {
@@ -73,7 +73,7 @@ impl ClientOptions {
         let base_url = get_string(obj, "baseUrl")?.unwrap_or_default();
         let flavor = Flavor::parse(get_string(obj, "flavor")?.as_deref()).map_err(invalid)?;
         let transport =
-            TransportKind::parse(get_string(obj, "transport")?.as_deref()).map_err(invalid)?;
+            parse_transport(get_string(obj, "transport")?.as_deref()).map_err(invalid)?;
         if transport == TransportKind::EventSource && flavor == Flavor::Gateway {
             return Err(invalid(
                 "the eventsource transport needs GET subscribe: use flavor \"trueforge\" or transport \"fetch\"".into(),
@@ -106,6 +106,9 @@ impl ClientOptions {
             if let Some(v) = get_ms(&r, "maxDelayMs")? {
                 reconnect.backoff_cap_ms = v.max(1);
             }
+            if let Some(v) = get_ms(&r, "minDelayMs")? {
+                reconnect.backoff_floor_ms = v;
+            }
             if let Some(v) = get_ms(&r, "idleTimeoutMs")? {
                 reconnect.idle_timeout_ms = v.max(1);
             }
@@ -131,6 +134,23 @@ impl ClientOptions {
             max_frame_bytes,
             inspect,
         })
+    }
+}
+
+impl ClientOptions {
+    /// The configuration of every session engine of this client.
+    pub fn session_config(&self) -> session::Config {
+        session::Config {
+            api: self.api.clone(),
+            transport: self.transport,
+            reconnect: resume::Config {
+                // Each engine spreads its reconnects differently.
+                jitter_seed: random_seed(),
+                ..self.reconnect
+            },
+            max_frame_bytes: self.max_frame_bytes,
+            inspect: self.inspect,
+        }
     }
 }
 

@@ -9,8 +9,7 @@ use forgestream_core::resume::ConnectionStatus;
 use serde::Serialize;
 use wasm_bindgen::JsValue;
 
-use crate::error::{ErrorCode, SdkError};
-use crate::session::SessionState;
+use forgestream_core::session::{ErrorCode, Session, SessionError as SdkError};
 
 /// A turn without its items, plus the item keys in stream order.
 #[derive(Serialize)]
@@ -157,9 +156,9 @@ struct WarningOut {
     message: String,
 }
 
-fn connection(state: &SessionState) -> Connection<'_> {
-    let turn_id = state.run.as_ref().and_then(|r| r.turn_id.as_deref());
-    let (status, attempt, next_at_ms) = match state.status() {
+fn connection(session: &Session) -> Connection<'_> {
+    let view = session.connection();
+    let (status, attempt, next_at_ms) = match view.status {
         None => ("idle", None, None),
         Some(ConnectionStatus::Connecting) => ("connecting", None, None),
         Some(ConnectionStatus::Live) => ("live", None, None),
@@ -175,15 +174,14 @@ fn connection(state: &SessionState) -> Connection<'_> {
     };
     Connection {
         status,
-        turn_id,
+        turn_id: view.turn_id,
         attempt,
         next_at_ms,
     }
 }
 
-fn error(state: &SessionState) -> Option<ErrorOut<'_>> {
-    let failed = matches!(state.status(), Some(ConnectionStatus::Failed(_)));
-    let e = state.last_error.as_ref().filter(|_| failed)?;
+fn error(session: &Session) -> Option<ErrorOut<'_>> {
+    let e = session.error()?;
     Some(ErrorOut {
         code: e.code.as_str(),
         message: &e.message,
@@ -220,13 +218,13 @@ fn to_js(mut out: Out<'_>) -> Result<JsValue, SdkError> {
 pub fn json_to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, SdkError> {
     let text = serde_json::to_string(value).map_err(|e| {
         SdkError::new(
-            ErrorCode::InvalidResponse,
+            ErrorCode::Internal,
             format!("view serialisation failed: {e}"),
         )
     })?;
     js_sys::JSON::parse(&text).map_err(|_| {
         SdkError::new(
-            ErrorCode::InvalidResponse,
+            ErrorCode::Internal,
             "view serialisation produced invalid JSON",
         )
     })
@@ -249,11 +247,11 @@ fn warnings(changes: &ChangeSet, extra: &[(String, String)]) -> Vec<WarningOut> 
 }
 
 /// Everything: every turn header and item, pending set, threads, usage, connection.
-pub fn full(state: &SessionState) -> Result<JsValue, SdkError> {
-    let view = &state.view;
+pub fn full(session: &Session) -> Result<JsValue, SdkError> {
+    let view = session.view();
     let out = Out {
-        session_id: &state.id,
-        drain: state.drains,
+        session_id: session.id(),
+        drain: session.drains(),
         order: Some(view.turn_ids()),
         turns: view.turns().map(TurnHeader::of).collect(),
         items: view
@@ -271,8 +269,8 @@ pub fn full(state: &SessionState) -> Result<JsValue, SdkError> {
         pending: Some(view.pending_actions()),
         threads: Some(view.threads().values().collect()),
         usage: Some(view.usage()),
-        connection: connection(state),
-        error: error(state),
+        connection: connection(session),
+        error: error(session),
         warnings: Vec::new(),
     };
     to_js(out)
@@ -280,11 +278,11 @@ pub fn full(state: &SessionState) -> Result<JsValue, SdkError> {
 
 /// Only what `changes` names (plus the connection badge and error, which are tiny).
 pub fn changes(
-    state: &SessionState,
+    session: &Session,
     changes: &ChangeSet,
     extra_warnings: &[(String, String)],
 ) -> Result<JsValue, SdkError> {
-    let view = &state.view;
+    let view = session.view();
     // Turns whose header or items changed, each once, in first-change order.
     let mut seen = std::collections::BTreeSet::new();
     let turn_ids: Vec<&str> = changes
@@ -295,8 +293,8 @@ pub fn changes(
         .filter(|id| seen.insert(*id))
         .collect();
     let out = Out {
-        session_id: &state.id,
-        drain: state.drains,
+        session_id: session.id(),
+        drain: session.drains(),
         order: changes.order_changed.then(|| view.turn_ids()),
         turns: turn_ids
             .iter()
@@ -327,14 +325,14 @@ pub fn changes(
             .threads_changed
             .then(|| view.threads().values().collect()),
         usage: changes.usage_changed.then(|| view.usage()),
-        connection: connection(state),
-        error: error(state),
+        connection: connection(session),
+        error: error(session),
         warnings: warnings(changes, extra_warnings),
     };
     to_js(out)
 }
 
 /// The reducer's canonical digest of the session (`SessionView::summary`), for evaluators.
-pub fn export_events(state: &SessionState) -> Result<JsValue, SdkError> {
-    json_to_js(&state.view.summary())
+pub fn export_events(session: &Session) -> Result<JsValue, SdkError> {
+    json_to_js(&session.view().summary())
 }

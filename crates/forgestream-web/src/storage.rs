@@ -7,27 +7,13 @@
 //! memory with one reported warning; streaming is never interrupted by storage.
 use std::cell::RefCell;
 
-use serde::{Deserialize, Serialize};
+pub use forgestream_core::session::checkpoint::SCHEMA_VERSION;
+use forgestream_core::session::checkpoint::{self, CheckpointIssue, Pointer};
+pub use forgestream_core::session::Checkpoint;
 
-/// Schema version of [`Checkpoint`]; records with another `v` are ignored (and reported).
-pub const SCHEMA_VERSION: u32 = 1;
 /// Default key namespace: records live under `forgestream:v1:session:<id>` and
 /// `forgestream:v1:last`.
 pub const DEFAULT_NAMESPACE: &str = "forgestream";
-
-/// One session's resume record: `{v, sessionId, turnId, seq, savedAt}`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Checkpoint {
-    pub v: u32,
-    pub session_id: String,
-    /// The turn being followed; `None` once it settled.
-    pub turn_id: Option<String>,
-    /// Last processed sequence number of `turn_id` (0 = none yet).
-    pub seq: u64,
-    /// Wall-clock ms since the Unix epoch of the write.
-    pub saved_at: u64,
-}
 
 /// Which Web Storage area backs the store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -181,36 +167,36 @@ impl CheckpointStore {
     /// (with a warning) — it is never trusted and never throws.
     pub fn load(&mut self, session_id: &str) -> Option<Checkpoint> {
         let raw = self.get_raw(&[self.key_prefix.as_str(), session_id].concat())?;
-        self.parse_record(&raw, Some(session_id))
+        self.parse_record(&raw, session_id)
     }
 
-    fn parse_record(&self, raw: &str, session_id: Option<&str>) -> Option<Checkpoint> {
-        match serde_json::from_str::<Checkpoint>(raw) {
-            Ok(record) if record.v != SCHEMA_VERSION => {
+    fn parse_record(&self, raw: &str, session_id: &str) -> Option<Checkpoint> {
+        match checkpoint::parse_checkpoint(raw, session_id) {
+            Ok(record) => Some(record),
+            Err(CheckpointIssue::OldSchema) => {
                 self.warn(
                     "old-schema",
-                    format!("ignoring a checkpoint of schema v{}", record.v),
+                    "ignoring a checkpoint of another schema".into(),
                 );
                 None
             }
-            Ok(record) if session_id.is_some_and(|s| s != record.session_id) => {
+            Err(CheckpointIssue::Foreign) => {
                 self.warn(
                     "corrupt",
                     "ignoring a checkpoint stored under another session's key".into(),
                 );
                 None
             }
-            Ok(record) => Some(record),
-            Err(e) => {
-                self.warn("corrupt", format!("ignoring an unreadable checkpoint: {e}"));
+            Err(CheckpointIssue::Corrupt) => {
+                self.warn("corrupt", "ignoring an unreadable checkpoint".into());
                 None
             }
         }
     }
 
     /// Writes a checkpoint unless the stored one is for the same turn with a higher or equal
-    /// `seq` (monotonic across tabs). Also points "last active session" at it. Returns whether the
-    /// record was written.
+    /// `seq` (monotonic across tabs: another tab may have written since this engine last did),
+    /// and points "last active session" at it. Returns whether the record was written.
     pub fn save(&mut self, record: &Checkpoint) -> bool {
         let key = [self.key_prefix.as_str(), record.session_id.as_str()].concat();
         if let Some(existing) = self.load(&record.session_id) {
@@ -225,25 +211,49 @@ impl CheckpointStore {
             return false;
         };
         self.set_raw(&key, &json);
-        let last_key = self.last_key.clone();
-        self.set_raw(&last_key, &record.session_id);
+        // A session writing its checkpoint is the active one (also for another tab's reload).
+        self.set_last_session(&record.session_id);
         true
     }
 
-    /// The session that was active last, if any.
-    pub fn last_session(&mut self) -> Option<String> {
+    /// What the last-session pointer says (checked: garbage is [`Pointer::Corrupt`]).
+    pub fn last_pointer(&mut self) -> Pointer {
         let last_key = self.last_key.clone();
-        self.get_raw(&last_key)
-            .filter(|s| !s.is_empty() && s.len() < 512)
+        checkpoint::parse_pointer(self.get_raw(&last_key).as_deref())
     }
 
-    /// Forgets a session's checkpoint (and the last-session pointer if it points at it).
-    pub fn clear(&mut self, session_id: &str) {
-        let key = [self.key_prefix.as_str(), session_id].concat();
-        self.remove_raw(&key);
-        if self.last_session().as_deref() == Some(session_id) {
-            let last_key = self.last_key.clone();
+    /// The session that was active last, if the pointer holds a well-formed id.
+    pub fn last_session(&mut self) -> Option<String> {
+        match self.last_pointer() {
+            Pointer::Session(id) => Some(id),
+            Pointer::Absent | Pointer::Corrupt => None,
+        }
+    }
+
+    /// Points "last active session" at `session_id`.
+    pub fn set_last_session(&mut self, session_id: &str) {
+        let last_key = self.last_key.clone();
+        self.set_raw(&last_key, session_id);
+    }
+
+    /// Removes the pointer: always with `None`, else only if it names `session_id`.
+    pub fn clear_last_session(&mut self, session_id: Option<&str>) {
+        let last_key = self.last_key.clone();
+        let stored = self.get_raw(&last_key);
+        if session_id.is_none() || stored.as_deref() == session_id {
             self.remove_raw(&last_key);
         }
+    }
+
+    /// Forgets a session's checkpoint.
+    pub fn remove(&mut self, session_id: &str) {
+        let key = [self.key_prefix.as_str(), session_id].concat();
+        self.remove_raw(&key);
+    }
+
+    /// Forgets a session's checkpoint and the pointer if it points at it.
+    pub fn clear(&mut self, session_id: &str) {
+        self.remove(session_id);
+        self.clear_last_session(Some(session_id));
     }
 }

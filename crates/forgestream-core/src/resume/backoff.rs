@@ -34,6 +34,20 @@ impl Jitter {
     }
 }
 
+/// The delay of attempt `attempt` (1-based): uniform in `[floor, max(floor, ceiling)]` with
+/// `floor = min(floor_ms, cap_ms)` — full jitter, never below the floor, never above the cap.
+pub(crate) fn delay(
+    jitter: &mut Jitter,
+    base_ms: u64,
+    floor_ms: u64,
+    cap_ms: u64,
+    attempt: u32,
+) -> u64 {
+    let floor = floor_ms.min(cap_ms);
+    let top = ceiling(base_ms, cap_ms, attempt).max(floor);
+    floor.saturating_add(jitter.up_to(top - floor))
+}
+
 /// The ceiling of attempt `attempt` (1-based): `min(cap, base · 2^(attempt-1))`, saturating.
 pub(crate) fn ceiling(base_ms: u64, cap_ms: u64, attempt: u32) -> u64 {
     let shift = attempt.saturating_sub(1);
@@ -74,6 +88,24 @@ mod tests {
             assert_eq!(x, b.up_to(max));
         }
         assert_eq!(Jitter::new(1).up_to(0), 0);
+    }
+
+    #[test]
+    fn delays_keep_the_floor_and_the_cap() {
+        let mut j = Jitter::new(9);
+        for attempt in 1..40 {
+            for (base, floor, cap) in [
+                (0, 250, 30_000),
+                (20, 250, 200),
+                (500, 250, 30_000),
+                (1, 0, 5),
+            ] {
+                let d = delay(&mut j, base, floor, cap, attempt);
+                assert!(d >= floor.min(cap) && d <= cap, "{base} {floor} {cap}: {d}");
+            }
+        }
+        // A zero base (`retry: 0` without a floor on the field) still waits the floor.
+        assert!((0..100).all(|_| delay(&mut j, 0, 250, 30_000, 1) == 250));
     }
 
     #[test]

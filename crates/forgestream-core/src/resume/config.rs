@@ -7,12 +7,18 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Config {
     /// Base of the exponential backoff, ms (default 500). Attempt `n` (1-based) waits a uniform
-    /// random delay in `[0, min(backoff_cap_ms, backoff_base_ms · 2^(n-1))]` ("full jitter").
+    /// random delay in `[floor, max(floor, min(backoff_cap_ms, backoff_base_ms · 2^(n-1)))]`
+    /// ("full jitter" above a floor), where `floor = min(backoff_floor_ms, backoff_cap_ms)`.
     /// A server `retry:` field replaces this base (clamped to `[retry_min_ms, retry_max_ms]`).
     pub backoff_base_ms: u64,
     /// Upper bound of every reconnect delay, ms (default 30 000). `Retry-After` is clamped to it
     /// as well, so no wait the machine schedules is ever longer.
     pub backoff_cap_ms: u64,
+    /// Lowest reconnect delay after a failed attempt, ms (default 250; never above
+    /// `backoff_cap_ms`). Full jitter alone draws from 0, so a `retry: 0` field and a run of 503s
+    /// reconnected 11–229 ms apart: the floor keeps every wait the machine schedules at or above
+    /// it. `Retry-After` and `retry:` move the base within `[floor, cap]` too.
+    pub backoff_floor_ms: u64,
     /// Lowest `retry:` value (and `Retry-After`) honoured, ms (default 250): a server cannot make
     /// the client hammer it.
     pub retry_min_ms: u64,
@@ -39,6 +45,7 @@ impl Default for Config {
         Config {
             backoff_base_ms: 500,
             backoff_cap_ms: 30_000,
+            backoff_floor_ms: 250,
             retry_min_ms: 250,
             retry_max_ms: 30_000,
             idle_timeout_ms: 45_000,

@@ -1,25 +1,20 @@
-//! Transports feeding the core: `fetch` + `ReadableStream` (default; any method, custom headers)
-//! and `EventSource` (GET with cookies).
+//! Transports feeding the engine: `fetch` + `ReadableStream` for live streams (default; any
+//! method, custom headers), gloo-net for whole-body requests, and `EventSource` (GET with
+//! cookies).
 pub mod eventsource;
 pub mod failure;
 pub mod fetch;
+pub mod http;
 
-/// The `transport` client option.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TransportKind {
-    Fetch,
-    EventSource,
-}
+pub use forgestream_core::session::Transport as TransportKind;
 
-impl TransportKind {
-    /// Parses `"fetch"` (default) or `"eventsource"`.
-    pub fn parse(name: Option<&str>) -> Result<Self, String> {
-        match name {
-            None | Some("fetch") => Ok(TransportKind::Fetch),
-            Some("eventsource") => Ok(TransportKind::EventSource),
-            Some(other) => Err(format!(
-                "unknown transport {other:?} (expected \"fetch\" or \"eventsource\")"
-            )),
-        }
+/// Parses the `transport` option: `"fetch"` (default) or `"eventsource"`.
+pub fn parse_transport(name: Option<&str>) -> Result<TransportKind, String> {
+    match name {
+        None | Some("fetch") => Ok(TransportKind::Fetch),
+        Some("eventsource") => Ok(TransportKind::EventSource),
+        Some(other) => Err(format!(
+            "unknown transport {other:?} (expected \"fetch\" or \"eventsource\")"
+        )),
     }
 }

@@ -1,5 +1,7 @@
 //! Endpoint paths of both server families (PROTOCOL.md §4). IDs are opaque strings and are
 //! percent-encoded into paths (gateway ids contain dots, which stay as they are).
+use alloc::format;
+use alloc::string::{String, ToString};
 
 /// Which server family the client talks to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,20 +39,29 @@ pub struct Api {
     pub flavor: Flavor,
 }
 
+const HEX: &[u8; 16] = b"0123456789ABCDEF";
+
 /// Percent-encodes one path segment (RFC 3986 unreserved characters stay).
-fn segment(id: &str) -> String {
+pub(crate) fn segment(id: &str) -> String {
     let mut out = String::with_capacity(id.len());
     for b in id.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(b as char);
+            out.push(char::from(b));
         } else {
-            out.push_str(&format!("%{b:02X}"));
+            out.push('%');
+            out.push(char::from(HEX[usize::from(b >> 4)]));
+            out.push(char::from(HEX[usize::from(b & 15)]));
         }
     }
     out
 }
 
 impl Api {
+    /// The base URL without its trailing slash (`""` = same origin).
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
     /// `base` without a trailing slash is used as is; an empty base means same-origin paths.
     pub fn new(base: &str, flavor: Flavor) -> Self {
         Api {

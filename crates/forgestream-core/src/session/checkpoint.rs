@@ -1,0 +1,125 @@
+//! The persisted records of a session (DESIGN.md "Persistence"): the resume checkpoint
+//! `{v, sessionId, turnId, seq, savedAt}` and the last-session pointer. Only IDs and the cursor:
+//! never tokens, never message bodies. The engine decides what to write; the web crate's guarded
+//! store only writes it (and keeps writes monotonic across tabs).
+use alloc::string::String;
+
+use serde::{Deserialize, Serialize};
+
+/// Schema version of [`Checkpoint`]; records with another `v` are ignored (and reported).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Longest session id accepted from storage, bytes.
+pub const MAX_ID_BYTES: usize = 256;
+
+/// One session's resume record: `{v, sessionId, turnId, seq, savedAt}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Checkpoint {
+    /// [`SCHEMA_VERSION`].
+    pub v: u32,
+    /// The session.
+    pub session_id: String,
+    /// The turn being followed; `None` once it settled.
+    pub turn_id: Option<String>,
+    /// Last processed sequence number of `turn_id` (0 = none yet).
+    pub seq: u64,
+    /// Wall-clock ms since the Unix epoch of the write.
+    pub saved_at: u64,
+}
+
+/// Whether `id` can be a session or turn id read back from storage: 1 to [`MAX_ID_BYTES`]
+/// bytes of `A–Z a–z 0–9 . _ - ~ :`, and not `.` or `..` (which a URL resolver would turn into
+/// a path step). Server ids are ULIDs with dotted suffixes; anything else in storage is garbage
+/// or tampering, and never becomes part of a URL.
+pub fn is_valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= MAX_ID_BYTES
+        && id != "."
+        && id != ".."
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'~' | b':'))
+}
+
+/// What the last-session pointer said.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Pointer {
+    /// Nothing stored: `restore()` resolves `null`.
+    Absent,
+    /// A well-formed session id: restore it.
+    Session(String),
+    /// Garbage under the pointer key: `restore()` resolves `null` and the pointer is cleared.
+    Corrupt,
+}
+
+/// Reads the raw pointer value (`None` when the key is absent).
+pub fn parse_pointer(raw: Option<&str>) -> Pointer {
+    match raw {
+        None => Pointer::Absent,
+        Some(id) if is_valid_id(id) => Pointer::Session(String::from(id)),
+        Some(_) => Pointer::Corrupt,
+    }
+}
+
+/// Why a stored checkpoint was not used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckpointIssue {
+    /// Not JSON of the record's shape, or ids that fail [`is_valid_id`].
+    Corrupt,
+    /// Another schema version.
+    OldSchema,
+    /// Stored under another session's key.
+    Foreign,
+}
+
+/// Parses a stored checkpoint of `session_id`. Never trusts it: a bad record is an issue (the
+/// store reports it as a warning), never an error.
+pub fn parse_checkpoint(raw: &str, session_id: &str) -> Result<Checkpoint, CheckpointIssue> {
+    let record: Checkpoint = serde_json::from_str(raw).map_err(|_| CheckpointIssue::Corrupt)?;
+    if record.v != SCHEMA_VERSION {
+        return Err(CheckpointIssue::OldSchema);
+    }
+    if record.session_id != session_id {
+        return Err(CheckpointIssue::Foreign);
+    }
+    if record.turn_id.as_deref().is_some_and(|t| !is_valid_id(t)) {
+        return Err(CheckpointIssue::Corrupt);
+    }
+    Ok(record)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pointers_are_checked_before_they_become_urls() {
+        assert_eq!(parse_pointer(None), Pointer::Absent);
+        assert_eq!(
+            parse_pointer(Some("01JD8X.local")),
+            Pointer::Session("01JD8X.local".into())
+        );
+        for bad in ["", ".", "..", "../x", "a/b", "{\"x\":1}", "a b", "é"] {
+            assert_eq!(parse_pointer(Some(bad)), Pointer::Corrupt, "{bad:?}");
+        }
+        let long = "a".repeat(MAX_ID_BYTES + 1);
+        assert_eq!(parse_pointer(Some(&long)), Pointer::Corrupt);
+    }
+
+    #[test]
+    fn checkpoints_are_never_trusted() {
+        let ok = r#"{"v":1,"sessionId":"s1","turnId":"t1","seq":4,"savedAt":9}"#;
+        assert_eq!(parse_checkpoint(ok, "s1").unwrap().seq, 4);
+        assert_eq!(parse_checkpoint(ok, "s2"), Err(CheckpointIssue::Foreign));
+        assert_eq!(
+            parse_checkpoint(&ok.replace("\"v\":1", "\"v\":2"), "s1"),
+            Err(CheckpointIssue::OldSchema)
+        );
+        assert_eq!(
+            parse_checkpoint(&ok.replace("t1", ".."), "s1"),
+            Err(CheckpointIssue::Corrupt)
+        );
+        assert_eq!(parse_checkpoint("{", "s1"), Err(CheckpointIssue::Corrupt));
+    }
+}

@@ -1,0 +1,154 @@
+//! The session engine's one error type: a stable code (DESIGN.md "Errors"), a message, the
+//! `retryable` flag and the HTTP status when the server answered. Every code comes from a typed
+//! source (an HTTP status, a [`ConnectionError`], a reducer or respond error), never from a
+//! string.
+use alloc::format;
+use alloc::string::{String, ToString};
+
+use crate::resume::ConnectionError;
+
+/// Stable error codes. Apps branch on these, never on messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorCode {
+    /// The request never got a response (offline, DNS, CORS, reset), or recovery gave up.
+    Network,
+    /// The server answered with an error status not covered below.
+    Http,
+    /// 401, also after the header provider was asked again; or the provider failed.
+    Auth,
+    /// 403.
+    Forbidden,
+    /// 404.
+    NotFound,
+    /// 409 (e.g. gateway listings of a running turn).
+    Conflict,
+    /// The stream or a body broke the protocol (malformed JSON, oversize frame, cap exceeded).
+    Protocol,
+    /// `send` / `respond` while a turn runs, without `{ interrupt: true }`.
+    TurnRunning,
+    /// A response was not what the protocol promises (missing fields, wrong shape).
+    InvalidResponse,
+    /// Storage threw or held a corrupt record (reported as a warning, never fatal).
+    Storage,
+    /// The operation was stopped (`disconnect()`, `close()`, an interrupting send).
+    Aborted,
+    /// The request itself is invalid (a bad option, an answer for a call that is not pending).
+    InvalidInput,
+    /// A fault inside the SDK (an exception nobody expected). Not retryable.
+    Internal,
+}
+
+impl ErrorCode {
+    /// The wire string of the code (`"network"`, `"not-found"`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::Network => "network",
+            ErrorCode::Http => "http",
+            ErrorCode::Auth => "auth",
+            ErrorCode::Forbidden => "forbidden",
+            ErrorCode::NotFound => "not-found",
+            ErrorCode::Conflict => "conflict",
+            ErrorCode::Protocol => "protocol",
+            ErrorCode::TurnRunning => "turn-running",
+            ErrorCode::InvalidResponse => "invalid-response",
+            ErrorCode::Storage => "storage",
+            ErrorCode::Aborted => "aborted",
+            ErrorCode::InvalidInput => "invalid-input",
+            ErrorCode::Internal => "internal",
+        }
+    }
+
+    /// The code of an HTTP error status.
+    pub fn for_status(status: u16) -> Self {
+        match status {
+            401 => ErrorCode::Auth,
+            403 => ErrorCode::Forbidden,
+            404 => ErrorCode::NotFound,
+            409 => ErrorCode::Conflict,
+            _ => ErrorCode::Http,
+        }
+    }
+}
+
+/// An error of a session command or of the connection (shown with the `failed` badge).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionError {
+    /// Stable code.
+    pub code: ErrorCode,
+    /// Human-readable; never parsed.
+    pub message: String,
+    /// Whether trying again later may succeed.
+    pub retryable: bool,
+    /// HTTP status, when the server answered.
+    pub status: Option<u16>,
+}
+
+impl SessionError {
+    /// An error with `code`; only `network` errors are retryable by default.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        SessionError {
+            code,
+            message: message.into(),
+            retryable: matches!(code, ErrorCode::Network),
+            status: None,
+        }
+    }
+
+    /// An error for an HTTP status, with the message of the server's error body
+    /// (`{"error":{"message"}}`) when it has one. 408, 429 and 5xx are retryable.
+    pub fn http(status: u16, body: &[u8]) -> Self {
+        let server_message = serde_json::from_slice::<crate::wire::ErrorBody>(body)
+            .ok()
+            .map(|b| b.error.message)
+            .filter(|m| !m.is_empty());
+        let message = match server_message {
+            Some(m) => format!("HTTP {status}: {m}"),
+            None => format!("HTTP {status}"),
+        };
+        SessionError {
+            code: ErrorCode::for_status(status),
+            message,
+            retryable: status == 408 || status == 429 || status >= 500,
+            status: Some(status),
+        }
+    }
+
+    /// The error a connection stopped with. `cause` (the last request's own error) is kept: as
+    /// the error itself when its code agrees, else in the message.
+    pub fn connection(error: ConnectionError, cause: Option<&SessionError>) -> Self {
+        let code = match error {
+            ConnectionError::Auth => ErrorCode::Auth,
+            ConnectionError::Forbidden => ErrorCode::Forbidden,
+            ConnectionError::NotFound => ErrorCode::NotFound,
+            ConnectionError::Http(409) => ErrorCode::Conflict,
+            ConnectionError::BadRequest | ConnectionError::Http(_) => ErrorCode::Http,
+            ConnectionError::TooManyAttempts
+            | ConnectionError::CreateOutcomeUnknown
+            | ConnectionError::TurnNotCreated => ErrorCode::Network,
+        };
+        match cause {
+            Some(c) if c.code == code => c.clone(),
+            cause => SessionError {
+                code,
+                message: match cause {
+                    Some(c) => format!("{error} (last error: {})", c.message),
+                    None => error.to_string(),
+                },
+                retryable: error.is_retryable(),
+                status: match error {
+                    ConnectionError::Http(s) => Some(s),
+                    _ => None,
+                },
+            },
+        }
+    }
+}
+
+impl core::fmt::Display for SessionError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}: {}", self.code.as_str(), self.message)
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for SessionError {}

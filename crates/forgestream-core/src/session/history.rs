@@ -1,0 +1,199 @@
+//! Loading the history (every page of `GET …/turns`, then of `GET …/sessions/{sid}/events`) and
+//! the restore flow built on it.
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use super::requests::parse_json;
+use super::{
+    api, CommandId, Effect, ErrorCode, History, Method, Purpose, ResponseKind, RestoreState,
+    Session, SessionError, Settled, MAX_EVENT_PAGES, MAX_TURN_PAGES,
+};
+use crate::wire;
+
+impl Session {
+    /// Starts a load, or joins the one in flight.
+    pub(super) fn load(&mut self, command: Option<CommandId>, for_restore: bool) {
+        if let Some(h) = self.history.as_mut() {
+            h.waiters.extend(command);
+            h.for_restore |= for_restore;
+            return;
+        }
+        let url = self.config.api.turns(&self.id, "?limit=25");
+        let request = self.request(
+            Purpose::History,
+            Method::Get,
+            url,
+            None,
+            None,
+            ResponseKind::Whole,
+        );
+        self.history = Some(History {
+            request,
+            events: false,
+            pages: 1,
+            event_pages: Vec::new(),
+            waiters: command.into_iter().collect(),
+            for_restore,
+        });
+    }
+
+    fn next_history_page(&mut self, events: bool, token: Option<&str>) {
+        let url = if events {
+            self.config.api.session_events(&self.id, token)
+        } else {
+            let query = match token {
+                Some(t) => format!("?limit=25&page_token={}", api::segment(t)),
+                None => String::from("?limit=25"),
+            };
+            self.config.api.turns(&self.id, &query)
+        };
+        let request = self.request(
+            Purpose::History,
+            Method::Get,
+            url,
+            None,
+            None,
+            ResponseKind::Whole,
+        );
+        if let Some(h) = self.history.as_mut() {
+            h.request = request;
+            h.pages += 1;
+            h.events = events;
+        }
+    }
+
+    pub(super) fn history_response(&mut self, status: u16, body: &[u8]) {
+        let Some(events) = self.history.as_ref().map(|h| h.events) else {
+            return;
+        };
+        if !(200..300).contains(&status) {
+            self.history_failed(SessionError::http(status, body));
+            return;
+        }
+        if !events {
+            match parse_json::<wire::Listing<wire::Turn>>(body) {
+                Ok(page) => {
+                    let changes = self.view.apply_turns(&page.data);
+                    self.record(changes);
+                    let pages = self.history.as_ref().map_or(0, |h| h.pages);
+                    match page.pagination.next_page_token {
+                        Some(t) if pages < MAX_TURN_PAGES => {
+                            self.next_history_page(false, Some(&t))
+                        }
+                        _ => {
+                            if let Some(h) = self.history.as_mut() {
+                                h.pages = 0;
+                            }
+                            self.next_history_page(true, None);
+                        }
+                    }
+                }
+                Err(e) => self.history_failed(SessionError::new(
+                    ErrorCode::InvalidResponse,
+                    format!("malformed turn list: {e}"),
+                )),
+            }
+            return;
+        }
+        match parse_json::<wire::SessionEventsPage>(body) {
+            Ok(page) => {
+                let pages = match self.history.as_mut() {
+                    Some(h) => {
+                        h.event_pages.push(page.data);
+                        h.pages
+                    }
+                    None => return,
+                };
+                match page.pagination.next_page_token {
+                    Some(t) if pages < MAX_EVENT_PAGES => self.next_history_page(true, Some(&t)),
+                    _ => self.history_done(),
+                }
+            }
+            Err(e) => self.history_failed(SessionError::new(
+                ErrorCode::InvalidResponse,
+                format!("malformed session events: {e}"),
+            )),
+        }
+    }
+
+    /// All pages first, then one apply: the reducer orders turns once per call, and a UI wants
+    /// one render of the history, not one per page. Pages are kept as decoded (not appended into
+    /// one growing vector: no re-copying of ~100k events).
+    fn history_done(&mut self) {
+        let Some(h) = self.history.take() else {
+            return;
+        };
+        match self
+            .view
+            .apply_session_events(h.event_pages.into_iter().flatten())
+        {
+            Ok(changes) => self.record(changes),
+            Err(e) => self.warn("protocol", format!("{e}")),
+        }
+        // Turns the history shows running that a newer turn replaced (an interrupt another tab
+        // made, a crash): read their state rather than show them running forever.
+        let ids: Vec<String> = self.view.turn_ids().to_vec();
+        for pair in ids.windows(2) {
+            if self
+                .view
+                .turn(&pair[1])
+                .and_then(|t| t.previous_turn_id.as_deref())
+                == Some(pair[0].as_str())
+            {
+                let followed = self.connection().turn_id == Some(pair[0].as_str());
+                if !followed {
+                    self.check_if_running(&pair[0]);
+                }
+            }
+        }
+        for c in h.waiters {
+            self.settle(c, Ok(Settled::Done));
+        }
+        if h.for_restore {
+            let checkpoint = match core::mem::replace(&mut self.restore, RestoreState::Idle) {
+                RestoreState::Loading {
+                    checkpoint,
+                    waiters,
+                } => {
+                    self.restore = RestoreState::Resuming { waiters };
+                    checkpoint
+                }
+                other => {
+                    self.restore = other;
+                    return;
+                }
+            };
+            if !self.resume(None, checkpoint) {
+                self.restored(true);
+            }
+        }
+    }
+
+    pub(super) fn history_failed(&mut self, error: SessionError) {
+        let Some(h) = self.history.take() else {
+            return;
+        };
+        for c in h.waiters {
+            self.settle(c, Err(error.clone()));
+        }
+        if !h.for_restore {
+            return;
+        }
+        if error.status == Some(404) {
+            // The server no longer has the session (expired, an emulator restarted in memory):
+            // restore resolves null and the stale records go, so the next load creates anew.
+            self.effects.push_back(Effect::ClearPointer);
+            self.effects.push_back(Effect::RemoveCheckpoint);
+            self.restored(false);
+            return;
+        }
+        if let RestoreState::Loading { waiters, .. } =
+            core::mem::replace(&mut self.restore, RestoreState::Idle)
+        {
+            for c in waiters {
+                self.settle(c, Err(error.clone()));
+            }
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! What the executor tells the engine: app commands, transport results, time, connectivity.
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use super::checkpoint::Checkpoint;
+use super::effect::{CommandId, RequestId};
+use crate::respond::Decision;
+use crate::wire::InputItem;
+
+/// An app command ([`Input::Command`]); each is settled once with
+/// [`Effect::Settle`](super::Effect::Settle).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Command {
+    /// Load the history: every page of the turns, then of the session timeline. Joins a load
+    /// already in flight. Settles `Done`.
+    Load,
+    /// Follow the turn `checkpoint` names (after a page refresh): replay its live stream from the
+    /// start, or rebuild it when it finished. Settles `Resumed` once the turn's state is known
+    /// (so a paused turn's pending set is final), not when the request goes out.
+    Resume {
+        /// The stored checkpoint of this session, if any (already validated by the store).
+        checkpoint: Option<Checkpoint>,
+    },
+    /// `Load` then `Resume`, once per engine: concurrent restores join the first; a later one
+    /// settles with its result. A 404 on the session settles `Restored(false)` and clears the
+    /// pointer and the checkpoint.
+    Restore {
+        /// As for `Resume`.
+        checkpoint: Option<Checkpoint>,
+    },
+    /// Start a turn with `input`. Refused with `turn-running` while a turn runs unless
+    /// `interrupt` (the server then cancels it as `cancelled-for-next-turn`, and the engine
+    /// reads its fate). Settles `Turn(id)` once `turn.created` arrived.
+    Send {
+        /// Input items (validated as the server would, PROTOCOL §7).
+        input: Vec<InputItem>,
+        /// Interrupt a running turn.
+        interrupt: bool,
+    },
+    /// Answer every pending action of the paused turn in one batch and continue
+    /// (`AuthDone` alone = continue after MCP auth). Settles `Turn(id)`.
+    Respond {
+        /// The decisions.
+        decisions: Vec<Decision>,
+    },
+    /// Stop the running turn (`POST /cancel`, idempotent). Settles `Done`.
+    Cancel,
+    /// Close the transport without cancelling the turn (the checkpoint stays).
+    Disconnect,
+    /// Simulate a network failure of the open request (demo control, tests).
+    DropConnection,
+    /// Try again after `liveUnavailable` or a retryable failure (never re-POSTs a turn).
+    Refresh,
+    /// Follow `turn_id` (another tab started it); nothing if it is already followed.
+    Attach {
+        /// The turn.
+        turn_id: String,
+    },
+    /// The last handle closed: abort everything, reject what is pending, keep the checkpoint.
+    /// Every later command is refused with `aborted`.
+    Close,
+}
+
+/// One thing that happened, fed to [`Session::handle`](super::Session::handle) with the current
+/// time. Results naming a request the engine no longer waits for are ignored. Never panics.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Input<'a> {
+    /// An app command, identified by `id` for its settlement.
+    Command {
+        /// Chosen by the executor.
+        id: CommandId,
+        /// The command.
+        command: Command,
+    },
+    /// A [`ResponseKind::Stream`](super::ResponseKind::Stream) request answered 2xx (or an
+    /// `EventSource` opened): its body is the live stream.
+    StreamOpened {
+        /// The request.
+        request: RequestId,
+        /// HTTP status (200 for an EventSource).
+        status: u16,
+    },
+    /// One body read of an open stream, exactly as the network delivered it.
+    Bytes {
+        /// The request.
+        request: RequestId,
+        /// The bytes.
+        bytes: &'a [u8],
+    },
+    /// One `EventSource` message (the browser parsed SSE already).
+    Frame {
+        /// The request.
+        request: RequestId,
+        /// The message's data.
+        data: &'a str,
+        /// The browser's last-event-id buffer (TrueForge sends an `id:` with every frame).
+        last_event_id: &'a str,
+    },
+    /// The stream's body ended cleanly.
+    End {
+        /// The request.
+        request: RequestId,
+    },
+    /// The request failed without a usable response (fetch rejected, the body errored).
+    NetworkError {
+        /// The request.
+        request: RequestId,
+    },
+    /// A whole response (every `Whole` request; a `Stream` request's non-2xx answer).
+    Response {
+        /// The request.
+        request: RequestId,
+        /// HTTP status.
+        status: u16,
+        /// The raw `Retry-After` header, if any.
+        retry_after: Option<&'a str>,
+        /// The body bytes.
+        body: &'a [u8],
+    },
+    /// The header provider failed before request `request` was sent (treated as a 401).
+    HeadersUnavailable {
+        /// The request.
+        request: RequestId,
+    },
+    /// The header provider answered after [`Effect::RefreshHeaders`](super::Effect::RefreshHeaders).
+    HeadersRefreshed {
+        /// The refresh.
+        request: RequestId,
+        /// It returned headers (false: it threw or rejected).
+        ok: bool,
+    },
+    /// A storage warning from the executor's store (`unavailable`, `write-failed`, …).
+    StorageWarning {
+        /// What happened.
+        message: String,
+    },
+    /// [`Session::poll_timeout`](super::Session::poll_timeout) may have passed.
+    Timer,
+    /// The browser reports connectivity.
+    Online,
+    /// The browser reports no connectivity.
+    Offline,
+}
+
+/// `Retry-After` in ms when given as delta-seconds (the HTTP-date form is ignored).
+pub fn retry_after_ms(value: &str) -> Option<u64> {
+    value
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .map(|s| s.saturating_mul(1000))
+}

@@ -1,0 +1,851 @@
+//! The session engine: one sans-IO state machine per session (DESIGN.md "The session engine").
+//!
+//! In the style of [`resume`](crate::resume) (quinn-proto): the executor feeds [`Input`]s with the
+//! current time (`handle(input, now_ms)`), carries out [`Effect`]s (`poll_effect()`), and feeds
+//! [`Input::Timer`] once [`Session::poll_timeout`] has passed. The engine owns the reducer view,
+//! the active turn's [`resume::Connection`] and SSE parser, the history loader and every rule
+//! around them, so the browser crate only performs requests, timers and storage writes:
+//!
+//! - **restore**: load the history, then follow the checkpoint's turn; concurrent restores join
+//!   the first (one load, one subscribe); a 404 on the session settles `Restored(false)` and
+//!   clears the pointer and the checkpoint. A corrupt pointer or id never gets here
+//!   ([`checkpoint::parse_pointer`], [`checkpoint::parse_checkpoint`]).
+//! - **check before subscribe, rebuild order, 412, effect recovery, backoff**: the
+//!   [`resume`](crate::resume) machine's policy; a rebuild reads the turn's state *before* its
+//!   events (a turn finishing in between is not settled from an incomplete listing).
+//! - **turn discovery**: a create stream names its turn in `turn.created`; a lost create
+//!   response is found by listing the newest turn (ours = new, and its `previous_turn_id` is the
+//!   turn that was newest before the POST).
+//! - **interrupt**: when a new turn's `turn.created` names a previous turn the view still shows
+//!   `running`, that turn is read at once (`GET …/turns/{id}`, again after 250 ms steps while
+//!   the server still says running): the view shows it `cancelled` / `cancelled-for-next-turn`
+//!   within one round trip; its old stream was closed, so its late deltas never arrive (and the
+//!   reducer ignores live events of a finished turn).
+//! - **respond after restore**: `resume` / `restore` settle only once the followed turn's state
+//!   is known (its pending set final); a `send` / `respond` arriving while the turn is still
+//!   being checked waits for that instead of failing with `turn-running`.
+//! - **checkpoints**: the turn id as soon as it is known (`seq: 0`), then the cursor, monotonic,
+//!   coalesced by the connection machine; cleared (`turnId: null`) when the turn settles.
+//!
+//! Notifications: at most one [`Effect::Notify`] per drain of the changes
+//! ([`Session::take_changes`]).
+mod api;
+pub mod checkpoint;
+mod effect;
+mod error;
+mod history;
+mod input;
+mod requests;
+mod stream;
+
+pub use api::{Api, Flavor};
+pub use checkpoint::{Checkpoint, CheckpointIssue, Pointer};
+pub use effect::{CommandId, Effect, HttpRequest, Method, RequestId, ResponseKind, Settled};
+pub use error::{ErrorCode, SessionError};
+pub use input::{retry_after_ms, Command, Input};
+
+use alloc::collections::VecDeque;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use serde::Serialize;
+
+use crate::reduce::{ChangeSet, ReducerConfig, SessionView, TurnStatus};
+use crate::resume::{self, Connection, ConnectionStatus, StartMode};
+use crate::sse::{ParserConfig, SseParser};
+use crate::wire;
+
+/// How subscribes are carried.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    /// `fetch` + a streaming body (any method, custom headers).
+    Fetch,
+    /// `EventSource` (GET with cookies; TrueForge flavor only).
+    EventSource,
+}
+
+/// Everything an engine needs, fixed for its life.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Endpoint builder (base URL + flavor).
+    pub api: Api,
+    /// Subscribe transport.
+    pub transport: Transport,
+    /// The reconnect policy of every turn's connection.
+    pub reconnect: resume::Config,
+    /// Per-frame byte cap of the SSE parser.
+    pub max_frame_bytes: usize,
+    /// Keep a bounded log of received frames for inspectors.
+    pub inspect: bool,
+}
+
+/// How many frames the inspector log keeps.
+pub const EVENT_LOG_CAPACITY: usize = 2000;
+/// Most warnings kept between two drains.
+const MAX_WARNINGS: usize = 1000;
+/// Pages read at most per listing (a bound against a server that pages forever).
+const MAX_TURN_PAGES: u32 = 400;
+const MAX_EVENT_PAGES: u32 = 1000;
+/// Re-reads of an interrupted turn the server still reports running, 250 ms apart.
+const MAX_TURN_CHECKS: u32 = 20;
+const TURN_CHECK_STEP_MS: u64 = 250;
+
+/// One received frame as the inspector shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoggedFrame {
+    /// The turn of the stream.
+    pub turn_id: String,
+    /// The frame's `id:`.
+    pub sequence_number: Option<u64>,
+    /// The event's `type` (`"(malformed)"` when unreadable).
+    pub event_type: String,
+    /// The event's `thread_id`.
+    pub thread_id: Option<String>,
+    /// The event's `id`.
+    pub id: Option<String>,
+    /// Size of the frame's `data`, bytes.
+    pub bytes: usize,
+    /// `now_ms` when it was applied.
+    pub at_ms: u64,
+}
+
+/// The connection badge as the UI shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConnectionView<'a> {
+    /// The status of the active turn's connection; `None` = idle (no turn followed).
+    pub status: Option<&'a ConnectionStatus>,
+    /// The turn followed, once known.
+    pub turn_id: Option<&'a str>,
+}
+
+/// What a request of the engine is for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Purpose {
+    /// The active run's request (one at a time), `step` says which.
+    Run(RunStep),
+    /// A page of the history (`Load`).
+    History,
+    /// `POST /cancel` without an active stream (settles `command`), or the machine's cancel.
+    Cancel(Option<CommandId>),
+    /// `GET` of a turn the view shows running although a newer turn replaced it.
+    CheckTurn { turn_id: String, attempt: u32 },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RunStep {
+    Post,
+    Subscribe,
+    GetTurn,
+    Lookup,
+    RebuildTurn,
+    RebuildEvents,
+    Headers,
+}
+
+/// Who waits for the active run's turn state to be known.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RunWaiter {
+    Resume(CommandId),
+    Restore,
+}
+
+/// One turn's connection and its recovery state.
+struct Run {
+    conn: Connection,
+    parser: SseParser,
+    /// Unknown until `turn.created` arrives on a create stream (or the lookup finds it).
+    turn_id: Option<String>,
+    /// The create request body (create runs only); sent once.
+    create_body: Option<String>,
+    /// The session's newest turn before our POST (effect recovery compares against it).
+    previous_turn_id: Option<String>,
+    /// The open request of this run and what it is.
+    open: Option<(RequestId, RunStep)>,
+    /// The turn state read first by a rebuild (applied after its events).
+    rebuild_turn: Option<wire::Turn>,
+    rebuild_pages: u32,
+    /// The badge.
+    status: ConnectionStatus,
+    /// Settles the `send()` / `respond()` promise once the turn id is known.
+    started: Option<CommandId>,
+    /// An attach run whose turn state is not known yet.
+    checking: bool,
+    /// The stored checkpoint's cursor of this turn: a replay from 0 writes nothing below it
+    /// (checkpoints are monotonic, also across a reload).
+    persisted_floor: u64,
+    waiters: Vec<RunWaiter>,
+}
+
+/// Progress of `restore`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum RestoreState {
+    Idle,
+    Loading {
+        checkpoint: Option<Checkpoint>,
+        waiters: Vec<CommandId>,
+    },
+    Resuming {
+        waiters: Vec<CommandId>,
+    },
+    Done(bool),
+}
+
+/// The history loader (`Load`): every page of turns, then of the session timeline.
+struct History {
+    request: RequestId,
+    /// `false`: turn pages; `true`: session-event pages.
+    events: bool,
+    pages: u32,
+    event_pages: Vec<Vec<wire::SessionEventItem>>,
+    waiters: Vec<CommandId>,
+    /// A restore waits for this load.
+    for_restore: bool,
+}
+
+/// The engine of one session. See the [module docs](self).
+pub struct Session {
+    id: String,
+    config: Config,
+    view: SessionView,
+    changes: ChangeSet,
+    warnings: Vec<(String, String)>,
+    effects: VecDeque<Effect>,
+    next_request: RequestId,
+    now_ms: u64,
+    /// Open requests and what they are for.
+    requests: Vec<(RequestId, Purpose)>,
+    run: Option<Run>,
+    history: Option<History>,
+    restore: RestoreState,
+    /// `send` / `respond` waiting for the run's turn check.
+    deferred: Vec<(CommandId, Command)>,
+    /// Re-reads of replaced turns: (due ms, turn id, attempt).
+    checks_due: Vec<(u64, String, u32)>,
+    /// The last request's own error (kept as the cause of a failure).
+    cause: Option<SessionError>,
+    /// The error the active run failed with.
+    last_error: Option<SessionError>,
+    online: bool,
+    closed: bool,
+    dirty: bool,
+    notified: bool,
+    drains: u64,
+    event_log: VecDeque<LoggedFrame>,
+    event_log_total: u64,
+}
+
+impl Session {
+    /// The engine of session `id` (no request until a command asks for one).
+    pub fn new(id: &str, config: Config) -> Self {
+        Session {
+            id: String::from(id),
+            view: SessionView::new(id, ReducerConfig::default()),
+            config,
+            changes: ChangeSet::default(),
+            warnings: Vec::new(),
+            effects: VecDeque::new(),
+            next_request: 1,
+            now_ms: 0,
+            requests: Vec::new(),
+            run: None,
+            history: None,
+            restore: RestoreState::Idle,
+            deferred: Vec::new(),
+            checks_due: Vec::new(),
+            cause: None,
+            last_error: None,
+            online: true,
+            closed: false,
+            dirty: false,
+            notified: false,
+            drains: 0,
+            event_log: VecDeque::new(),
+            event_log_total: 0,
+        }
+    }
+
+    /// The session id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The engine's configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The reducer's view.
+    pub fn view(&self) -> &SessionView {
+        &self.view
+    }
+
+    /// The next effect to carry out, in order.
+    pub fn poll_effect(&mut self) -> Option<Effect> {
+        self.effects.pop_front()
+    }
+
+    /// The earliest time (ms, caller's clock) at which [`Input::Timer`] has work.
+    pub fn poll_timeout(&self) -> Option<u64> {
+        if self.closed {
+            return None;
+        }
+        let run = self.run.as_ref().and_then(|r| r.conn.poll_timeout());
+        let checks = self.checks_due.iter().map(|(at, _, _)| *at).min();
+        match (run, checks) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The connection badge.
+    pub fn connection(&self) -> ConnectionView<'_> {
+        ConnectionView {
+            status: self.run.as_ref().map(|r| &r.status),
+            turn_id: self.run.as_ref().and_then(|r| r.turn_id.as_deref()),
+        }
+    }
+
+    /// The error the active turn's connection failed with (only while it shows `failed`).
+    pub fn error(&self) -> Option<&SessionError> {
+        let failed = matches!(
+            self.run.as_ref().map(|r| &r.status),
+            Some(ConnectionStatus::Failed(_))
+        );
+        self.last_error.as_ref().filter(|_| failed)
+    }
+
+    /// Whether a turn is running as far as this engine follows it (not done, not failed).
+    pub fn turn_running(&self) -> bool {
+        self.run.as_ref().is_some_and(|r| {
+            !matches!(
+                r.status,
+                ConnectionStatus::Done | ConnectionStatus::Failed(_)
+            )
+        })
+    }
+
+    /// Whether the active run follows `turn_id` and still will (not done, failed or
+    /// disconnected: those are followed again by a new run).
+    fn follows(&self, turn_id: &str) -> bool {
+        self.run.as_ref().is_some_and(|r| {
+            r.turn_id.as_deref() == Some(turn_id)
+                && !r.conn.is_finished()
+                && !matches!(r.status, ConnectionStatus::Failed(_))
+        })
+    }
+
+    /// Whether the engine was closed.
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    /// How many times the changes were drained.
+    pub fn drains(&self) -> u64 {
+        self.drains
+    }
+
+    /// Takes the changes and warnings since the last drain (normalized) and re-arms
+    /// [`Effect::Notify`].
+    pub fn take_changes(&mut self) -> (ChangeSet, Vec<(String, String)>) {
+        self.drains += 1;
+        self.notified = false;
+        let mut changes = core::mem::take(&mut self.changes);
+        changes.normalize();
+        (changes, core::mem::take(&mut self.warnings))
+    }
+
+    /// Forgets the pending changes (the caller renders the whole view) and re-arms
+    /// [`Effect::Notify`].
+    pub fn reset_changes(&mut self) {
+        self.drains += 1;
+        self.notified = false;
+        self.changes = ChangeSet::default();
+    }
+
+    /// A new listener was set: it has not been told anything yet.
+    pub fn listener_changed(&mut self) {
+        self.notified = false;
+    }
+
+    /// The inspector's frame log, oldest first, and how many frames were ever logged.
+    pub fn event_log(&self) -> (&VecDeque<LoggedFrame>, u64) {
+        (&self.event_log, self.event_log_total)
+    }
+
+    /// Feeds one input at `now_ms` (ms; a clock going backwards is treated as standing still).
+    pub fn handle(&mut self, input: Input<'_>, now_ms: u64) {
+        self.now_ms = self.now_ms.max(now_ms);
+        match input {
+            Input::Command { id, command } => self.command(id, command),
+            Input::StreamOpened { request, status } => self.on_stream_opened(request, status),
+            Input::Bytes { request, bytes } => self.on_bytes(request, bytes),
+            Input::Frame {
+                request,
+                data,
+                last_event_id,
+            } => self.on_frame(request, data, last_event_id),
+            Input::End { request } => self.on_end(request),
+            Input::NetworkError { request } => self.on_network_error(request),
+            Input::Response {
+                request,
+                status,
+                retry_after,
+                body,
+            } => self.on_response(request, status, retry_after.and_then(retry_after_ms), body),
+            Input::HeadersUnavailable { request } => {
+                self.cause = Some(SessionError::new(
+                    ErrorCode::Auth,
+                    "the headers provider failed",
+                ));
+                self.on_response(request, 401, None, b"");
+            }
+            Input::HeadersRefreshed { request, ok } => self.on_headers_refreshed(request, ok),
+            Input::StorageWarning { message } => self.warn("storage", message),
+            Input::Timer => self.on_timer(),
+            Input::Online => {
+                self.online = true;
+                self.feed_conn(resume::Input::Online);
+            }
+            Input::Offline => {
+                self.online = false;
+                self.feed_conn(resume::Input::Offline);
+            }
+        }
+        self.drain_run();
+        if self.dirty && !self.notified && !self.closed {
+            self.notified = true;
+            self.effects.push_back(Effect::Notify);
+        }
+        self.dirty = false;
+    }
+
+    fn command(&mut self, id: CommandId, command: Command) {
+        if self.closed {
+            self.settle(
+                id,
+                Err(SessionError::new(
+                    ErrorCode::Aborted,
+                    "the session is closed",
+                )),
+            );
+            return;
+        }
+        match command {
+            Command::Load => self.load(Some(id), false),
+            Command::Restore { checkpoint } => self.restore(id, checkpoint),
+            Command::Resume { checkpoint } => {
+                self.resume(Some(id), checkpoint);
+            }
+            Command::Send { input, interrupt } => self.send(id, input, interrupt),
+            Command::Respond { decisions } => self.respond(id, decisions),
+            Command::Cancel => self.cancel(id),
+            Command::Disconnect => {
+                self.feed_conn(resume::Input::Disconnect);
+                self.drain_run();
+                self.abort_run_request();
+                self.settle(id, Ok(Settled::Done));
+            }
+            Command::DropConnection => {
+                let open = self
+                    .run
+                    .as_ref()
+                    .filter(|r| r.conn.is_request_open())
+                    .and_then(|r| r.open);
+                if open.is_some() {
+                    self.abort_run_request();
+                    self.feed_conn(resume::Input::NetworkError);
+                }
+                self.settle(id, Ok(Settled::Done));
+            }
+            Command::Refresh => {
+                self.feed_conn(resume::Input::Refresh);
+                self.settle(id, Ok(Settled::Done));
+            }
+            Command::Attach { turn_id } => {
+                let followed = self.follows(&turn_id);
+                if !followed && checkpoint::is_valid_id(&turn_id) {
+                    self.start_run(StartMode::Attach { after: Some(0) }, Some(turn_id), None);
+                }
+                self.settle(id, Ok(Settled::Done));
+            }
+            Command::Close => self.close(id),
+        }
+    }
+
+    fn close(&mut self, id: CommandId) {
+        // The connection flushes its last checkpoint: a reload resumes where this page stopped.
+        self.feed_conn(resume::Input::Disconnect);
+        self.drain_run();
+        for (request, _) in core::mem::take(&mut self.requests) {
+            self.effects.push_back(Effect::Abort { id: request });
+        }
+        let aborted = || SessionError::new(ErrorCode::Aborted, "the session was closed");
+        let mut pending: Vec<CommandId> = Vec::new();
+        if let Some(run) = self.run.as_mut() {
+            run.open = None;
+            pending.extend(run.started.take());
+            for w in run.waiters.drain(..) {
+                if let RunWaiter::Resume(c) = w {
+                    pending.push(c);
+                }
+            }
+        }
+        if let Some(h) = self.history.take() {
+            pending.extend(h.waiters);
+        }
+        if let RestoreState::Loading { waiters, .. } | RestoreState::Resuming { waiters } =
+            core::mem::replace(&mut self.restore, RestoreState::Idle)
+        {
+            pending.extend(waiters);
+        }
+        pending.extend(self.deferred.drain(..).map(|(c, _)| c));
+        for c in pending {
+            self.settle(c, Err(aborted()));
+        }
+        self.checks_due.clear();
+        self.closed = true;
+        self.settle(id, Ok(Settled::Done));
+    }
+
+    fn restore(&mut self, id: CommandId, checkpoint: Option<Checkpoint>) {
+        match &mut self.restore {
+            RestoreState::Done(found) => {
+                let found = *found;
+                self.settle(id, Ok(Settled::Restored(found)));
+            }
+            RestoreState::Loading { waiters, .. } | RestoreState::Resuming { waiters } => {
+                waiters.push(id);
+            }
+            RestoreState::Idle => {
+                self.restore = RestoreState::Loading {
+                    checkpoint,
+                    waiters: alloc::vec![id],
+                };
+                self.load(None, true);
+            }
+        }
+    }
+
+    /// Follows the checkpoint's turn. `id` settles `Resumed` once the turn's state is known.
+    fn resume(&mut self, id: Option<CommandId>, checkpoint: Option<Checkpoint>) -> bool {
+        let waiter = match id {
+            Some(c) => RunWaiter::Resume(c),
+            None => RunWaiter::Restore,
+        };
+        let floor = checkpoint.as_ref().map_or(0, |c| c.seq);
+        let Some(turn_id) = checkpoint.and_then(|c| c.turn_id) else {
+            if let Some(c) = id {
+                self.settle(c, Ok(Settled::Resumed(None)));
+            }
+            return false;
+        };
+        if !self.follows(&turn_id) {
+            // The page's memory is gone, so the view is rebuilt by replaying the live buffer
+            // from the first event (after = 0); the checkpoint says *which* turn is live.
+            self.start_run(StartMode::Attach { after: Some(0) }, Some(turn_id), None);
+        }
+        let Some(run) = self.run.as_mut() else {
+            return false;
+        };
+        run.persisted_floor = run.persisted_floor.max(floor);
+        if run.checking {
+            run.waiters.push(waiter);
+        } else {
+            let t = run.turn_id.clone();
+            match waiter {
+                RunWaiter::Resume(c) => self.settle(c, Ok(Settled::Resumed(t))),
+                RunWaiter::Restore => self.restored(true),
+            }
+        }
+        true
+    }
+
+    /// `send` with input items.
+    fn send(&mut self, id: CommandId, input: Vec<wire::InputItem>, interrupt: bool) {
+        if !interrupt && self.run.as_ref().is_some_and(|r| r.checking) {
+            self.deferred.push((id, Command::Send { input, interrupt }));
+            return;
+        }
+        if self.turn_running() && !interrupt {
+            self.settle(
+                id,
+                Err(SessionError::new(
+                    ErrorCode::TurnRunning,
+                    "a turn is running: wait for it, cancel it, or send with { interrupt: true }",
+                )),
+            );
+            return;
+        }
+        if let Err(e) = crate::respond::validate_input(&self.view, &input) {
+            self.settle(
+                id,
+                Err(SessionError::new(ErrorCode::InvalidInput, format!("{e}"))),
+            );
+            return;
+        }
+        self.create_turn(id, &input);
+    }
+
+    fn respond(&mut self, id: CommandId, decisions: Vec<crate::respond::Decision>) {
+        if self.run.as_ref().is_some_and(|r| r.checking) {
+            self.deferred.push((id, Command::Respond { decisions }));
+            return;
+        }
+        if self.turn_running() {
+            self.settle(
+                id,
+                Err(SessionError::new(
+                    ErrorCode::TurnRunning,
+                    "a turn is still running",
+                )),
+            );
+            return;
+        }
+        match crate::respond::continuation(&self.view, &decisions) {
+            Ok(input) => self.create_turn(id, &input),
+            Err(e) => self.settle(
+                id,
+                Err(SessionError::new(ErrorCode::InvalidInput, format!("{e}"))),
+            ),
+        }
+    }
+
+    fn create_turn(&mut self, id: CommandId, input: &[wire::InputItem]) {
+        let body = match serde_json::to_string(input) {
+            Ok(items) => format!("{{\"input\":{items},\"stream\":true}}"),
+            Err(e) => {
+                self.settle(
+                    id,
+                    Err(SessionError::new(ErrorCode::Internal, format!("{e}"))),
+                );
+                return;
+            }
+        };
+        self.start_run(StartMode::CreateTurn, None, Some(body));
+        if let Some(run) = self.run.as_mut() {
+            run.started = Some(id);
+        }
+    }
+
+    fn cancel(&mut self, id: CommandId) {
+        if self.turn_running() {
+            self.feed_conn(resume::Input::Cancel);
+            self.settle(id, Ok(Settled::Done));
+            return;
+        }
+        let url = self.config.api.cancel(&self.id);
+        self.request(
+            Purpose::Cancel(Some(id)),
+            Method::Post,
+            url,
+            None,
+            Some(String::from("{}")),
+            ResponseKind::Whole,
+        );
+    }
+
+    /// Replaces the active run (closing the old one's request) and starts the new one.
+    fn start_run(&mut self, mode: StartMode, turn_id: Option<String>, create_body: Option<String>) {
+        self.end_run(SessionError::new(
+            ErrorCode::Aborted,
+            "another turn replaced this one",
+        ));
+        let previous_turn_id = self.view.turn_ids().last().cloned();
+        let checking = matches!(mode, StartMode::Attach { .. });
+        let mut conn = Connection::new(self.config.reconnect);
+        if !self.online {
+            conn.handle(resume::Input::Offline, self.now_ms);
+        }
+        conn.handle(resume::Input::Start { mode }, self.now_ms);
+        self.run = Some(Run {
+            conn,
+            parser: SseParser::new(ParserConfig {
+                max_frame_bytes: self.config.max_frame_bytes,
+            }),
+            turn_id,
+            create_body,
+            previous_turn_id,
+            open: None,
+            rebuild_turn: None,
+            rebuild_pages: 0,
+            status: ConnectionStatus::Connecting,
+            started: None,
+            checking,
+            persisted_floor: 0,
+            waiters: Vec::new(),
+        });
+        self.last_error = None;
+        self.cause = None;
+        self.dirty = true;
+    }
+
+    /// Ends the active run: aborts its request, settles what waited on it.
+    fn end_run(&mut self, why: SessionError) {
+        self.abort_run_request();
+        let Some(mut run) = self.run.take() else {
+            return;
+        };
+        if let Some(c) = run.started.take() {
+            self.settle(c, Err(why));
+        }
+        let turn = run.turn_id.clone();
+        for w in run.waiters.drain(..) {
+            match w {
+                RunWaiter::Resume(c) => self.settle(c, Ok(Settled::Resumed(turn.clone()))),
+                RunWaiter::Restore => self.restored(true),
+            }
+        }
+    }
+
+    /// The run's turn state is known (or it stopped trying): settle who waited, then re-run the
+    /// commands that waited for it.
+    fn check_finished(&mut self) {
+        let Some(run) = self.run.as_mut() else {
+            return;
+        };
+        if !run.checking {
+            return;
+        }
+        run.checking = false;
+        let turn = run.turn_id.clone();
+        let waiters: Vec<RunWaiter> = run.waiters.drain(..).collect();
+        for w in waiters {
+            match w {
+                RunWaiter::Resume(c) => self.settle(c, Ok(Settled::Resumed(turn.clone()))),
+                RunWaiter::Restore => self.restored(true),
+            }
+        }
+        for (c, command) in core::mem::take(&mut self.deferred) {
+            self.command(c, command);
+        }
+    }
+
+    fn restored(&mut self, found: bool) {
+        if let RestoreState::Loading { waiters, .. } | RestoreState::Resuming { waiters } =
+            core::mem::replace(&mut self.restore, RestoreState::Done(found))
+        {
+            for c in waiters {
+                self.settle(c, Ok(Settled::Restored(found)));
+            }
+        }
+    }
+
+    fn settle(&mut self, command: CommandId, outcome: Result<Settled, SessionError>) {
+        self.effects.push_back(Effect::Settle { command, outcome });
+    }
+
+    fn warn(&mut self, code: &str, message: String) {
+        if self.warnings.len() < MAX_WARNINGS {
+            self.warnings.push((String::from(code), message));
+        }
+        self.dirty = true;
+    }
+
+    fn record(&mut self, changes: ChangeSet) {
+        if !changes.is_empty() {
+            self.changes.merge(changes);
+            self.dirty = true;
+        }
+    }
+
+    /// Issues a request and remembers what it is for.
+    fn request(
+        &mut self,
+        purpose: Purpose,
+        method: Method,
+        url: String,
+        last_event_id: Option<u64>,
+        json_body: Option<String>,
+        response: ResponseKind,
+    ) -> RequestId {
+        let id = self.next_request;
+        self.next_request += 1;
+        self.requests.push((id, purpose));
+        self.effects.push_back(Effect::Request(HttpRequest {
+            id,
+            method,
+            url,
+            last_event_id,
+            json_body,
+            response,
+        }));
+        id
+    }
+
+    /// Forgets request `id` and returns what it was for (`None`: not ours any more).
+    fn take_request(&mut self, id: RequestId) -> Option<Purpose> {
+        let index = self.requests.iter().position(|(r, _)| *r == id)?;
+        Some(self.requests.swap_remove(index).1)
+    }
+
+    fn purpose(&self, id: RequestId) -> Option<&Purpose> {
+        self.requests.iter().find(|(r, _)| *r == id).map(|(_, p)| p)
+    }
+
+    /// Closes the run's open request (the connection machine already knows, or is told next).
+    fn abort_run_request(&mut self) {
+        let Some((id, _)) = self.run.as_mut().and_then(|r| r.open.take()) else {
+            return;
+        };
+        if let Some(run) = self.run.as_mut() {
+            // A new connection starts a new SSE stream: drop any partial frame of the old one.
+            run.parser.finish();
+        }
+        if self.take_request(id).is_some() {
+            self.effects.push_back(Effect::Abort { id });
+        }
+    }
+
+    fn feed_conn(&mut self, input: resume::Input) {
+        let now = self.now_ms;
+        if let Some(run) = self.run.as_mut() {
+            run.conn.handle(input, now);
+        }
+    }
+
+    fn on_timer(&mut self) {
+        let now = self.now_ms;
+        self.feed_conn(resume::Input::Tick);
+        let (due, later): (Vec<_>, Vec<_>) = core::mem::take(&mut self.checks_due)
+            .into_iter()
+            .partition(|(at, _, _)| *at <= now);
+        self.checks_due = later;
+        for (_, turn_id, attempt) in due {
+            self.check_turn(turn_id, attempt);
+        }
+    }
+
+    /// Reads a turn the view shows running although a newer turn replaced it.
+    fn check_turn(&mut self, turn_id: String, attempt: u32) {
+        let url = self.config.api.turn(&self.id, &turn_id);
+        self.request(
+            Purpose::CheckTurn { turn_id, attempt },
+            Method::Get,
+            url,
+            None,
+            None,
+            ResponseKind::Whole,
+        );
+    }
+
+    /// The view shows `turn_id` running: if it is not the turn we follow, read its state.
+    fn check_if_running(&mut self, turn_id: &str) {
+        let running = self
+            .view
+            .turn(turn_id)
+            .is_some_and(|t| t.status == TurnStatus::Running);
+        let pending = self
+            .requests
+            .iter()
+            .any(|(_, p)| matches!(p, Purpose::CheckTurn { turn_id: t, .. } if t == turn_id))
+            || self.checks_due.iter().any(|(_, t, _)| t == turn_id);
+        if running && !pending {
+            self.check_turn(String::from(turn_id), 1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

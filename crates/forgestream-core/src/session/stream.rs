@@ -1,0 +1,179 @@
+//! The hot path: one network read → SSE parser → reducer → connection machine, frames borrowed
+//! from the read (a frame inside it is never copied; a text delta is appended to its message
+//! straight from the read's bytes).
+use alloc::borrow::Cow;
+use alloc::format;
+use alloc::string::String;
+
+use super::{Checkpoint, LoggedFrame, RequestId, RunStep, Session, Settled, EVENT_LOG_CAPACITY};
+use crate::reduce::TurnStatus;
+use crate::resume;
+use crate::session::checkpoint::SCHEMA_VERSION;
+use crate::session::Effect;
+use crate::sse::SseItemRef;
+use crate::wire;
+
+/// The envelope fields the inspector shows; everything else in the event is skipped.
+#[derive(serde::Deserialize)]
+struct Envelope<'a> {
+    #[serde(rename = "type", borrow)]
+    event_type: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    thread_id: Option<Cow<'a, str>>,
+}
+
+impl Session {
+    fn is_open_stream(&self, id: RequestId) -> bool {
+        matches!(self.run_step(id), Some(RunStep::Post | RunStep::Subscribe))
+    }
+
+    pub(super) fn on_bytes(&mut self, id: RequestId, bytes: &[u8]) {
+        if !self.is_open_stream(id) {
+            return;
+        }
+        // The parser leaves the run for the call so the callback can borrow the whole engine;
+        // nothing in `apply_item` replaces the run (the machine's commands run afterwards).
+        let Some(mut parser) = self.run.as_mut().map(|r| core::mem::take(&mut r.parser)) else {
+            return;
+        };
+        let now = self.now_ms;
+        let parsed = parser.feed_with(bytes, |item| self.apply_item(item, now));
+        if let Some(run) = self.run.as_mut() {
+            run.parser = parser;
+        }
+        if let Err(e) = parsed {
+            // Items before and after the oversize frame were applied; the parser skipped it.
+            self.warn("protocol", format!("{e}"));
+        }
+    }
+
+    /// One `EventSource` message. `last_event_id` is this frame's id (TrueForge sends one with
+    /// every frame).
+    pub(super) fn on_frame(&mut self, id: RequestId, data: &str, last_event_id: &str) {
+        if !self.is_open_stream(id) {
+            return;
+        }
+        let now = self.now_ms;
+        self.apply_frame(last_event_id.trim().parse::<u64>().ok(), data, now);
+    }
+
+    fn apply_item(&mut self, item: SseItemRef<'_>, now: u64) {
+        match item {
+            SseItemRef::Event(event) => {
+                let seq = event.id.and_then(|id| id.trim().parse::<u64>().ok());
+                self.apply_frame(seq, event.data, now);
+            }
+            SseItemRef::Comment => self.feed_conn(resume::Input::Comment),
+            SseItemRef::Retry(ms) => self.feed_conn(resume::Input::Retry(ms)),
+        }
+    }
+
+    /// Applies one frame's data to the view and reports it to the machine.
+    fn apply_frame(&mut self, seq: Option<u64>, data: &str, now: u64) {
+        if data.is_empty() {
+            return;
+        }
+        let Some(run) = self.run.as_mut() else {
+            return;
+        };
+        // Hot path: the turn id is moved out of the run for this frame and put back below, so
+        // a delta costs no string copy.
+        let turn_id = match run.turn_id.take() {
+            Some(id) => id,
+            // A create stream names its turn only in its first event (`turn.created`).
+            None => match wire::Event::from_json(data) {
+                Ok(wire::Event::TurnCreated(created)) => {
+                    let id = created.turn_id;
+                    self.turn_discovered(&id, created.previous_turn_id.as_deref());
+                    id
+                }
+                _ => {
+                    self.warn(
+                        "protocol",
+                        String::from("a create stream must start with turn.created; frame ignored"),
+                    );
+                    return;
+                }
+            },
+        };
+        if self.config.inspect {
+            self.log_frame(&turn_id, seq, data, now);
+        }
+        // Recorded straight into the pending change set (drained by `take_changes`), so a burst
+        // of deltas on one message costs no change-set allocation per frame.
+        let applied = self
+            .view
+            .apply_live_into(&turn_id, seq, data, &mut self.changes);
+        if !self.changes.is_empty() {
+            self.dirty = true;
+        }
+        let turn_done = match applied {
+            Ok(()) => self
+                .view
+                .turn(&turn_id)
+                .is_some_and(|t| t.status != TurnStatus::Running),
+            Err(e) => {
+                self.warn("protocol", format!("{e}"));
+                false
+            }
+        };
+        if let Some(run) = self.run.as_mut() {
+            run.turn_id = Some(turn_id);
+            run.conn.handle(
+                resume::Input::Event {
+                    sequence_number: seq,
+                    turn_done,
+                },
+                now,
+            );
+        }
+    }
+
+    /// The new turn's id became known (its `turn.created`, or the effect-recovery lookup):
+    /// settle `send()`, record `{turnId, seq: 0}` at once (a reload before the first cursor
+    /// checkpoint must still find the turn), point "last session" here, and read the turn it
+    /// replaced if the view still shows that one running (interrupt).
+    pub(super) fn turn_discovered(&mut self, turn_id: &str, previous: Option<&str>) {
+        if let Some(c) = self.run.as_mut().and_then(|r| r.started.take()) {
+            self.settle(c, Ok(Settled::Turn(String::from(turn_id))));
+        }
+        self.effects.push_back(Effect::WriteCheckpoint(Checkpoint {
+            v: SCHEMA_VERSION,
+            session_id: self.id.clone(),
+            turn_id: Some(String::from(turn_id)),
+            seq: 0,
+            saved_at: self.now_ms,
+        }));
+        self.effects.push_back(Effect::WritePointer);
+        if let Some(previous) = previous {
+            self.check_if_running(previous);
+        }
+    }
+
+    fn log_frame(&mut self, turn_id: &str, seq: Option<u64>, data: &str, now: u64) {
+        let envelope = serde_json::from_str::<Envelope<'_>>(data).ok();
+        let (event_type, thread_id, id) = match envelope {
+            Some(e) => (
+                e.event_type.map(Cow::into_owned),
+                e.thread_id.map(Cow::into_owned),
+                e.id.map(Cow::into_owned),
+            ),
+            None => (None, None, None),
+        };
+        if self.event_log.len() >= EVENT_LOG_CAPACITY {
+            self.event_log.pop_front();
+        }
+        self.event_log.push_back(LoggedFrame {
+            turn_id: String::from(turn_id),
+            sequence_number: seq,
+            event_type: event_type.unwrap_or_else(|| String::from("(malformed)")),
+            thread_id,
+            id,
+            bytes: data.len(),
+            at_ms: now,
+        });
+        self.event_log_total += 1;
+    }
+}

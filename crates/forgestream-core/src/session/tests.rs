@@ -1,0 +1,432 @@
+//! One unit test per rule of the engine (the fault simulator in `tests/fault_props.rs` drives the
+//! same engine through random faults).
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use alloc::{format, vec};
+
+use super::*;
+use crate::reduce::TurnStatus;
+use crate::respond::Decision;
+
+fn user_text(text: &str) -> crate::wire::InputItem {
+    crate::wire::InputItem::UserMessage {
+        content: crate::wire::UserContent::Text(text.into()),
+    }
+}
+
+fn engine() -> Session {
+    Session::new(
+        "s1",
+        Config {
+            api: Api::new("http://h", Flavor::TrueForge),
+            transport: Transport::Fetch,
+            reconnect: resume::Config::default(),
+            max_frame_bytes: 1 << 20,
+            inspect: false,
+        },
+    )
+}
+
+struct Driver {
+    s: Session,
+    now: u64,
+    effects: Vec<Effect>,
+    next_command: CommandId,
+}
+
+impl Driver {
+    fn new() -> Self {
+        Driver {
+            s: engine(),
+            now: 1_000,
+            effects: Vec::new(),
+            next_command: 1,
+        }
+    }
+
+    fn feed(&mut self, input: Input<'_>) -> Vec<Effect> {
+        self.now += 1;
+        self.s.handle(input, self.now);
+        let out: Vec<Effect> = core::iter::from_fn(|| self.s.poll_effect()).collect();
+        self.effects.extend(out.iter().cloned());
+        out
+    }
+
+    fn command(&mut self, command: Command) -> (CommandId, Vec<Effect>) {
+        let id = self.next_command;
+        self.next_command += 1;
+        (id, self.feed(Input::Command { id, command }))
+    }
+
+    fn respond(&mut self, request: RequestId, status: u16, body: &str) -> Vec<Effect> {
+        self.feed(Input::Response {
+            request,
+            status,
+            retry_after: None,
+            body: body.as_bytes(),
+        })
+    }
+
+    fn stream(&mut self, request: RequestId, frames: &[(u64, String)]) -> Vec<Effect> {
+        let mut out = self.feed(Input::StreamOpened {
+            request,
+            status: 200,
+        });
+        for (seq, data) in frames {
+            let bytes = format!("id: {seq}\ndata: {data}\n\n");
+            out.extend(self.feed(Input::Bytes {
+                request,
+                bytes: bytes.as_bytes(),
+            }));
+        }
+        out
+    }
+}
+
+fn requests(effects: &[Effect]) -> Vec<&HttpRequest> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Request(r) => Some(r),
+            _ => None,
+        })
+        .collect()
+}
+
+fn request_to<'a>(effects: &'a [Effect], method: Method, url_part: &str) -> &'a HttpRequest {
+    requests(effects)
+        .into_iter()
+        .find(|r| r.method == method && r.url.contains(url_part))
+        .unwrap_or_else(|| panic!("no {method:?} {url_part} in {effects:#?}"))
+}
+
+fn settled(effects: &[Effect], command: CommandId) -> Option<&Result<Settled, SessionError>> {
+    effects.iter().find_map(|e| match e {
+        Effect::Settle {
+            command: c,
+            outcome,
+        } if *c == command => Some(outcome),
+        _ => None,
+    })
+}
+
+fn created(turn: &str, previous: Option<&str>) -> String {
+    let previous = previous.map_or("null".to_string(), |p| format!("\"{p}\""));
+    format!(
+        r#"{{"type":"turn.created","id":"e-{turn}","turn_id":"{turn}","previous_turn_id":{previous},"input":[{{"type":"user.message","content":"hi"}}],"state":{{"status":"running"}},"created_at":"2026-12-01T00:00:00Z","thread_id":null}}"#
+    )
+}
+
+fn message(id: &str) -> String {
+    format!(
+        r#"{{"type":"model.message","id":"{id}","thread_id":"main","created_at":"2026-12-01T00:00:01Z"}}"#
+    )
+}
+
+fn delta(id: &str, text: &str) -> String {
+    format!(r#"{{"type":"model.message.delta","id":"{id}","thread_id":"main","content":"{text}"}}"#)
+}
+
+fn turn_json(turn: &str, previous: Option<&str>, state: &str) -> String {
+    let previous = previous.map_or("null".to_string(), |p| format!("\"{p}\""));
+    format!(
+        r#"{{"data":{{"id":"{turn}","session_id":"s1","previous_turn_id":{previous},"state":{state},"created_at":"2026-12-01T00:00:00Z"}}}}"#
+    )
+}
+
+const CANCELLED_FOR_NEXT: &str = r#"{"status":"cancelled","reason":"cancelled-for-next-turn","completed_at":"2026-12-01T00:00:05Z"}"#;
+const RUNNING: &str = r#"{"status":"running"}"#;
+
+/// Sends a turn and streams `turn.created` plus a partial message; returns the stream request.
+fn running_turn(d: &mut Driver, turn: &str, previous: Option<&str>) -> (RequestId, CommandId) {
+    let (send, effects) = d.command(Command::Send {
+        input: vec![user_text("hi")],
+        interrupt: previous.is_some(),
+    });
+    let post = request_to(&effects, Method::Post, "/turns").id;
+    let out = d.stream(
+        post,
+        &[
+            (1, created(turn, previous)),
+            (2, message(&format!("m-{turn}"))),
+            (3, delta(&format!("m-{turn}"), "partial")),
+        ],
+    );
+    assert_eq!(
+        settled(&out, send),
+        Some(&Ok(Settled::Turn(turn.to_string())))
+    );
+    (post, send)
+}
+
+#[test]
+fn an_interrupted_turn_ends_cancelled_for_next_turn_within_one_round_trip() {
+    let mut d = Driver::new();
+    let (old_stream, _) = running_turn(&mut d, "t1", None);
+    assert_eq!(d.s.view().turn("t1").unwrap().status, TurnStatus::Running);
+    // The interrupting send closes the old stream and POSTs the new turn.
+    let (send, effects) = d.command(Command::Send {
+        input: vec![user_text("stop, do this")],
+        interrupt: true,
+    });
+    assert!(effects.contains(&Effect::Abort { id: old_stream }));
+    let post = request_to(&effects, Method::Post, "/turns").id;
+    // Its `turn.created` names the old turn: the engine reads the old turn at once.
+    let out = d.stream(post, &[(1, created("t2", Some("t1")))]);
+    assert_eq!(settled(&out, send), Some(&Ok(Settled::Turn("t2".into()))));
+    let check = request_to(&out, Method::Get, "/turns/t1").id;
+    // A late delta of the old stream is ignored (its request was aborted).
+    d.feed(Input::Bytes {
+        request: old_stream,
+        bytes: format!("id: 4\ndata: {}\n\n", delta("m-t1", " late")).as_bytes(),
+    });
+    d.respond(check, 200, &turn_json("t1", None, CANCELLED_FOR_NEXT));
+    let old = d.s.view().turn("t1").unwrap();
+    assert_eq!(old.status, TurnStatus::Cancelled);
+    assert_eq!(
+        old.cancel_reason.as_deref(),
+        Some("cancelled-for-next-turn")
+    );
+    let text = d.s.view().summary();
+    assert!(!serde_json::to_string(&text).unwrap().contains("late"));
+    assert_eq!(d.s.view().turn("t2").unwrap().status, TurnStatus::Running);
+}
+
+#[test]
+fn an_interrupted_turn_the_server_still_reports_running_is_read_again() {
+    let mut d = Driver::new();
+    running_turn(&mut d, "t1", None);
+    let (_, effects) = d.command(Command::Send {
+        input: vec![user_text("next")],
+        interrupt: true,
+    });
+    let post = request_to(&effects, Method::Post, "/turns").id;
+    let out = d.stream(post, &[(1, created("t2", Some("t1")))]);
+    let check = request_to(&out, Method::Get, "/turns/t1").id;
+    assert!(d
+        .respond(check, 200, &turn_json("t1", None, RUNNING))
+        .is_empty());
+    let at = d.s.poll_timeout().unwrap();
+    d.now = at;
+    let out = d.feed(Input::Timer);
+    let again = request_to(&out, Method::Get, "/turns/t1").id;
+    d.respond(again, 200, &turn_json("t1", None, CANCELLED_FOR_NEXT));
+    assert_eq!(d.s.view().turn("t1").unwrap().status, TurnStatus::Cancelled);
+}
+
+fn checkpoint(turn: &str) -> Checkpoint {
+    Checkpoint {
+        v: checkpoint::SCHEMA_VERSION,
+        session_id: "s1".into(),
+        turn_id: Some(turn.into()),
+        seq: 7,
+        saved_at: 1,
+    }
+}
+
+const EMPTY_TURNS: &str = r#"{"data":[],"pagination":{}}"#;
+const EMPTY_EVENTS: &str = r#"{"data":[],"pagination":{}}"#;
+
+#[test]
+fn concurrent_restores_share_one_load_and_one_subscribe() {
+    let mut d = Driver::new();
+    let (a, first) = d.command(Command::Restore {
+        checkpoint: Some(checkpoint("t1")),
+    });
+    let (b, second) = d.command(Command::Restore {
+        checkpoint: Some(checkpoint("t1")),
+    });
+    assert!(
+        second.is_empty(),
+        "the second restore joins the first: {second:?}"
+    );
+    let turns = request_to(&first, Method::Get, "/turns?limit=25").id;
+    let out = d.respond(turns, 200, EMPTY_TURNS);
+    let events = request_to(&out, Method::Get, "/events").id;
+    let out = d.respond(events, 200, EMPTY_EVENTS);
+    // Check before subscribe.
+    let get = request_to(&out, Method::Get, "/turns/t1").id;
+    assert!(
+        settled(&out, a).is_none(),
+        "restore waits for the turn check"
+    );
+    let out = d.respond(get, 200, &turn_json("t1", None, RUNNING));
+    let subscribe = request_to(&out, Method::Get, "/subscribe?after_sequence_number=0");
+    assert_eq!(subscribe.last_event_id, Some(0));
+    let sub_id = subscribe.id;
+    let out = d.stream(sub_id, &[]);
+    assert_eq!(settled(&out, a), Some(&Ok(Settled::Restored(true))));
+    assert_eq!(settled(&out, b), Some(&Ok(Settled::Restored(true))));
+    // A third, later restore settles at once and opens nothing.
+    let (c, out) = d.command(Command::Restore {
+        checkpoint: Some(checkpoint("t1")),
+    });
+    assert_eq!(settled(&out, c), Some(&Ok(Settled::Restored(true))));
+    let subscribes = requests(&d.effects)
+        .iter()
+        .filter(|r| r.url.contains("/subscribe"))
+        .count();
+    assert_eq!(subscribes, 1);
+    let loads = requests(&d.effects)
+        .iter()
+        .filter(|r| r.url.contains("/turns?limit=25"))
+        .count();
+    assert_eq!(loads, 1);
+}
+
+#[test]
+fn a_stale_session_restores_to_nothing_and_clears_its_records() {
+    let mut d = Driver::new();
+    let (a, out) = d.command(Command::Restore {
+        checkpoint: Some(checkpoint("t1")),
+    });
+    let turns = request_to(&out, Method::Get, "/turns?limit=25").id;
+    let out = d.respond(turns, 404, r#"{"error":{"message":"session not found"}}"#);
+    assert_eq!(settled(&out, a), Some(&Ok(Settled::Restored(false))));
+    assert!(out.contains(&Effect::ClearPointer));
+    assert!(out.contains(&Effect::RemoveCheckpoint));
+    assert!(requests(&out).is_empty(), "no subscribe to a gone session");
+}
+
+const PAUSED: &str = r#"{"status":"done","output":null,"required_actions":[{"type":"tool.approval_required","id":"ev-req","created_at":"2026-12-01T00:00:02Z","thread_id":"main","tool_calls":[{"id":"call-1","source_event_id":"ev-msg"}]}],"completed_at":"2026-12-01T00:00:03Z"}"#;
+
+#[test]
+fn respond_right_after_restore_onto_a_paused_turn_waits_for_the_check() {
+    let mut d = Driver::new();
+    let (restore, out) = d.command(Command::Resume {
+        checkpoint: Some(checkpoint("t1")),
+    });
+    let get = request_to(&out, Method::Get, "/turns/t1").id;
+    // The app answers at once: no `turn-running`, the answer waits.
+    let (respond, out) = d.command(Command::Respond {
+        decisions: vec![Decision::Allow {
+            tool_call_id: "call-1".into(),
+        }],
+    });
+    assert!(settled(&out, respond).is_none());
+    let out = d.respond(get, 200, &turn_json("t1", None, PAUSED));
+    let rebuild_turn = request_to(&out, Method::Get, "/turns/t1").id;
+    let out = d.respond(rebuild_turn, 200, &turn_json("t1", None, PAUSED));
+    let events = request_to(&out, Method::Get, "/turns/t1/events").id;
+    let out = d.respond(events, 200, EMPTY_EVENTS);
+    assert_eq!(
+        settled(&out, restore),
+        Some(&Ok(Settled::Resumed(Some("t1".into()))))
+    );
+    let post = request_to(&out, Method::Post, "/sessions/s1/turns");
+    assert!(post
+        .json_body
+        .as_deref()
+        .unwrap()
+        .contains("user.tool_approval"));
+    assert!(
+        settled(&out, respond).is_none(),
+        "settles once the new turn is created"
+    );
+}
+
+#[test]
+fn send_while_running_is_refused_unless_interrupting() {
+    let mut d = Driver::new();
+    running_turn(&mut d, "t1", None);
+    let (send, out) = d.command(Command::Send {
+        input: vec![user_text("again")],
+        interrupt: false,
+    });
+    match settled(&out, send) {
+        Some(Err(e)) => assert_eq!(e.code, ErrorCode::TurnRunning),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn checkpoints_name_the_turn_at_once_then_only_grow() {
+    let mut d = Driver::new();
+    let (post, _) = running_turn(&mut d, "t1", None);
+    let frames: Vec<(u64, String)> = (4..40).map(|i| (i, delta("m-t1", "x"))).collect();
+    for (seq, data) in frames {
+        d.now += 400;
+        let bytes = format!("id: {seq}\ndata: {data}\n\n");
+        d.feed(Input::Bytes {
+            request: post,
+            bytes: bytes.as_bytes(),
+        });
+    }
+    let seqs: Vec<u64> = d
+        .effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::WriteCheckpoint(c) if c.turn_id.as_deref() == Some("t1") => Some(c.seq),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        seqs.first(),
+        Some(&0),
+        "the turn id is recorded before any cursor"
+    );
+    assert!(seqs.len() > 3);
+    assert!(seqs.windows(2).all(|w| w[0] <= w[1]), "{seqs:?}");
+    assert!(d.effects.contains(&Effect::WritePointer));
+}
+
+#[test]
+fn a_lost_create_response_is_recovered_by_lookup_never_by_a_second_post() {
+    let mut d = Driver::new();
+    let (send, out) = d.command(Command::Send {
+        input: vec![user_text("hi")],
+        interrupt: false,
+    });
+    let post = request_to(&out, Method::Post, "/turns").id;
+    let out = d.feed(Input::NetworkError { request: post });
+    let lookup = request_to(&out, Method::Get, "/turns?limit=1&order=desc").id;
+    let turn = turn_json("t9", None, RUNNING);
+    let object = &turn[r#"{"data":"#.len()..turn.len() - 1];
+    let listing = format!(r#"{{"data":[{object}],"pagination":{{}}}}"#);
+    let out = d.respond(lookup, 200, &listing);
+    assert_eq!(settled(&out, send), Some(&Ok(Settled::Turn("t9".into()))));
+    request_to(&out, Method::Get, "/turns/t9");
+    let posts = requests(&d.effects)
+        .iter()
+        .filter(|r| r.method == Method::Post)
+        .count();
+    assert_eq!(posts, 1);
+}
+
+#[test]
+fn close_aborts_everything_and_refuses_later_commands() {
+    let mut d = Driver::new();
+    let (post, _) = running_turn(&mut d, "t1", None);
+    let (load, _) = d.command(Command::Load);
+    let (close, out) = d.command(Command::Close);
+    assert!(out.contains(&Effect::Abort { id: post }));
+    match settled(&out, load) {
+        Some(Err(e)) => assert_eq!(e.code, ErrorCode::Aborted),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(settled(&out, close), Some(&Ok(Settled::Done)));
+    assert_eq!(d.s.poll_timeout(), None);
+    let (send, out) = d.command(Command::Send {
+        input: vec![user_text("x")],
+        interrupt: true,
+    });
+    assert!(matches!(settled(&out, send), Some(Err(e)) if e.code == ErrorCode::Aborted));
+    assert!(!out.contains(&Effect::Notify));
+}
+
+#[test]
+fn notifications_come_once_per_drain() {
+    let mut d = Driver::new();
+    let (post, _) = running_turn(&mut d, "t1", None);
+    d.s.take_changes();
+    let mut notifies = 0;
+    for i in 4..10 {
+        let bytes = format!("id: {i}\ndata: {}\n\n", delta("m-t1", "y"));
+        let out = d.feed(Input::Bytes {
+            request: post,
+            bytes: bytes.as_bytes(),
+        });
+        notifies += out.iter().filter(|e| **e == Effect::Notify).count();
+    }
+    assert_eq!(notifies, 1);
+}

@@ -1,0 +1,550 @@
+//! The executor: carries out the session engine's effects (`forgestream_core::session`) and
+//! feeds the results back. It decides nothing: every rule (what to request next, when to retry,
+//! what to store, when a promise settles) is the engine's.
+//!
+//! Borrows: the engine sits in a `RefCell` that is borrowed only for one `handle` or one
+//! `poll_effect` at a time, never across an `.await` and never while JavaScript runs (listener,
+//! promise callbacks, header provider). Async tasks hold a `Weak` engine handle, so a closed
+//! session is never kept alive by its requests.
+use std::cell::{Cell, RefCell};
+use std::rc::{Rc, Weak};
+
+use forgestream_core::resume;
+use forgestream_core::session::{
+    self, Command, CommandId, Effect, HttpRequest, Input, RequestId, ResponseKind, Session,
+    SessionError, Settled,
+};
+use js_sys::Function;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::spawn_local;
+use web_sys::AbortController;
+
+use crate::headers;
+use crate::js;
+use crate::options::ClientOptions;
+use crate::storage::CheckpointStore;
+use crate::transport::eventsource::{Source, SourceEvent};
+use crate::transport::{fetch, http};
+
+/// State shared by every session of one client.
+pub struct ClientShared {
+    pub options: ClientOptions,
+    pub store: RefCell<CheckpointStore>,
+}
+
+impl ClientShared {
+    /// Whether engines of `self` may serve `other`'s handles: the same base URL, flavor,
+    /// transport, credentials, storage, limits and reconnect policy, and the same header
+    /// provider (auth). Two clients differing in any of these are two configurations and never
+    /// share an engine.
+    fn same_configuration(&self, other: &ClientShared) -> bool {
+        let (a, b) = (&self.options, &other.options);
+        a.api.base() == b.api.base()
+            && a.api.flavor == b.api.flavor
+            && a.transport == b.transport
+            && a.credentials == b.credentials
+            && a.storage == b.storage
+            && a.storage_namespace == b.storage_namespace
+            && a.max_frame_bytes == b.max_frame_bytes
+            && a.inspect == b.inspect
+            && resume::Config {
+                jitter_seed: 0,
+                ..a.reconnect
+            } == resume::Config {
+                jitter_seed: 0,
+                ..b.reconnect
+            }
+            && match (&a.headers, &b.headers) {
+                (None, None) => true,
+                (Some(x), Some(y)) => JsValue::from(x) == JsValue::from(y),
+                _ => false,
+            }
+    }
+}
+
+thread_local! {
+    /// The page's engines: (session id, engine). Weak: the handles own the engines. One engine
+    /// per (configuration — base URL, flavor, auth, storage… —, session id) per page: every
+    /// handle on a session shares it.
+    static ENGINES: RefCell<Vec<(String, Weak<Engine>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The open engine of session `id` for `client`'s configuration, or a new one.
+pub fn engine_for(client: &Rc<ClientShared>, id: &str) -> Rc<Engine> {
+    let found = ENGINES.with(|engines| {
+        let mut engines = engines.borrow_mut();
+        engines.retain(|(_, weak)| weak.strong_count() > 0);
+        engines
+            .iter()
+            .filter(|(key, _)| key == id)
+            .filter_map(|(_, weak)| weak.upgrade())
+            .find(|e| !e.session.borrow().is_closed() && e.client.same_configuration(client))
+    });
+    if let Some(engine) = found {
+        return engine;
+    }
+    let engine = Engine::new(client.clone(), id);
+    ENGINES.with(|engines| {
+        engines
+            .borrow_mut()
+            .push((id.to_string(), Rc::downgrade(&engine)))
+    });
+    engine
+}
+
+/// How a settled command crosses into JS.
+#[derive(Clone, Copy)]
+pub enum Reply {
+    /// `undefined`.
+    Unit,
+    /// The turn id (`send`, `respond`).
+    Turn,
+    /// The turn id or `null` (`resume`).
+    Resumed,
+    /// `true` / `false` (`restore`: the session exists).
+    Restored,
+}
+
+/// One session's engine plus the I/O that carries out its effects.
+pub struct Engine {
+    pub client: Rc<ClientShared>,
+    /// Page-unique number of this engine (handles on one session report the same).
+    pub serial: u32,
+    pub session: RefCell<Session>,
+    io: RefCell<Io>,
+    /// Wasm-side ids of app commands.
+    next_command: Cell<CommandId>,
+}
+
+/// The `online` and `offline` window listeners of an engine.
+type NetworkListeners = (Closure<dyn FnMut()>, Closure<dyn FnMut()>);
+
+#[derive(Default)]
+struct Io {
+    /// Open fetches.
+    aborts: Vec<(RequestId, AbortController)>,
+    /// Open EventSources (closed on drop).
+    sources: Vec<(RequestId, Source)>,
+    /// The pending `setTimeout` with its deadline, and its persistent callback.
+    timer: Option<(u64, JsValue)>,
+    timer_callback: Option<Closure<dyn FnMut()>>,
+    /// Promises waiting for their command: (command, resolve, reject, reply shape).
+    pending: Vec<(CommandId, Function, Function, Reply)>,
+    /// `() => void`, set by the TS layer (it coalesces per animation frame).
+    listener: Option<Function>,
+    /// The `online` / `offline` listeners.
+    network: Option<NetworkListeners>,
+}
+
+impl Engine {
+    pub fn new(client: Rc<ClientShared>, id: &str) -> Rc<Engine> {
+        let config = client.options.session_config();
+        thread_local! {
+            static SERIAL: Cell<u32> = const { Cell::new(0) };
+        }
+        let serial = SERIAL.with(|c| {
+            c.set(c.get().wrapping_add(1));
+            c.get()
+        });
+        let engine = Rc::new(Engine {
+            serial,
+            session: RefCell::new(Session::new(id, config)),
+            client,
+            io: RefCell::new(Io::default()),
+            next_command: Cell::new(1),
+        });
+        attach_network(&engine);
+        engine
+    }
+
+    pub fn set_listener(&self, listener: Option<Function>) {
+        self.io.borrow_mut().listener = listener;
+        self.session.borrow_mut().listener_changed();
+    }
+
+    /// Sends `command` and returns the promise it settles.
+    pub fn command(self: &Rc<Self>, command: Command, reply: Reply) -> js_sys::Promise {
+        let id = self.next_command.get();
+        self.next_command.set(id + 1);
+        let promise = js_sys::Promise::new(&mut |resolve, reject| {
+            self.io
+                .borrow_mut()
+                .pending
+                .push((id, resolve, reject, reply));
+        });
+        feed(self, Input::Command { id, command });
+        promise
+    }
+
+    /// Sends a command whose settlement nobody awaits.
+    pub fn command_detached(self: &Rc<Self>, command: Command) {
+        let id = self.next_command.get();
+        self.next_command.set(id + 1);
+        feed(self, Input::Command { id, command });
+    }
+
+    /// The last handle closed: the engine aborts and settles everything; then every JS value
+    /// Rust held for it (listener, timer, network listeners, sources, promise callbacks) is
+    /// dropped, so nothing here keeps the app's objects reachable.
+    pub fn close(self: &Rc<Self>) {
+        self.command_detached(Command::Close);
+        let mut io = self.io.borrow_mut();
+        if let Some((_, handle)) = io.timer.take() {
+            js::clear_timeout(&handle);
+        }
+        io.timer_callback = None;
+        io.listener = None;
+        io.sources.clear();
+        for (_, abort) in io.aborts.drain(..) {
+            abort.abort();
+        }
+        let pending = std::mem::take(&mut io.pending);
+        let network = io.network.take();
+        drop(io);
+        detach_network(network);
+        let closed = SessionError::new(session::ErrorCode::Aborted, "the session was closed");
+        for (_, _, reject, _) in pending {
+            let _ = reject.call1(&JsValue::UNDEFINED, &crate::error::to_js(&closed));
+        }
+        let me: *const Engine = Rc::as_ptr(self);
+        ENGINES.with(|engines| {
+            engines
+                .borrow_mut()
+                .retain(|(_, weak)| weak.strong_count() > 0 && weak.as_ptr() != me)
+        });
+    }
+}
+
+/// Feeds `input` to the engine, then carries out what it asks.
+pub fn feed(engine: &Rc<Engine>, input: Input<'_>) {
+    engine.session.borrow_mut().handle(input, js::now_ms());
+    pump(engine);
+}
+
+fn feed_weak(weak: &Weak<Engine>, input: Input<'_>) {
+    if let Some(engine) = weak.upgrade() {
+        feed(&engine, input);
+    }
+}
+
+/// Carries out effects until the engine has none left, then re-arms the timer.
+pub fn pump(engine: &Rc<Engine>) {
+    loop {
+        let effect = engine.session.borrow_mut().poll_effect();
+        let Some(effect) = effect else { break };
+        execute(engine, effect);
+    }
+    let warnings = engine.client.store.borrow().take_warnings();
+    if !warnings.is_empty() {
+        for w in warnings {
+            let message = format!("{}: {}", w.kind, w.message);
+            engine
+                .session
+                .borrow_mut()
+                .handle(Input::StorageWarning { message }, js::now_ms());
+        }
+        return pump(engine);
+    }
+    arm_timer(engine);
+}
+
+fn execute(engine: &Rc<Engine>, effect: Effect) {
+    let weak = Rc::downgrade(engine);
+    match effect {
+        Effect::Request(request) => match AbortController::new() {
+            Ok(abort) => {
+                engine
+                    .io
+                    .borrow_mut()
+                    .aborts
+                    .push((request.id, abort.clone()));
+                spawn_local(perform(weak, request, abort));
+            }
+            Err(_) => {
+                let id = request.id;
+                spawn_local(async move { feed_weak(&weak, Input::NetworkError { request: id }) });
+            }
+        },
+        Effect::OpenEventSource { id, url } => open_event_source(engine, id, &url),
+        Effect::Abort { id } => {
+            let mut io = engine.io.borrow_mut();
+            if let Some(i) = io.aborts.iter().position(|(r, _)| *r == id) {
+                io.aborts.swap_remove(i).1.abort();
+            }
+            io.sources.retain(|(r, _)| *r != id);
+        }
+        Effect::RefreshHeaders { id } => {
+            let provider = engine.client.options.headers.clone();
+            spawn_local(async move {
+                let ok = headers::resolve(provider.as_ref()).await.is_ok();
+                feed_weak(&weak, Input::HeadersRefreshed { request: id, ok });
+            });
+        }
+        Effect::WriteCheckpoint(record) => {
+            engine.client.store.borrow_mut().save(&record);
+        }
+        Effect::RemoveCheckpoint => {
+            let id = engine.session.borrow().id().to_string();
+            engine.client.store.borrow_mut().remove(&id);
+        }
+        Effect::WritePointer => {
+            let id = engine.session.borrow().id().to_string();
+            engine.client.store.borrow_mut().set_last_session(&id);
+        }
+        Effect::ClearPointer => {
+            let id = engine.session.borrow().id().to_string();
+            engine
+                .client
+                .store
+                .borrow_mut()
+                .clear_last_session(Some(&id));
+        }
+        Effect::Settle { command, outcome } => settle(engine, command, outcome),
+        Effect::Notify => {
+            let listener = engine.io.borrow().listener.clone();
+            if let Some(listener) = listener {
+                let _ = listener.call0(&JsValue::UNDEFINED);
+            }
+        }
+    }
+}
+
+fn settle(engine: &Rc<Engine>, command: CommandId, outcome: Result<Settled, SessionError>) {
+    let entry = {
+        let mut io = engine.io.borrow_mut();
+        let i = io.pending.iter().position(|(c, ..)| *c == command);
+        i.map(|i| io.pending.swap_remove(i))
+    };
+    let Some((_, resolve, reject, reply)) = entry else {
+        return;
+    };
+    let _ = match outcome {
+        Ok(settled) => {
+            let value = match (reply, settled) {
+                (Reply::Turn, Settled::Turn(t)) => JsValue::from_str(&t),
+                (Reply::Resumed, Settled::Resumed(t)) => {
+                    t.map_or(JsValue::NULL, |t| JsValue::from_str(&t))
+                }
+                (Reply::Restored, Settled::Restored(found)) => JsValue::from_bool(found),
+                _ => JsValue::UNDEFINED,
+            };
+            resolve.call1(&JsValue::UNDEFINED, &value)
+        }
+        Err(e) => reject.call1(&JsValue::UNDEFINED, &crate::error::to_js(&e)),
+    };
+}
+
+/// Performs one request and feeds its results back.
+async fn perform(weak: Weak<Engine>, request: HttpRequest, abort: AbortController) {
+    let id = request.id;
+    let Some(client) = weak.upgrade().map(|e| e.client.clone()) else {
+        return;
+    };
+    let options = &client.options;
+    let mut headers = match headers::resolve(options.headers.as_ref()).await {
+        Ok(h) => h,
+        Err(_) => {
+            forget_abort(&weak, id);
+            return feed_weak(&weak, Input::HeadersUnavailable { request: id });
+        }
+    };
+    let result = match request.response {
+        ResponseKind::Stream => {
+            headers.push(("accept".into(), "text/event-stream".into()));
+            if let Some(cursor) = request.last_event_id {
+                headers.push(("last-event-id".into(), cursor.to_string()));
+            }
+            stream(&weak, &request, &headers, &options.credentials, &abort).await
+        }
+        ResponseKind::Whole => {
+            match http::send(&request, &headers, &options.credentials, &abort.signal()).await {
+                Ok(r) => {
+                    feed_weak(
+                        &weak,
+                        Input::Response {
+                            request: id,
+                            status: r.status,
+                            retry_after: r.retry_after.as_deref(),
+                            body: &r.body,
+                        },
+                    );
+                    Ok(())
+                }
+                Err(e) => Err(e),
+            }
+        }
+    };
+    forget_abort(&weak, id);
+    match result {
+        Ok(()) | Err(fetch::FetchError::Aborted) => {}
+        Err(_) => feed_weak(&weak, Input::NetworkError { request: id }),
+    }
+}
+
+/// Request `id` finished: its `AbortController` is no longer needed.
+fn forget_abort(weak: &Weak<Engine>, id: RequestId) {
+    if let Some(engine) = weak.upgrade() {
+        engine.io.borrow_mut().aborts.retain(|(r, _)| *r != id);
+    }
+}
+
+/// A live stream: the status, then every body read handed to the engine as it arrives. The
+/// reads never wait on rendering (the engine coalesces notifications per drain instead).
+async fn stream(
+    weak: &Weak<Engine>,
+    request: &HttpRequest,
+    headers: &[(String, String)],
+    credentials: &str,
+    abort: &AbortController,
+) -> Result<(), fetch::FetchError> {
+    let id = request.id;
+    let sent = fetch::HttpRequest {
+        method: request.method.as_str(),
+        url: &request.url,
+        headers,
+        json_body: request.json_body.as_deref(),
+        credentials,
+    };
+    let mut response = fetch::send(&sent, abort).await?;
+    let status = response.status();
+    if !(200..300).contains(&status) {
+        let retry_after = response.header("retry-after");
+        let body = response.bytes().await.unwrap_or_default();
+        feed_weak(
+            weak,
+            Input::Response {
+                request: id,
+                status,
+                retry_after: retry_after.as_deref(),
+                body: &body,
+            },
+        );
+        return Ok(());
+    }
+    feed_weak(
+        weak,
+        Input::StreamOpened {
+            request: id,
+            status,
+        },
+    );
+    loop {
+        match response.next_chunk().await? {
+            Some(chunk) => {
+                let Some(engine) = weak.upgrade() else {
+                    return Ok(());
+                };
+                feed(
+                    &engine,
+                    Input::Bytes {
+                        request: id,
+                        bytes: &chunk,
+                    },
+                );
+            }
+            None => {
+                feed_weak(weak, Input::End { request: id });
+                return Ok(());
+            }
+        }
+    }
+}
+
+fn open_event_source(engine: &Rc<Engine>, id: RequestId, url: &str) {
+    let with_credentials = engine.client.options.credentials == "include";
+    let weak = Rc::downgrade(engine);
+    let sink_weak = weak.clone();
+    let sink = move |event: SourceEvent| match event {
+        SourceEvent::Open => feed_weak(
+            &sink_weak,
+            Input::StreamOpened {
+                request: id,
+                status: 200,
+            },
+        ),
+        SourceEvent::Message {
+            data,
+            last_event_id,
+        } => feed_weak(
+            &sink_weak,
+            Input::Frame {
+                request: id,
+                data: &data,
+                last_event_id: &last_event_id,
+            },
+        ),
+        // An EventSource cannot tell EOF from failure; the engine checks the turn either way.
+        SourceEvent::Error => feed_weak(&sink_weak, Input::NetworkError { request: id }),
+    };
+    match Source::open(url, with_credentials, sink) {
+        Ok(source) => engine.io.borrow_mut().sources.push((id, source)),
+        // Delivered on a later task: we are inside `pump`.
+        Err(_) => spawn_local(async move { feed_weak(&weak, Input::NetworkError { request: id }) }),
+    }
+}
+
+/// Keeps at most one `setTimeout` armed, never later than the engine's next deadline.
+///
+/// The idle watchdog's deadline moves later with every event, so re-arming on each move cost a
+/// `clearTimeout` + `setTimeout` per network read. A timer armed for an earlier moment is kept
+/// instead: its tick comes early, which the engine treats as a no-op, and the pump after that
+/// tick arms the real deadline.
+fn arm_timer(engine: &Rc<Engine>) {
+    let deadline = engine.session.borrow().poll_timeout();
+    let mut io = engine.io.borrow_mut();
+    let armed = io.timer.as_ref().map(|(d, _)| *d);
+    if matches!((armed, deadline), (Some(a), Some(d)) if a <= d) {
+        return;
+    }
+    if let Some((_, handle)) = io.timer.take() {
+        js::clear_timeout(&handle);
+    }
+    let Some(deadline) = deadline else { return };
+    if io.timer_callback.is_none() {
+        let weak = Rc::downgrade(engine);
+        io.timer_callback = Some(Closure::<dyn FnMut()>::new(move || {
+            let Some(engine) = weak.upgrade() else { return };
+            engine.io.borrow_mut().timer = None;
+            feed(&engine, Input::Timer);
+        }));
+    }
+    let delay = deadline.saturating_sub(js::now_ms());
+    if let Some(callback) = io.timer_callback.as_ref() {
+        let handle = js::set_timeout(callback.as_ref().unchecked_ref(), delay as f64);
+        io.timer = Some((deadline, handle));
+    }
+}
+
+/// `online` / `offline` window events → the engine (pause retries while offline).
+fn attach_network(engine: &Rc<Engine>) {
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    let make = |online: bool| {
+        let weak = Rc::downgrade(engine);
+        Closure::<dyn FnMut()>::new(move || {
+            feed_weak(
+                &weak,
+                if online {
+                    Input::Online
+                } else {
+                    Input::Offline
+                },
+            )
+        })
+    };
+    let online = make(true);
+    let offline = make(false);
+    let _ = window.add_event_listener_with_callback("online", online.as_ref().unchecked_ref());
+    let _ = window.add_event_listener_with_callback("offline", offline.as_ref().unchecked_ref());
+    engine.io.borrow_mut().network = Some((online, offline));
+}
+
+fn detach_network(listeners: Option<NetworkListeners>) {
+    let (Some((online, offline)), Some(window)) = (listeners, web_sys::window()) else {
+        return;
+    };
+    let _ = window.remove_event_listener_with_callback("online", online.as_ref().unchecked_ref());
+    let _ = window.remove_event_listener_with_callback("offline", offline.as_ref().unchecked_ref());
+}

@@ -1,0 +1,66 @@
+//! Plain (whole-body) requests through gloo-net: history pages, turn reads, lookups, cancels.
+//! The live stream is not read here: its body is read chunk by chunk into the SSE parser by
+//! [`super::fetch`] (web-sys `ReadableStreamDefaultReader`), which gloo-net does not offer —
+//! its `Response` reads bodies whole (`binary()`, `text()`) or hands out the raw stream.
+use forgestream_core::session::{HttpRequest, Method};
+use gloo_net::http::{Request, RequestBuilder};
+use web_sys::{AbortSignal, RequestCredentials};
+
+use super::fetch::FetchError;
+
+/// A whole response: status, the raw `Retry-After`, the body bytes.
+pub struct Whole {
+    pub status: u16,
+    pub retry_after: Option<String>,
+    pub body: Vec<u8>,
+}
+
+fn error(e: gloo_net::Error) -> FetchError {
+    match e {
+        gloo_net::Error::JsError(js) if js.name == "AbortError" => FetchError::Aborted,
+        other => FetchError::Network(other.to_string()),
+    }
+}
+
+/// Sends `request` with `headers` (the provider's pairs) and reads the whole body.
+pub async fn send(
+    request: &HttpRequest,
+    headers: &[(String, String)],
+    credentials: &str,
+    signal: &AbortSignal,
+) -> Result<Whole, FetchError> {
+    let mut builder: RequestBuilder = match request.method {
+        Method::Get => Request::get(&request.url),
+        Method::Post => Request::post(&request.url),
+    };
+    for (name, value) in headers {
+        builder = builder.header(name, value);
+    }
+    builder = builder
+        .credentials(match credentials {
+            "include" => RequestCredentials::Include,
+            "omit" => RequestCredentials::Omit,
+            _ => RequestCredentials::SameOrigin,
+        })
+        .abort_signal(Some(signal));
+    let response = match &request.json_body {
+        Some(body) => {
+            builder
+                .header("content-type", "application/json")
+                .body(body.as_str())
+                .map_err(error)?
+                .send()
+                .await
+        }
+        None => builder.send().await,
+    }
+    .map_err(error)?;
+    let status = response.status();
+    let retry_after = response.headers().get("retry-after");
+    let body = response.binary().await.map_err(error)?;
+    Ok(Whole {
+        status,
+        retry_after,
+        body,
+    })
+}
