@@ -200,10 +200,13 @@ function SessionView({ client, stored }: { client: AgentClient; stored: StoredSe
   );
 
   const last = snapshot.turns[snapshot.turns.length - 1];
-  const running = last?.status === "running";
+  const status = snapshot.connection.status;
+  // A turn the server still reports running but whose live stream is gone (412: expired, or a
+  // crashed server) may never end; a new turn is the way on (the server cancels the stuck one).
+  const turnRunning = last?.status === "running";
+  const running = turnRunning && status !== "liveUnavailable";
   const waitingTools = snapshot.pending.some((p) => p.kind !== "mcpAuth");
   const waitingAuth = snapshot.pending.some((p) => p.kind === "mcpAuth");
-  const status = snapshot.connection.status;
   const canDrop = status === "live" || status === "connecting";
   const canSend = !!session && !busy && !running && !waitingTools && !waitingAuth && draft.trim() !== "";
 
@@ -231,7 +234,7 @@ function SessionView({ client, stored }: { client: AgentClient; stored: StoredSe
             <button type="button" data-testid="drop-connection" disabled={!canDrop} onClick={() => session?.dropConnection()} title="Simulate a network failure; the SDK reconnects">
               Drop connection
             </button>
-            {running && (
+            {turnRunning && (
               <button type="button" className="danger" data-testid="cancel" onClick={() => void run(() => handle.cancel())}>
                 Cancel
               </button>
@@ -252,7 +255,7 @@ function SessionView({ client, stored }: { client: AgentClient; stored: StoredSe
         )}
         {status === "liveUnavailable" && (
           <div className="banner banner-info" data-testid="live-unavailable">
-            The live stream of this turn is gone (412): showing what the server persisted. Press Refresh to check again — nothing is re-sent.
+            The live stream of this turn is gone (412): showing what the server persisted. Press Refresh to check again — nothing is re-sent — or send a new message, which cancels this turn.
           </div>
         )}
         {status === "offline" && (

@@ -326,6 +326,16 @@ impl Session {
         })
     }
 
+    /// Whether the active run's turn still runs on the server but has no live stream to follow
+    /// (412 on subscribe: expired, or its replica crashed — PROTOCOL.md §9). Such a turn may never
+    /// end: a new turn is the protocol's way on (the server cancels the stuck one as
+    /// `cancelled-for-next-turn`), so `send` does not refuse it as `turn-running`.
+    fn live_unavailable(&self) -> bool {
+        self.run
+            .as_ref()
+            .is_some_and(|r| r.status == ConnectionStatus::LiveUnavailable)
+    }
+
     /// Whether the active run follows `turn_id` and still will (not done, failed or
     /// disconnected: those are followed again by a new run).
     fn follows(&self, turn_id: &str) -> bool {
@@ -568,7 +578,7 @@ impl Session {
             self.deferred.push((id, Command::Send { input, interrupt }));
             return;
         }
-        if self.turn_running() && !interrupt {
+        if self.turn_running() && !interrupt && !self.live_unavailable() {
             self.settle(
                 id,
                 Err(SessionError::new(

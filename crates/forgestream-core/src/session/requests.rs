@@ -363,6 +363,11 @@ impl Session {
             }
             Purpose::History => self.history_response(status, body),
             Purpose::Cancel(command) => {
+                if ok && self.live_unavailable() {
+                    // No stream will bring this turn's `turn.done`: read the turn again now that
+                    // the server has cancelled it (the machine's refresh: state, then listing).
+                    self.feed_conn(resume::Input::Refresh);
+                }
                 if let Some(c) = command {
                     let outcome = if ok {
                         Ok(Settled::Done)

@@ -430,3 +430,88 @@ fn notifications_come_once_per_drain() {
     }
     assert_eq!(notifies, 1);
 }
+
+/// Drives a running turn to `LiveUnavailable`: its stream drops, the turn still runs, and the
+/// resubscribe answers 412 (the live stream is gone: expired, or its owner crashed, §9).
+fn stuck_turn(d: &mut Driver, turn: &str) {
+    let (stream, _) = running_turn(d, turn, None);
+    let out = d.feed(Input::NetworkError { request: stream });
+    let mut pending: Vec<HttpRequest> = requests(&out).into_iter().cloned().collect();
+    // Answer whatever the machine asks (after backoff timers) until it gives up on live.
+    for _ in 0..20 {
+        if d.s.connection().status == Some(&ConnectionStatus::LiveUnavailable) {
+            return;
+        }
+        if pending.is_empty() {
+            d.now += 60_000;
+            pending = requests(&d.feed(Input::Timer)).into_iter().cloned().collect();
+            continue;
+        }
+        let r = pending.remove(0);
+        let out = if r.url.contains("/subscribe") {
+            d.respond(r.id, 412, r#"{"error":{"message":"live stream gone"}}"#)
+        } else if r.url.contains("/events") {
+            d.respond(r.id, 200, r#"{"data":[],"pagination":{"limit":100}}"#)
+        } else if r.url.contains(&format!("/turns/{turn}")) {
+            d.respond(r.id, 200, &turn_json(turn, None, RUNNING))
+        } else {
+            panic!("unexpected request {r:#?}");
+        };
+        pending.extend(requests(&out).into_iter().cloned());
+    }
+    panic!("never liveUnavailable: {:?}", d.s.connection().status);
+}
+
+#[test]
+fn a_turn_without_a_live_stream_does_not_block_the_next_send() {
+    let mut d = Driver::new();
+    stuck_turn(&mut d, "t1");
+    assert_eq!(d.s.view().turn("t1").unwrap().status, TurnStatus::Running);
+    // A plain send (no interrupt) goes through: a new turn is the only way on.
+    let (send, effects) = d.command(Command::Send {
+        input: vec![user_text("go on")],
+        interrupt: false,
+    });
+    assert_eq!(settled(&effects, send), None, "refused: {effects:#?}");
+    let post = request_to(&effects, Method::Post, "/turns").id;
+    let out = d.stream(post, &[(1, created("t2", Some("t1")))]);
+    assert_eq!(settled(&out, send), Some(&Ok(Settled::Turn("t2".into()))));
+    // The stuck turn is read again and shown as the server now has it.
+    let check = request_to(&out, Method::Get, "/turns/t1").id;
+    d.respond(check, 200, &turn_json("t1", None, CANCELLED_FOR_NEXT));
+    let old = d.s.view().turn("t1").unwrap();
+    assert_eq!(old.status, TurnStatus::Cancelled);
+    assert_eq!(old.cancel_reason.as_deref(), Some("cancelled-for-next-turn"));
+}
+
+#[test]
+fn cancelling_a_turn_without_a_live_stream_shows_it_cancelled_once_the_server_did() {
+    let mut d = Driver::new();
+    stuck_turn(&mut d, "t1");
+    let (cancel, effects) = d.command(Command::Cancel);
+    assert_eq!(settled(&effects, cancel), Some(&Ok(Settled::Done)));
+    let post = request_to(&effects, Method::Post, "/cancel").id;
+    let out = d.respond(post, 200, "{}");
+    // No stream will bring `turn.done`: the engine reads the turn again at once.
+    let get = request_to(&out, Method::Get, "/turns/t1").id;
+    let cancelled = r#"{"status":"cancelled","reason":"client-cancelled","completed_at":"2026-12-01T00:00:09Z"}"#;
+    let mut out = d.respond(get, 200, &turn_json("t1", None, cancelled));
+    for _ in 0..5 {
+        let Some(r) = requests(&out).into_iter().next().cloned() else {
+            break;
+        };
+        let body = format!(
+            r#"{{"data":[{},{{"type":"turn.done","id":"e9","thread_id":null,"state":{cancelled}}}],"pagination":{{"limit":100}}}}"#,
+            created("t1", None)
+        );
+        out = if r.url.contains("/events") {
+            d.respond(r.id, 200, &body)
+        } else {
+            d.respond(r.id, 200, &turn_json("t1", None, cancelled))
+        };
+    }
+    let turn = d.s.view().turn("t1").unwrap();
+    assert_eq!(turn.status, TurnStatus::Cancelled);
+    assert_eq!(turn.cancel_reason.as_deref(), Some("client-cancelled"));
+    assert_ne!(d.s.connection().status, Some(&ConnectionStatus::LiveUnavailable));
+}
