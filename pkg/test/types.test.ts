@@ -13,7 +13,7 @@ import type { approve, deny, answer, init } from "../src/index.js";
 describe("public types", () => {
   it("error codes are a closed union apps can switch on", () => {
     expectTypeOf<ErrorCode>().toEqualTypeOf<
-      "network" | "http" | "auth" | "forbidden" | "not-found" | "conflict" | "protocol" | "turn-running" | "invalid-response" | "storage" | "aborted" | "invalid-input" | "not-initialized"
+      "network" | "http" | "auth" | "forbidden" | "not-found" | "conflict" | "protocol" | "turn-running" | "invalid-response" | "storage" | "aborted" | "invalid-input" | "not-initialized" | "internal"
     >();
     expectTypeOf<ForgestreamError["code"]>().toEqualTypeOf<ErrorCode>();
     expectTypeOf<ForgestreamError["retryable"]>().toEqualTypeOf<boolean>();
@@ -54,6 +54,10 @@ describe("public types", () => {
     expectTypeOf<AgentSession["getSnapshot"]>().toEqualTypeOf<() => SessionSnapshot>();
     expectTypeOf<AgentClient["restore"]>().returns.toEqualTypeOf<Promise<AgentSession | null>>();
     expectTypeOf<AgentClient["session"]>().toEqualTypeOf<(id: string) => AgentSession>();
+    // Handles are released explicitly (or with `using`); the last one frees the engine.
+    expectTypeOf<AgentSession["close"]>().toEqualTypeOf<() => void>();
+    expectTypeOf<AgentSession["closed"]>().toEqualTypeOf<boolean>();
+    expectTypeOf<AgentSession>().toExtend<Disposable>();
   });
 
   it("the adapters return the same actions", () => {

@@ -444,7 +444,10 @@ fn stuck_turn(d: &mut Driver, turn: &str) {
         }
         if pending.is_empty() {
             d.now += 60_000;
-            pending = requests(&d.feed(Input::Timer)).into_iter().cloned().collect();
+            pending = requests(&d.feed(Input::Timer))
+                .into_iter()
+                .cloned()
+                .collect();
             continue;
         }
         let r = pending.remove(0);
@@ -481,7 +484,10 @@ fn a_turn_without_a_live_stream_does_not_block_the_next_send() {
     d.respond(check, 200, &turn_json("t1", None, CANCELLED_FOR_NEXT));
     let old = d.s.view().turn("t1").unwrap();
     assert_eq!(old.status, TurnStatus::Cancelled);
-    assert_eq!(old.cancel_reason.as_deref(), Some("cancelled-for-next-turn"));
+    assert_eq!(
+        old.cancel_reason.as_deref(),
+        Some("cancelled-for-next-turn")
+    );
 }
 
 #[test]
@@ -513,5 +519,8 @@ fn cancelling_a_turn_without_a_live_stream_shows_it_cancelled_once_the_server_di
     let turn = d.s.view().turn("t1").unwrap();
     assert_eq!(turn.status, TurnStatus::Cancelled);
     assert_eq!(turn.cancel_reason.as_deref(), Some("client-cancelled"));
-    assert_ne!(d.s.connection().status, Some(&ConnectionStatus::LiveUnavailable));
+    assert_ne!(
+        d.s.connection().status,
+        Some(&ConnectionStatus::LiveUnavailable)
+    );
 }

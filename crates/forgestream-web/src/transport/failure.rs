@@ -57,3 +57,14 @@ fn classify(value: &JsValue, what: &str) -> FetchError {
         _ => FetchError::Network(format!("{what} ({})", describe(value))),
     }
 }
+
+/// Classifies a gloo-net failure of a whole-body request ([`super::http`]) the same way: an
+/// `AbortError` is `Aborted`; otherwise `Network` with `what` (`REQUEST_FAILED` when `send()`
+/// failed, `BODY_FAILED` when reading the body did) and the engine's text.
+pub fn gloo(error: gloo_net::Error, what: &str) -> FetchError {
+    match error {
+        gloo_net::Error::JsError(js) if js.name == "AbortError" => FetchError::Aborted,
+        gloo_net::Error::JsError(js) => FetchError::Network(format!("{what} ({})", js.message)),
+        other => FetchError::Network(format!("{what} ({other})")),
+    }
+}

@@ -4,8 +4,9 @@
 //! its `Response` reads bodies whole (`binary()`, `text()`) or hands out the raw stream.
 use forgestream_core::session::{HttpRequest, Method};
 use gloo_net::http::{Request, RequestBuilder};
-use web_sys::{AbortSignal, RequestCredentials};
+use web_sys::{AbortSignal, RequestCache, RequestCredentials};
 
+use super::failure;
 use super::fetch::FetchError;
 
 /// A whole response: status, the raw `Retry-After`, the body bytes.
@@ -15,11 +16,9 @@ pub struct Whole {
     pub body: Vec<u8>,
 }
 
-fn error(e: gloo_net::Error) -> FetchError {
-    match e {
-        gloo_net::Error::JsError(js) if js.name == "AbortError" => FetchError::Aborted,
-        other => FetchError::Network(other.to_string()),
-    }
+/// `send()` failed: no response at all (engine texts differ; `failure` says it in our words).
+fn request_error(e: gloo_net::Error) -> FetchError {
+    failure::gloo(e, failure::REQUEST_FAILED)
 }
 
 /// Sends `request` with `headers` (the provider's pairs) and reads the whole body.
@@ -42,22 +41,28 @@ pub async fn send(
             "omit" => RequestCredentials::Omit,
             _ => RequestCredentials::SameOrigin,
         })
-        .abort_signal(Some(signal));
+        .abort_signal(Some(signal))
+        // Never the HTTP cache: turn states and listings must be fresh (and see `fetch::send`
+        // for how Firefox queues a second request behind a cached one).
+        .cache(RequestCache::NoStore);
     let response = match &request.json_body {
         Some(body) => {
             builder
                 .header("content-type", "application/json")
                 .body(body.as_str())
-                .map_err(error)?
+                .map_err(request_error)?
                 .send()
                 .await
         }
         None => builder.send().await,
     }
-    .map_err(error)?;
+    .map_err(request_error)?;
     let status = response.status();
     let retry_after = response.headers().get("retry-after");
-    let body = response.binary().await.map_err(error)?;
+    let body = response
+        .binary()
+        .await
+        .map_err(|e| failure::gloo(e, failure::BODY_FAILED))?;
     Ok(Whole {
         status,
         retry_after,
