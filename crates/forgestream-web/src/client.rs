@@ -141,7 +141,7 @@ async fn create_session(shared: &ClientShared, body: String) -> Result<String, S
         &abort.signal(),
     )
     .await
-    .map_err(|e| SessionError::new(ErrorCode::Network, format!("{e:?}")))?;
+    .map_err(|e| e.into_session_error())?;
     if !(200..300).contains(&response.status) {
         return Err(SessionError::http(response.status, &response.body));
     }

@@ -435,7 +435,7 @@ fn notifications_come_once_per_drain() {
 /// resubscribe answers 412 (the live stream is gone: expired, or its owner crashed, §9).
 fn stuck_turn(d: &mut Driver, turn: &str) {
     let (stream, _) = running_turn(d, turn, None);
-    let out = d.feed(Input::NetworkError { request: stream });
+    let out = d.feed(Input::End { request: stream });
     let mut pending: Vec<HttpRequest> = requests(&out).into_iter().cloned().collect();
     // Answer whatever the machine asks (after backoff timers) until it gives up on live.
     for _ in 0..20 {

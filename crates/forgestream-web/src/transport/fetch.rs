@@ -71,6 +71,22 @@ pub enum FetchError {
     InvalidRequest(String),
 }
 
+impl FetchError {
+    /// The app-facing error of a request the SDK makes outside the engine (`createSession`):
+    /// `network` (retryable) with the classified message, `aborted`, or `invalid-input` for a
+    /// request the environment refused to build (bad base URL or header).
+    pub fn into_session_error(self) -> forgestream_core::session::SessionError {
+        use forgestream_core::session::{ErrorCode, SessionError};
+        match self {
+            FetchError::Network(message) => SessionError::new(ErrorCode::Network, message),
+            FetchError::Aborted => SessionError::new(ErrorCode::Aborted, "the request was aborted"),
+            FetchError::InvalidRequest(message) => {
+                SessionError::new(ErrorCode::InvalidInput, message)
+            }
+        }
+    }
+}
+
 /// Starts `request`; resolves when the response headers arrive. `abort` cancels the request and
 /// its body stream (the caller keeps the controller to close the connection at any time).
 pub async fn send(
