@@ -1,6 +1,7 @@
 import { demoLoads, refundApproved, vuePageLoads } from "./checks/demo";
 import { dropConnectionMidStream, rebuildAfter412, refreshMidStream, refreshWhilePaused } from "./checks/resume";
 import { twoTabs } from "./checks/tabs";
+import { interruptShowsCancelled, concurrentRestoresShareOneSubscribe, stalePointerRestoresNull, respondRightAfterRestore, reconnectGapsAboveFloor, twoHandlesOneStream } from "./checks/engine";
 import { test } from "./firefox/fixtures";
 
 // The checks that matter most in a second engine, in Debian's headless Firefox ESR over WebDriver
@@ -15,3 +16,9 @@ test("refresh while paused keeps the approval card, and approving works", ({ fx 
 test("dropping the connection mid-stream reconnects without losing text", ({ fx }) => dropConnectionMidStream(fx));
 test("412 on resubscribe: the SDK rebuilds the turn from the listings", ({ fx }) => rebuildAfter412(fx));
 test("two tabs on one session show the same final text", ({ fx }) => twoTabs(fx));
+test("interrupt: the old turn shows cancelled / cancelled-for-next-turn at once, its late deltas ignored", ({ fx }) => interruptShowsCancelled(fx));
+test("two restores at once: one session, one subscribe", ({ fx }) => concurrentRestoresShareOneSubscribe(fx));
+test("a stale or corrupt last-session pointer: restore() resolves null and the pointer is cleared; the adapter creates", ({ fx }) => stalePointerRestoresNull(fx));
+test("respond immediately after restore onto a paused turn works", ({ fx }) => respondRightAfterRestore(fx));
+test("reconnect gaps never go below the 250 ms floor", ({ fx }) => reconnectGapsAboveFloor(fx));
+test("two handles on one session stream each turn once", ({ fx }) => twoHandlesOneStream(fx));
