@@ -32,5 +32,39 @@ export async function openSession(client: AgentClient, options: OpenSessionOptio
     if (restored) return restored;
   }
   if (!options.create) throw new Error("useAgentSession: nothing to restore and no `create` body given");
-  return client.createSession(options.create);
+  return createOnce(client, options.create);
+}
+
+/** Creates that are in flight, per client and body: a second mount joins the first. */
+const creating = new WeakMap<AgentClient, Map<string, Promise<string>>>();
+
+/**
+ * `client.createSession(body)`, once for every opener asking for the same body while it is in
+ * flight: React StrictMode mounts, unmounts and mounts again at once in development, and each
+ * mount used to create (and leave behind) its own server session. Every caller gets its own
+ * handle on the one session (`client.session(id)`, one engine); the creating handle is released
+ * after they have taken theirs.
+ */
+async function createOnce(client: AgentClient, body: CreateSessionBody): Promise<AgentSession> {
+  let inFlight = creating.get(client);
+  if (!inFlight) creating.set(client, (inFlight = new Map()));
+  const key = JSON.stringify(body);
+  let id = inFlight.get(key);
+  if (!id) {
+    const pending = inFlight;
+    id = client.createSession(body).then(
+      (seed) => {
+        pending.delete(key);
+        // Callers resume in microtasks and open their handles before this task runs.
+        setTimeout(() => seed.close(), 0);
+        return seed.id;
+      },
+      (e: unknown) => {
+        pending.delete(key);
+        throw e;
+      },
+    );
+    inFlight.set(key, id);
+  }
+  return client.session(await id);
 }

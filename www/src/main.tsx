@@ -79,6 +79,21 @@ function App() {
     }
   };
 
+  // The server no longer has the session (an emulator restarted with `--db :memory:`, or a
+  // deleted database): forget it instead of failing on every reload.
+  const [goneNotice, setGoneNotice] = useState<string | null>(null);
+  const gone = useCallback(
+    (id: string) => {
+      const next = loadSessions().filter((s) => s.id !== id);
+      saveSessions(next);
+      setSessions(next);
+      saveCurrent(null);
+      setCurrent(null);
+      setGoneNotice(`The server no longer has session ${id} (was it restarted?). Start a new one.`);
+    },
+    [],
+  );
+
   const stored = sessions.find((s) => s.id === current) ?? (current ? { id: current, agent: "?", createdAt: 0 } : null);
 
   return (
@@ -135,10 +150,15 @@ function App() {
         </div>
       )}
       {client && stored ? (
-        <SessionView key={stored.id} client={client} stored={stored} />
+        <SessionView key={stored.id} client={client} stored={stored} onGone={gone} />
       ) : (
         <main className="main welcome">
           <h1>A resumable agent client, in your browser</h1>
+          {goneNotice && (
+            <p className="banner banner-info" role="status" data-testid="session-gone">
+              {goneNotice}
+            </p>
+          )}
           <p className="muted">Start a session with one of the emulator's agents on the left. Streams survive reloads, dropped connections and other tabs.</p>
         </main>
       )}
@@ -146,8 +166,12 @@ function App() {
   );
 }
 
-function SessionView({ client, stored }: { client: AgentClient; stored: StoredSession }) {
+function SessionView({ client, stored, onGone }: { client: AgentClient; stored: StoredSession; onGone: (id: string) => void }) {
   const handle = useAgentSession(client, { sessionId: stored.id, restore: false });
+  const notFound = handle.error?.code === "not-found";
+  useEffect(() => {
+    if (notFound) onGone(stored.id);
+  }, [notFound, onGone, stored.id]);
   const { session, snapshot } = handle;
   const [draft, setDraft] = useState("");
   const [busy, setBusy] = useState(false);

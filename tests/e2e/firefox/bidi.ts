@@ -479,10 +479,15 @@ interface Probe {
   text?: string;
   visible?: boolean;
   className?: string;
+  /** The element's attributes by name. */
+  attributes?: Record<string, string>;
+  /** A form control's `disabled` (Playwright's `toBeEnabled` reads it the same way). */
+  disabled?: boolean;
 }
 
 const PROBE = `(els) => els.length === 1
-  ? { n: 1, text: els[0].textContent ?? "", visible: (${VISIBLE})(els[0]), className: els[0].getAttribute("class") ?? "" }
+  ? { n: 1, text: els[0].textContent ?? "", visible: (${VISIBLE})(els[0]), className: els[0].getAttribute("class") ?? "",
+      attributes: Object.fromEntries([...els[0].attributes].map((a) => [a.name, a.value])), disabled: els[0].disabled === true }
   : { n: els.length }`;
 
 const norm = (s: string) => s.replace(/\u200b/g, "").replace(/\s+/g, " ").trim();
@@ -519,6 +524,12 @@ export function locatorMatchers(l: FirefoxLocator, negate: boolean): object {
     toHaveClass: (exp: TextExpected, o?: { timeout?: number }) =>
       retry(l, "toHaveClass", exp, negate, o?.timeout, true, (p) => p.n === 1 && (exp instanceof RegExp ? exp.test(p.className!) : norm(p.className!) === norm(exp))),
     toHaveCount: (n: number, o?: { timeout?: number }) => retry(l, "toHaveCount", n, negate, o?.timeout, false, (p) => p.n === n),
+    toHaveAttribute: (name: string, exp: TextExpected, o?: { timeout?: number }) =>
+      retry(l, "toHaveAttribute", `${name}=${String(exp)}`, negate, o?.timeout, true, (p) => {
+        const value = p.n === 1 ? p.attributes?.[name] : undefined;
+        return value !== undefined && (exp instanceof RegExp ? exp.test(value) : value === exp);
+      }),
+    toBeEnabled: (o?: { timeout?: number }) => retry(l, "toBeEnabled", "enabled", negate, o?.timeout, true, (p) => p.n === 1 && p.disabled === false),
   };
   return strict(m, "expect(locator)");
 }

@@ -1,0 +1,67 @@
+/**
+ * `openSession` (what both adapters call): concurrent openers of a new session — React
+ * StrictMode's mount, unmount, mount — create one server session, and each gets its own handle.
+ */
+import { describe, expect, it } from "vitest";
+import { openSession } from "../src/open.js";
+import type { AgentClient } from "../src/index.js";
+
+function fakeClient() {
+  const calls = { create: 0, handles: [] as { id: string; closed: boolean }[] };
+  const handle = (id: string) => {
+    const h = { id, closed: false, close: () => void (h.closed = true) };
+    calls.handles.push(h);
+    return h;
+  };
+  const client = {
+    restore: async () => null,
+    createSession: async () => {
+      calls.create++;
+      await new Promise((r) => setTimeout(r, 5));
+      return handle(`s${calls.create}`);
+    },
+    session: (id: string) => handle(id),
+  };
+  return { client: client as unknown as AgentClient, calls };
+}
+
+describe("openSession", () => {
+  it("joins a create that is in flight for the same body", async () => {
+    const { client, calls } = fakeClient();
+    const body = { agent: { name: "support" } };
+    const [a, b] = await Promise.all([openSession(client, { create: body }), openSession(client, { create: body })]);
+    expect(calls.create).toBe(1);
+    expect(a.id).toBe("s1");
+    expect(b.id).toBe("s1");
+    expect(a).not.toBe(b);
+    await new Promise((r) => setTimeout(r, 10));
+    // The creating handle is released; the callers' handles stay open.
+    expect(calls.handles.map((h) => h.closed)).toEqual([true, false, false]);
+  });
+
+  it("creates again once the first create settled, and for another body", async () => {
+    const { client, calls } = fakeClient();
+    await openSession(client, { create: { agent: { name: "support" } } });
+    await openSession(client, { create: { agent: { name: "support" } } });
+    await Promise.all([openSession(client, { create: { agent: { name: "a" } } }), openSession(client, { create: { agent: { name: "b" } } })]);
+    expect(calls.create).toBe(4);
+  });
+
+  it("a failed create rejects every joined opener and is not cached", async () => {
+    const { client, calls } = fakeClient();
+    let fail = true;
+    const real = client.createSession.bind(client);
+    (client as unknown as { createSession: typeof real }).createSession = async (b) => {
+      if (fail) {
+        calls.create++;
+        throw new Error("server down");
+      }
+      return real(b);
+    };
+    const body = { agent: { name: "support" } };
+    const results = await Promise.allSettled([openSession(client, { create: body }), openSession(client, { create: body })]);
+    expect(results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
+    fail = false;
+    await expect(openSession(client, { create: body })).resolves.toMatchObject({ id: "s2" });
+  });
+});

@@ -1,0 +1,89 @@
+import type { Page } from "@playwright/test";
+import { expect } from "../expect";
+import { lastTurnId, newSession, sendMessage, shot } from "../helpers";
+import type { Check } from "./types";
+
+// A turn stuck `running` after a crash (issue 17; the emulator's `crash-after-events` fault
+// leaves exactly what a crash leaves: the turn `running` forever, its live stream gone,
+// subscribe 412), as the demo shows it. Run in Chromium by tests/e2e/lifecycle.spec.ts and in
+// Firefox by tests/e2e/firefox.spec.ts.
+
+/** `?fault=` rides on every request as `x-forgestream-fault` and is stored on the session: the
+ * session's first turn "crashes" after 8 frames (`once`), later turns behave. */
+const fault = "?fault=crash-after-events=8,once";
+
+/** The demo's "Send" as a user sees it. */
+function sendButton(page: Page) {
+  return page.getByTestId("send");
+}
+
+export const crashStuckTurnShowsLiveUnavailable: Check = async ({ page, request }) => {
+  const refused: string[] = [];
+  page.on("response", (r) => {
+    if (r.status() === 412) refused.push(new URL(r.url()).pathname);
+  });
+  const sid = await newSession(page, "storyteller", fault);
+  await sendMessage(page, "Tell a story, 400 words, 20 ms");
+  const stuck = await lastTurnId(page);
+  // The stream was cut; the SDK checks the turn (running), resubscribes, gets 412, rebuilds
+  // from the listings and settles: no loop, a banner, the turn still running.
+  await expect(page.getByTestId("connection")).toHaveText("liveUnavailable", { timeout: 20_000 });
+  await expect(page.getByTestId("live-unavailable")).toBeVisible();
+  await expect(page.locator(`[data-testid="turn"][data-turn-id="${stuck}"]`)).toHaveAttribute("data-status", "running");
+  expect(refused.length).toBeGreaterThan(0);
+  expect(refused.every((p) => p.endsWith("/subscribe"))).toBe(true);
+  // What the server says: running, with no worker left to finish it.
+  const res = await request.get(`/api/v1/sessions/${sid}/turns/${encodeURIComponent(stuck)}`);
+  expect(((await res.json()) as { data: { state: unknown } }).data.state).toEqual({ status: "running" });
+  await shot(page, "crash-live-unavailable");
+};
+
+export const newTurnCancelsStuckTurn: Check = async ({ page, request }) => {
+  const sid = await newSession(page, "storyteller", fault);
+  await sendMessage(page, "Tell a story, 400 words, 20 ms");
+  const stuck = await lastTurnId(page);
+  await expect(page.getByTestId("connection")).toHaveText("liveUnavailable", { timeout: 20_000 });
+
+  // The only way on with TrueForge is a new turn: the demo keeps Send enabled for a turn
+  // without a live stream, and the SDK sends it (no `turn-running`: the stuck turn can never
+  // finish, and the new turn is what cancels it on the server).
+  await page.getByTestId("composer").fill("Tell a story, 20 words");
+  await expect(sendButton(page)).toBeEnabled();
+  await sendButton(page).click();
+  await expect(page.getByTestId("action-error")).toHaveCount(0);
+  await expect(page.getByTestId("turn")).toHaveCount(2);
+  await expect(page.getByTestId("turn-status").last()).toHaveText("done", { timeout: 30_000 });
+  // The stuck turn is shown as the server now has it: cancelled for the next turn.
+  const stuckTurn = page.locator(`[data-testid="turn"][data-turn-id="${stuck}"]`);
+  await expect(stuckTurn).toHaveAttribute("data-status", "cancelled");
+  await expect(stuckTurn).toContainText("cancelled-for-next-turn");
+  await expect(page.getByTestId("live-unavailable")).toHaveCount(0);
+  const res = await request.get(`/api/v1/sessions/${sid}/turns/${encodeURIComponent(stuck)}`);
+  const state = ((await res.json()) as { data: { state: { status: string; reason?: string } } }).data.state;
+  expect(state).toMatchObject({ status: "cancelled", reason: "cancelled-for-next-turn" });
+  await shot(page, "crash-new-turn-cancels-stuck");
+};
+
+export const cancelEndsStuckTurn: Check = async ({ page, request }) => {
+  const sid = await newSession(page, "storyteller", fault);
+  await sendMessage(page, "Tell a story, 400 words, 20 ms");
+  const stuck = await lastTurnId(page);
+  await expect(page.getByTestId("connection")).toHaveText("liveUnavailable", { timeout: 20_000 });
+  await page.getByTestId("cancel").click();
+  const stuckTurn = page.locator(`[data-testid="turn"][data-turn-id="${stuck}"]`);
+  await expect
+    .poll(async () => {
+      const res = await request.get(`/api/v1/sessions/${sid}/turns/${encodeURIComponent(stuck)}`);
+      return ((await res.json()) as { data: { state: { reason?: string } } }).data.state.reason;
+    })
+    .toBe("client-cancelled");
+  // No stream brings this turn's `turn.done`: once the cancel returned, the SDK reads the turn
+  // again and shows it as the server has it.
+  await expect(stuckTurn).toHaveAttribute("data-status", "cancelled", { timeout: 10_000 });
+  await expect(stuckTurn).toContainText("client-cancelled");
+  await expect(page.getByTestId("live-unavailable")).toHaveCount(0);
+  await sendMessage(page, "Tell a story, 20 words");
+  await expect(page.getByTestId("turn")).toHaveCount(2);
+  await expect(page.getByTestId("turn-status").last()).toHaveText("done", { timeout: 30_000 });
+  await shot(page, "crash-cancel-then-go-on");
+};
