@@ -6,8 +6,8 @@ use alloc::vec::Vec;
 
 use super::requests::parse_json;
 use super::{
-    api, CommandId, Effect, ErrorCode, History, Method, Purpose, ResponseKind, RestoreState,
-    Session, SessionError, Settled, MAX_EVENT_PAGES, MAX_TURN_PAGES,
+    api, CommandId, Effect, ErrorCode, History, Method, Purpose, RequestId, ResponseKind,
+    RestoreState, Session, SessionError, Settled, MAX_EVENT_PAGES, MAX_TURN_PAGES,
 };
 use crate::wire;
 
@@ -19,15 +19,7 @@ impl Session {
             h.for_restore |= for_restore;
             return;
         }
-        let url = self.config.api.turns(&self.id, "?limit=25");
-        let request = self.request(
-            Purpose::History,
-            Method::Get,
-            url,
-            None,
-            None,
-            ResponseKind::Whole,
-        );
+        let request = self.history_request(false, None);
         self.history = Some(History {
             request,
             events: false,
@@ -38,7 +30,9 @@ impl Session {
         });
     }
 
-    fn next_history_page(&mut self, events: bool, token: Option<&str>) {
+    /// Requests one page of the history: the turns listing (25 per page, TrueForge's maximum)
+    /// or the session timeline, from `token` (the first page without one).
+    fn history_request(&mut self, events: bool, token: Option<&str>) -> RequestId {
         let url = if events {
             self.config.api.session_events(&self.id, token)
         } else {
@@ -48,14 +42,18 @@ impl Session {
             };
             self.config.api.turns(&self.id, &query)
         };
-        let request = self.request(
+        self.request(
             Purpose::History,
             Method::Get,
             url,
             None,
             None,
             ResponseKind::Whole,
-        );
+        )
+    }
+
+    fn next_history_page(&mut self, events: bool, token: Option<&str>) {
+        let request = self.history_request(events, token);
         if let Some(h) = self.history.as_mut() {
             h.request = request;
             h.pages += 1;
