@@ -1,13 +1,17 @@
-import { demoLoads, refundApproved, vuePageLoads } from "./checks/demo";
+import { demoLoads, refundApproved, refundDenied, vuePageLoads } from "./checks/demo";
+import { viewKeepsUp } from "./checks/lag";
+import { cancelStopsRunningTurn, errorTurnThenRetry, mcpAuthFakeOauth, questionFreeText, questionOptionAnswers, subagentThreadsNest, switchingSessions } from "./checks/scenarios";
+import { gracefulShutdownShowsAbandoned } from "./checks/shutdown";
+import { vueReopensAfterReload, vueStreamsATurn } from "./checks/vue";
 import { dropConnectionMidStream, rebuildAfter412, refreshMidStream, refreshWhilePaused } from "./checks/resume";
 import { twoTabs } from "./checks/tabs";
 import { cancelEndsStuckTurn, crashStuckTurnShowsLiveUnavailable, newTurnCancelsStuckTurn } from "./checks/lifecycle";
 import { interruptShowsCancelled, concurrentRestoresShareOneSubscribe, stalePointerRestoresNull, respondRightAfterRestore, reconnectGapsAboveFloor, twoHandlesOneStream } from "./checks/engine";
 import { test } from "./firefox/fixtures";
 
-// The checks that matter most in a second engine, in Debian's headless Firefox ESR over WebDriver
-// BiDi (tests/e2e/firefox/bidi.ts says why not Playwright's own Firefox): the same functions the
-// Chromium specs run (tests/e2e/checks/).
+// The end-to-end checks in Debian's headless Firefox ESR over WebDriver BiDi (tests/e2e/firefox/bidi.ts
+// says why not Playwright's own Firefox): the same functions the Chromium specs run
+// (tests/e2e/checks/), with the Chromium spec's test titles.
 
 test("demo page loads the wasm core", ({ fx }) => demoLoads(fx));
 test("Vue page loads the wasm core", ({ fx }) => vuePageLoads(fx));
@@ -26,3 +30,15 @@ test("two handles on one session stream each turn once", ({ fx }) => twoHandlesO
 test("the SDK shows live updates unavailable and the turn running", ({ fx }) => crashStuckTurnShowsLiveUnavailable(fx));
 test("the user can send a new turn, which cancels the stuck one", ({ fx }) => newTurnCancelsStuckTurn(fx));
 test("Cancel ends the stuck turn and the user can go on", ({ fx }) => cancelEndsStuckTurn(fx));
+test("deny: the paused turn shows the refusal, the next turn answers it", ({ fx }) => refundDenied(fx));
+test("a graceful shutdown mid-stream shows the turn abandoned", ({ fx }) => gracefulShutdownShowsAbandoned(fx));
+test("the view stays within a few frames of a raw reader at ~500 frames/s and shows done right after it", ({ fx }) => viewKeepsUp(fx));
+test("ask_user_question: options as buttons, the answer continues the turn", ({ fx }) => questionOptionAnswers(fx));
+test("ask_user_question: a free-text answer", ({ fx }) => questionFreeText(fx));
+test("MCP auth: the emulator's fake authorization page, then continue", ({ fx }) => mcpAuthFakeOauth(fx));
+test("subagent threads nest under the call that spawned them", ({ fx }) => subagentThreadsNest(fx));
+test("an error turn shows its message, then a retry succeeds", ({ fx }) => errorTurnThenRetry(fx));
+test("cancel stops a running turn", ({ fx }) => cancelStopsRunningTurn(fx));
+test("switching sessions opens each with its own history", ({ fx }) => switchingSessions(fx));
+test("the Vue page creates a storyteller session and streams a turn", ({ fx }) => vueStreamsATurn(fx));
+test("the Vue page reopens its session after a reload mid-stream and finishes the turn", ({ fx }) => vueReopensAfterReload(fx));

@@ -122,12 +122,12 @@ export class FirefoxBrowser {
       },
     });
     const browser = new FirefoxBrowser(client);
-    const events = ["network.beforeRequestSent", "network.responseStarted", "log.entryAdded"] as const;
+    const events = ["network.beforeRequestSent", "network.responseStarted", "log.entryAdded", "browsingContext.contextCreated", "browsingContext.load"] as const;
     await client.sessionSubscribe({ events: [...events] });
     for (const event of events) {
       client.on(event, (params: any) => {
         // FX_DEBUG=1 prints every BiDi event received (context, method, URL or text, status).
-        if (process.env.FX_DEBUG) console.log(Date.now() % 100000, event, params.context ?? params.source?.context, params.request?.method ?? "", params.request?.url ?? params.text ?? "", params.response?.status ?? "");
+        if (process.env.FX_DEBUG) console.log(Date.now() % 100000, event, params.context ?? params.source?.context, params.request?.method ?? "", params.request?.url ?? params.text ?? params.url ?? "", params.response?.status ?? "");
         for (const h of browser.handlers.get(event) ?? []) h(params);
       });
     }
@@ -166,9 +166,34 @@ export class FirefoxContext {
     const { context } = await this.browser.client.browsingContextCreate({ type: "tab", userContext: this.userContext });
     // Playwright's default viewport, so layout-dependent checks (scrolling) see the same page.
     await this.browser.client.browsingContextSetViewport({ context, viewport: { width: 1280, height: 720 } });
+    return this.adopt(context);
+  }
+
+  private adopt(context: string): FirefoxPage {
     const page = strict(new FirefoxPage(this, context), "page");
     this.pages.push(page);
     return page;
+  }
+
+  /**
+   * `"page"`: resolves with the next top-level tab this user context opens by itself (a link
+   * with `target="_blank"`, `window.open`), as Playwright's `context.waitForEvent("page")`.
+   */
+  waitForEvent(event: "page", options?: { timeout?: number }): Promise<FirefoxPage> {
+    if (event !== "page") throw new Error(`context.waitForEvent("${event}") is not implemented in the Firefox adapter`);
+    const timeout = options?.timeout ?? ACTION_TIMEOUT_MS;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        off();
+        reject(new Error(`timed out after ${timeout} ms waiting for a new page`));
+      }, timeout);
+      const off = this.browser.onEvent("browsingContext.contextCreated", (p) => {
+        if (p.parent || p.userContext !== this.userContext || this.pages.some((page) => page.id === p.context)) return;
+        clearTimeout(timer);
+        off();
+        resolve(this.adopt(p.context));
+      });
+    });
   }
 
   /** Closes every tab and the user context (its storage goes with it). */
@@ -230,6 +255,8 @@ const serializeText = (t: TextExpected) => (typeof t === "string" ? t : { source
 export class FirefoxPage {
   private readonly listeners: { event: string; handler: (arg: any) => void }[] = [];
   private readonly unsubscribe: (() => void)[] = [];
+  /** The URL of the document last loaded (BiDi `browsingContext.load`), for the synchronous `url()`. */
+  private currentUrl = "about:blank";
 
   constructor(
     private readonly ctx: FirefoxContext,
@@ -247,6 +274,9 @@ export class FirefoxPage {
       b.onEvent("network.responseStarted", (p) => {
         if (p.context !== id) return;
         emit("response", strict<ResponseInfo>({ status: () => p.response.status, url: () => p.response.url }, "response"));
+      }),
+      b.onEvent("browsingContext.load", (p) => {
+        if (p.context === id) this.currentUrl = p.url;
       }),
       b.onEvent("log.entryAdded", (p) => {
         if (p.source?.context !== id) return;
@@ -277,9 +307,21 @@ export class FirefoxPage {
     return this.ctx;
   }
 
+  /** The URL of the current document (as of its last load event). */
+  url(): string {
+    return this.currentUrl;
+  }
+
+  /** Closes the tab. */
+  async close(): Promise<void> {
+    this.detach();
+    await this.client.browsingContextClose({ context: this.id });
+  }
+
   /** Navigates (relative URLs against the emulator) and waits for the load event. */
   async goto(url: string): Promise<null> {
-    await this.client.browsingContextNavigate({ context: this.id, url: new URL(url, this.ctx.baseURL).href, wait: "complete" });
+    const { url: loaded } = await this.client.browsingContextNavigate({ context: this.id, url: new URL(url, this.ctx.baseURL).href, wait: "complete" });
+    this.currentUrl = loaded;
     return null;
   }
 
@@ -364,6 +406,20 @@ export class FirefoxLocator {
 
   last(): FirefoxLocator {
     return this.with({ nth: -1 });
+  }
+
+  nth(index: number): FirefoxLocator {
+    return this.with({ nth: index });
+  }
+
+  filter(options: { hasText: TextExpected }): FirefoxLocator {
+    return this.with({ hasText: serializeText(options.hasText) });
+  }
+
+  /** One locator per current match (`nth(i)`), as Playwright's `all()`: no waiting. */
+  async all(): Promise<FirefoxLocator[]> {
+    const n = await this.count();
+    return Array.from({ length: n }, (_, i) => this.nth(i));
   }
 
   /** Runs `op(elements, ...args)` in the page over the current matches. */
@@ -483,12 +539,17 @@ interface Probe {
   attributes?: Record<string, string>;
   /** A form control's `disabled` (Playwright's `toBeEnabled` reads it the same way). */
   disabled?: boolean;
+  /** An input's, textarea's or select's `value` (undefined for other elements). */
+  value?: string;
+  /** Every match's `textContent`, in document order (for the array form of `toHaveText`). */
+  texts: string[];
 }
 
 const PROBE = `(els) => els.length === 1
   ? { n: 1, text: els[0].textContent ?? "", visible: (${VISIBLE})(els[0]), className: els[0].getAttribute("class") ?? "",
-      attributes: Object.fromEntries([...els[0].attributes].map((a) => [a.name, a.value])), disabled: els[0].disabled === true }
-  : { n: els.length }`;
+      attributes: Object.fromEntries([...els[0].attributes].map((a) => [a.name, a.value])), disabled: els[0].disabled === true,
+      value: ["INPUT", "TEXTAREA", "SELECT"].includes(els[0].tagName) ? els[0].value : undefined, texts: [els[0].textContent ?? ""] }
+  : { n: els.length, texts: els.map((e) => e.textContent ?? "") }`;
 
 const norm = (s: string) => s.replace(/\u200b/g, "").replace(/\s+/g, " ").trim();
 
@@ -500,15 +561,15 @@ function textMatches(actual: string, expected: TextExpected, contains: boolean):
 /** Retries `test` on fresh probes until it passes (XOR `negate`) or the timeout ends. */
 async function retry(locator: FirefoxLocator, name: string, expected: unknown, negate: boolean, timeout: number | undefined, strictOne: boolean, test: (p: Probe) => boolean): Promise<void> {
   const deadline = Date.now() + (timeout ?? EXPECT_TIMEOUT_MS);
-  let last: Probe = { n: 0 };
+  let last: Probe = { n: 0, texts: [] };
   for (;;) {
-    last = await locator.query<Probe>(PROBE).catch(() => ({ n: 0 }));
+    last = await locator.query<Probe>(PROBE).catch(() => ({ n: 0, texts: [] }));
     if (strictOne && last.n > 1) throw new Error(`expect(${locator}).${name} failed: strict mode violation, ${last.n} elements`);
     if (test(last) !== negate) return;
     if (Date.now() > deadline) break;
     await sleep(POLL_MS);
   }
-  const received = last.n === 1 ? JSON.stringify(last.text?.slice(0, 500)) : `${last.n} elements`;
+  const received = last.n === 1 ? JSON.stringify(last.text?.slice(0, 500)) : `${last.n} elements ${JSON.stringify(last.texts.map((t) => t.slice(0, 80)))}`;
   throw new Error(`expect(${locator})${negate ? ".not" : ""}.${name} failed after ${timeout ?? EXPECT_TIMEOUT_MS} ms\nExpected: ${String(expected)}\nReceived: ${received}`);
 }
 
@@ -518,7 +579,11 @@ export function locatorMatchers(l: FirefoxLocator, negate: boolean): object {
     get not() {
       return locatorMatchers(l, !negate);
     },
-    toHaveText: (exp: TextExpected, o?: { timeout?: number }) => retry(l, "toHaveText", exp, negate, o?.timeout, true, (p) => p.n === 1 && textMatches(p.text!, exp, false)),
+    // An array: as many matches as entries, each matching its entry (Playwright's list form).
+    toHaveText: (exp: TextExpected | TextExpected[], o?: { timeout?: number }) =>
+      Array.isArray(exp)
+        ? retry(l, "toHaveText", JSON.stringify(exp.map(String)), negate, o?.timeout, false, (p) => p.n === exp.length && exp.every((e, i) => textMatches(p.texts[i], e, false)))
+        : retry(l, "toHaveText", exp, negate, o?.timeout, true, (p) => p.n === 1 && textMatches(p.text!, exp, false)),
     toContainText: (exp: TextExpected, o?: { timeout?: number }) => retry(l, "toContainText", exp, negate, o?.timeout, true, (p) => p.n === 1 && textMatches(p.text!, exp, true)),
     toBeVisible: (o?: { timeout?: number }) => retry(l, "toBeVisible", "visible", negate, o?.timeout, true, (p) => p.n === 1 && p.visible === true),
     toHaveClass: (exp: TextExpected, o?: { timeout?: number }) =>
@@ -530,6 +595,11 @@ export function locatorMatchers(l: FirefoxLocator, negate: boolean): object {
         return value !== undefined && (exp instanceof RegExp ? exp.test(value) : value === exp);
       }),
     toBeEnabled: (o?: { timeout?: number }) => retry(l, "toBeEnabled", "enabled", negate, o?.timeout, true, (p) => p.n === 1 && p.disabled === false),
+    toBeDisabled: (o?: { timeout?: number }) => retry(l, "toBeDisabled", "disabled", negate, o?.timeout, true, (p) => p.n === 1 && p.disabled === true),
+    // Playwright: a form control's value is empty, or else the element has no text.
+    toBeEmpty: (o?: { timeout?: number }) => retry(l, "toBeEmpty", "empty", negate, o?.timeout, true, (p) => p.n === 1 && (p.value !== undefined ? p.value === "" : norm(p.text!) === "")),
+    toHaveValue: (exp: TextExpected, o?: { timeout?: number }) =>
+      retry(l, "toHaveValue", exp, negate, o?.timeout, true, (p) => p.n === 1 && p.value !== undefined && (exp instanceof RegExp ? exp.test(p.value) : p.value === exp)),
   };
   return strict(m, "expect(locator)");
 }
