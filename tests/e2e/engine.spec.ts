@@ -1,8 +1,11 @@
 import { expect, test } from "@playwright/test";
+import { cyclesLeaveSessionsCollectable } from "./checks/collect";
 import { interruptShowsCancelled, concurrentRestoresShareOneSubscribe, stalePointerRestoresNull, respondRightAfterRestore, reconnectGapsAboveFloor, twoHandlesOneStream, openSdk, type Sdk } from "./checks/engine";
 
 // The defects of issue 12, checked where the user sees it (tests/e2e/checks/engine.ts, also run in
-// Firefox by firefox.spec.ts); the heap test needs CDP, so it runs in Chromium only.
+// Firefox by firefox.spec.ts). That closed sessions are freed is shown twice: in every engine by
+// the collector reporting each handle and listener (checks/collect.ts), and here also by the JS
+// heap size after forced collections, which needs CDP (Chromium only).
 
 test("interrupt: the old turn shows cancelled / cancelled-for-next-turn at once, its late deltas ignored", ({ page }) => interruptShowsCancelled({ page }));
 test("two restores at once: one session, one subscribe", ({ page }) => concurrentRestoresShareOneSubscribe({ page }));
@@ -10,6 +13,8 @@ test("a stale or corrupt last-session pointer: restore() resolves null and the p
 test("respond immediately after restore onto a paused turn works", ({ page }) => respondRightAfterRestore({ page }));
 test("reconnect gaps never go below the 250 ms floor", ({ page }) => reconnectGapsAboveFloor({ page }));
 test("two handles on one session stream each turn once", ({ page }) => twoHandlesOneStream({ page }));
+
+test("200 open/close cycles of sessions with listeners leave every handle and listener collectable", ({ page }) => cyclesLeaveSessionsCollectable({ page }));
 
 test("200 open/close cycles of sessions with listeners leave the JS heap and wasm memory flat", async ({ page }) => {
   test.setTimeout(120_000);

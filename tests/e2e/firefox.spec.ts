@@ -1,6 +1,8 @@
+import { cyclesLeaveSessionsCollectable } from "./checks/collect";
 import { demoLoads, refundApproved, refundDenied, vuePageLoads } from "./checks/demo";
 import { viewKeepsUp } from "./checks/lag";
 import { cancelStopsRunningTurn, errorTurnThenRetry, mcpAuthFakeOauth, questionFreeText, questionOptionAnswers, subagentThreadsNest, switchingSessions } from "./checks/scenarios";
+import { markupRendersAsText, servedWithCsp, unsafeAuthUrlNotLinked } from "./checks/security";
 import { gracefulShutdownShowsAbandoned } from "./checks/shutdown";
 import { vueReopensAfterReload, vueStreamsATurn } from "./checks/vue";
 import { dropConnectionMidStream, rebuildAfter412, refreshMidStream, refreshWhilePaused } from "./checks/resume";
@@ -42,3 +44,7 @@ test("cancel stops a running turn", ({ fx }) => cancelStopsRunningTurn(fx));
 test("switching sessions opens each with its own history", ({ fx }) => switchingSessions(fx));
 test("the Vue page creates a storyteller session and streams a turn", ({ fx }) => vueStreamsATurn(fx));
 test("the Vue page reopens its session after a reload mid-stream and finishes the turn", ({ fx }) => vueReopensAfterReload(fx));
+test("the page is served with the CSP, has no inline scripts and no violations", ({ fx }) => servedWithCsp(fx));
+test("markup in the user's message and in model text renders as text", ({ fx }) => markupRendersAsText(fx));
+test("an MCP auth_url that is not http(s) is not rendered as a link", ({ fx }) => unsafeAuthUrlNotLinked(fx));
+test("200 open/close cycles of sessions with listeners leave every handle and listener collectable", ({ fx }) => cyclesLeaveSessionsCollectable(fx));

@@ -213,6 +213,16 @@ interface ResponseInfo {
   status(): number;
   url(): string;
 }
+/** Playwright's `Route` as the checks use it: pass on, fetch it from Node, or answer it. */
+export interface RouteInfo {
+  request(): RequestInfo;
+  continue(): Promise<void>;
+  /** Sends the request (method, URL, headers, body as the page sent it) from Node; buffered. */
+  fetch(): Promise<globalThis.Response>;
+  /** Answers with `response`'s status and headers and `body` (defaults to its own body). */
+  fulfill(options: { response: globalThis.Response; body?: string }): Promise<void>;
+}
+
 /** Playwright's `ConsoleMessage` as the checks read it. */
 interface ConsoleInfo {
   type(): string;
@@ -330,6 +340,69 @@ export class FirefoxPage {
     return null;
   }
 
+  /**
+   * Playwright's `page.route(url, handler)` for a RegExp: every request of this tab is held
+   * (BiDi `network.addIntercept` at `beforeRequestSent`); those whose URL matches go to `handler`,
+   * the rest continue untouched. The request body comes from a BiDi data collector
+   * (`network.getData`), so `route.fetch()` replays POSTs as sent.
+   */
+  async route(url: RegExp, handler: (route: RouteInfo) => unknown): Promise<void> {
+    if (!(url instanceof RegExp)) throw new Error("page.route with a non-RegExp URL is not implemented in the Firefox adapter");
+    const client = this.client;
+    const { collector } = await client.networkAddDataCollector({ dataTypes: ["request"], maxEncodedDataSize: 10_000_000, contexts: [this.id] });
+    const { intercept } = await client.networkAddIntercept({ phases: ["beforeRequestSent"], contexts: [this.id] });
+    this.unsubscribe.push(
+      this.ctx.browser.onEvent("network.beforeRequestSent", (p) => {
+        if (p.context !== this.id || !p.isBlocked || !p.intercepts?.includes(intercept)) return;
+        const id: string = p.request.request;
+        const release = () => client.networkContinueRequest({ request: id }).then(() => {});
+        if (!url.test(p.request.url)) {
+          release().catch(() => {});
+          return;
+        }
+        const route: RouteInfo = {
+          request: () => strict<RequestInfo>({ method: () => p.request.method, url: () => p.request.url }, "request"),
+          continue: release,
+          fetch: async () => {
+            const headers = new Headers();
+            for (const h of p.request.headers as { name: string; value: { value: string } }[]) {
+              // Hop-by-hop and length headers are Node fetch's own business.
+              if (!["host", "connection", "content-length", "keep-alive", "transfer-encoding"].includes(h.name.toLowerCase())) headers.append(h.name, h.value.value);
+            }
+            let body: string | undefined;
+            if (p.request.bodySize) {
+              const { bytes } = (await client.networkGetData({ dataType: "request", collector, request: id })) as { bytes: { type: string; value: string } };
+              body = bytes.type === "base64" ? Buffer.from(bytes.value, "base64").toString() : bytes.value;
+            }
+            const res = await fetch(p.request.url, { method: p.request.method, headers, body });
+            // Buffered, as Playwright's APIResponse is.
+            const buffered = await res.text();
+            return new Response(buffered, { status: res.status, statusText: res.statusText, headers: res.headers });
+          },
+          fulfill: async ({ response, body }) => {
+            const text = body ?? (await response.text());
+            const headers: { name: string; value: { type: "string"; value: string } }[] = [];
+            response.headers.forEach((value, name) => {
+              // The body is re-sent whole: its old length and encoding no longer apply.
+              if (!["content-length", "content-encoding", "transfer-encoding"].includes(name)) headers.push({ name, value: { type: "string", value } });
+            });
+            await client.networkProvideResponse({
+              request: id,
+              statusCode: response.status,
+              reasonPhrase: response.statusText || "OK",
+              headers,
+              body: { type: "string", value: text },
+            });
+          },
+        };
+        Promise.resolve(handler(strict(route, "route"))).catch((e) => {
+          console.error(`page.route handler failed: ${e}`);
+          release().catch(() => {});
+        });
+      }),
+    );
+  }
+
   /** Runs `fn` before any page script of every document this tab loads from now on. */
   async addInitScript(fn: () => void): Promise<void> {
     await this.client.scriptAddPreloadScript({ functionDeclaration: String(fn), contexts: [this.id] });
@@ -340,17 +413,18 @@ export class FirefoxPage {
     return this.call(`async (arg) => (${String(fn)})(arg)`, [arg ?? null]);
   }
 
-  /** Calls `fnSource` in the page with JSON-serializable `args`; the result comes back as JSON. */
+  /** Calls `fnSource` in the page with JSON-serializable `args`; the result comes back as JSON (`undefined` kept). */
   async call<R>(fnSource: string, args: unknown[]): Promise<R> {
     const res = (await this.client.scriptCallFunction({
-      functionDeclaration: `async (payload) => { const r = await (${fnSource})(...JSON.parse(payload)); return JSON.stringify(r === undefined ? null : r); }`,
+      // Wrapped, so that `undefined` comes back as `undefined` (as in Playwright), not `null`.
+      functionDeclaration: `async (payload) => { const r = await (${fnSource})(...JSON.parse(payload)); return JSON.stringify(r === undefined ? {} : { v: r }); }`,
       target: { context: this.id },
       arguments: [{ type: "string", value: JSON.stringify(args) }],
       awaitPromise: true,
       resultOwnership: "none",
     })) as any;
     if (res.type === "exception") throw new Error(`in the page: ${res.exceptionDetails?.text ?? "exception"}`);
-    return JSON.parse(res.result.value) as R;
+    return (JSON.parse(res.result.value) as { v?: R }).v as R;
   }
 
   /** Writes a PNG of the tab; Firefox shots get `-firefox` before `.png` beside Chromium's. */
