@@ -15,8 +15,8 @@ import { test } from "./firefox/fixtures";
 // says why not Playwright's own Firefox): the same functions the Chromium specs run
 // (tests/e2e/checks/), with the Chromium spec's test titles.
 
-test("demo page loads the wasm core", ({ fx }) => demoLoads(fx));
-test("Vue page loads the wasm core", ({ fx }) => vuePageLoads(fx));
+test("the demo page loads the wasm core", ({ fx }) => demoLoads(fx));
+test("the Vue page loads the wasm core", ({ fx }) => vuePageLoads(fx));
 test("refund flow: approval card → approve → final answer", ({ fx }) => refundApproved(fx));
 test("refresh mid-stream resumes the turn without duplicated or missing text", ({ fx }) => refreshMidStream(fx));
 test("refresh while paused keeps the approval card, and approving works", ({ fx }) => refreshWhilePaused(fx));
