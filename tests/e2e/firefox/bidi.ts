@@ -267,6 +267,8 @@ export class FirefoxPage {
   private readonly unsubscribe: (() => void)[] = [];
   /** The URL of the document last loaded (BiDi `browsingContext.load`), for the synchronous `url()`. */
   private currentUrl = "about:blank";
+  /** Whether `route()` was called (once per tab). */
+  private routed = false;
 
   constructor(
     private readonly ctx: FirefoxContext,
@@ -348,6 +350,9 @@ export class FirefoxPage {
    */
   async route(url: RegExp, handler: (route: RouteInfo) => unknown): Promise<void> {
     if (!(url instanceof RegExp)) throw new Error("page.route with a non-RegExp URL is not implemented in the Firefox adapter");
+    // Two intercepts would both hold a request and both release it: one route per tab.
+    if (this.routed) throw new Error("a second page.route on one tab is not implemented in the Firefox adapter");
+    this.routed = true;
     const client = this.client;
     const { collector } = await client.networkAddDataCollector({ dataTypes: ["request"], maxEncodedDataSize: 10_000_000, contexts: [this.id] });
     const { intercept } = await client.networkAddIntercept({ phases: ["beforeRequestSent"], contexts: [this.id] });
