@@ -225,7 +225,8 @@ function TimelineTable({ rows }: { rows: readonly { key: string; f: FrameLogEntr
   const first = Math.max(0, Math.floor(view.top / ROW_PX) - OVERSCAN);
   const last = Math.min(rows.length, Math.ceil((view.top + height) / ROW_PX) + OVERSCAN);
   return (
-    <div className="timeline-scroll" ref={scroller} onScroll={onScroll}>
+    // Focusable, so keyboard users can scroll it (it holds no controls of its own).
+    <div className="timeline-scroll" ref={scroller} onScroll={onScroll} tabIndex={0} role="region" aria-label="Received frames">
       <table>
         <thead>
           <tr>

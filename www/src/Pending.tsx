@@ -1,4 +1,4 @@
-import { useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { answer, approve, deny, type Decision, type PendingAction } from "forgestream";
 import { contentText, prettyArguments, safeHttpUrl, shortId } from "./format";
 import { type Indexes, threadLabel } from "./indexes";
@@ -24,6 +24,15 @@ export function PendingPanel({ pending, ix, busy, onRespond, onContinueAfterAuth
   const [choices, setChoices] = useState<Record<string, Choice>>({});
   const [reasons, setReasons] = useState<Record<string, string>>({});
   const single = tools.length === 1;
+  const section = useRef<HTMLElement>(null);
+  // In a batch, a choice moves focus to the next undecided card, then to the send button.
+  const [chosen, setChosen] = useState(0);
+  useEffect(() => {
+    if (chosen === 0) return;
+    const root = section.current;
+    const next = root?.querySelector<HTMLElement>('[data-decided="false"] .actions button:not(:disabled), [data-decided="false"] [data-testid="question-option"]') ?? root?.querySelector<HTMLElement>('[data-testid="batch-submit"]');
+    next?.focus();
+  }, [chosen]);
 
   const decisionFor = (p: PendingAction, c: Choice): Decision => {
     const id = p.toolCallId ?? "";
@@ -34,14 +43,17 @@ export function PendingPanel({ pending, ix, busy, onRespond, onContinueAfterAuth
   };
   const choose = (p: PendingAction, c: Choice) => {
     if (single) onRespond([decisionFor(p, c)]);
-    else setChoices((prev) => ({ ...prev, [p.key]: c }));
+    else {
+      setChoices((prev) => ({ ...prev, [p.key]: c }));
+      setChosen((n) => n + 1);
+    }
   };
   const complete = tools.every((p) => choices[p.key] !== undefined);
   const submitBatch = () => onRespond(tools.map((p) => decisionFor(p, choices[p.key] as Choice)));
 
   if (pending.length === 0) return null;
   return (
-    <section className="pending" aria-label="Waiting for you">
+    <section className="pending" aria-label="Waiting for you" data-testid="pending" ref={section}>
       {tools.map((p) =>
         p.kind === "toolApproval" ? (
           <ApprovalCard key={p.key} action={p} ix={ix} busy={busy} choice={choices[p.key]} reason={reasons[p.key] ?? ""} onReason={(r) => setReasons((prev) => ({ ...prev, [p.key]: r }))} onChoose={(c) => choose(p, c)} />
@@ -86,9 +98,9 @@ interface CardProps {
 
 function ApprovalCard({ action, ix, busy, choice, onChoose, reason, onReason }: CardProps & { reason: string; onReason: (r: string) => void }) {
   return (
-    <article className="card approval-card" data-testid="approval-card" data-tool-call-id={action.toolCallId}>
+    <article className="card approval-card" data-testid="approval-card" data-tool-call-id={action.toolCallId} data-decided={choice ? "true" : "false"} aria-labelledby={`approve-${action.key}`}>
       <header>
-        <h3>Approve tool call?</h3>
+        <h3 id={`approve-${action.key}`}>Approve tool call?</h3>
         {choice && <span className={`tag choice-${choice.kind}`}>{choice.kind === "allow" ? "will allow" : "will deny"}</span>}
       </header>
       <dl className="facts">
@@ -115,7 +127,7 @@ function ApprovalCard({ action, ix, busy, choice, onChoose, reason, onReason }: 
         <button type="button" className="primary" data-testid="approve" disabled={busy} onClick={() => onChoose({ kind: "allow" })}>
           Allow
         </button>
-        <input type="text" data-testid="deny-reason" placeholder="Reason for denying (optional)" value={reason} onChange={(e) => onReason(e.target.value)} disabled={busy} maxLength={500} />
+        <input type="text" data-testid="deny-reason" aria-label="Reason for denying (optional)" placeholder="Reason for denying (optional)" value={reason} onChange={(e) => onReason(e.target.value)} disabled={busy} maxLength={500} />
         <button type="button" className="danger" data-testid="deny" disabled={busy} onClick={() => onChoose({ kind: "deny" })}>
           Deny
         </button>
@@ -128,7 +140,7 @@ function QuestionCard({ action, ix, busy, choice, onChoose }: CardProps) {
   const [text, setText] = useState("");
   const q = action.question;
   return (
-    <article className="card question-card" data-testid="question-card" data-tool-call-id={action.toolCallId}>
+    <article className="card question-card" data-testid="question-card" data-tool-call-id={action.toolCallId} data-decided={choice ? "true" : "false"}>
       <header>
         <h3>{q?.question ?? `${action.toolName ?? "A tool"} needs your answer`}</h3>
         {choice?.kind === "answer" && <span className="tag choice-allow">answer: {choice.content}</span>}
@@ -150,7 +162,7 @@ function QuestionCard({ action, ix, busy, choice, onChoose }: CardProps) {
           if (text.trim()) onChoose({ kind: "answer", content: text.trim() });
         }}
       >
-        <input type="text" data-testid="question-answer" placeholder="Or type your own answer" value={text} onChange={(e) => setText(e.target.value)} disabled={busy} maxLength={2000} />
+        <input type="text" data-testid="question-answer" aria-label="Your answer" placeholder="Or type your own answer" value={text} onChange={(e) => setText(e.target.value)} disabled={busy} maxLength={2000} />
         <button type="submit" className="primary" data-testid="question-submit" disabled={busy || !text.trim()}>
           Answer
         </button>

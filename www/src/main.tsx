@@ -3,8 +3,10 @@ import { createRoot } from "react-dom/client";
 import { AgentClient, ForgestreamError, init, version, type ClientOptions, type Decision } from "forgestream";
 import { useAgentSession } from "forgestream/react";
 import { AGENTS, agentInfo } from "./agents";
+import { LiveRegions, useAnnouncements } from "./announce";
 import { shortId } from "./format";
 import { buildIndexes } from "./indexes";
+import { type Layout, type PanelName, type TabSpec, PanelTabs, panelProps, useNarrow } from "./layout";
 import { ConnectionBadge, Timeline, UsagePanel } from "./Panels";
 import { PendingPanel } from "./Pending";
 import { loadCurrent, loadSessions, onStorageChange, saveCurrent, saveSessions, type StoredSession } from "./sessions";
@@ -30,6 +32,10 @@ function App() {
   const [sessions, setSessions] = useState<StoredSession[]>(loadSessions);
   const [current, setCurrent] = useState<string | null>(loadCurrent);
   const [creating, setCreating] = useState<string | null>(null);
+  // Below 720 px one panel shows at a time (layout.tsx); a first visit starts on the sessions.
+  const narrow = useNarrow();
+  const [tab, setTab] = useState<PanelName>(() => (loadCurrent() ? "chat" : "sessions"));
+  const [waiting, setWaiting] = useState(0);
 
   useEffect(() => {
     init().then(
@@ -47,6 +53,7 @@ function App() {
   const open = useCallback((id: string) => {
     saveCurrent(id);
     setCurrent(id);
+    setTab("chat");
   }, []);
 
   const create = useCallback(
@@ -95,6 +102,14 @@ function App() {
   );
 
   const stored = sessions.find((s) => s.id === current) ?? (current ? { id: current, agent: "?", createdAt: 0 } : null);
+  const hasSession = !!client && !!stored;
+  const active: PanelName = tab === "inspector" && !hasSession ? "chat" : tab;
+  const layout: Layout = { narrow, active };
+  const tabs: TabSpec[] = [
+    { name: "sessions", label: "Sessions" },
+    { name: "chat", label: "Chat", ...(hasSession && active !== "chat" ? { waiting } : {}) },
+    ...(hasSession ? [{ name: "inspector" as const, label: "Inspector" }] : []),
+  ];
 
   return (
     <div className="app">
@@ -114,7 +129,8 @@ function App() {
           Vue page
         </a>
       </header>
-      <aside className="sidebar">
+      {narrow && <PanelTabs tabs={tabs} active={active} onSelect={setTab} />}
+      <aside className="sidebar" aria-label="Sessions" {...panelProps(layout, "sessions")}>
         <h2>New session</h2>
         <div className="agents">
           {AGENTS.map((a) => (
@@ -134,7 +150,7 @@ function App() {
                 <code>{shortId(s.id, 12)}</code>
                 <span className="muted small">{new Date(s.createdAt).toLocaleString()}</span>
               </button>
-              <button type="button" className="forget" title="Forget this session (it stays on the server)" onClick={() => forget(s.id)}>
+              <button type="button" className="forget" title="Forget this session (it stays on the server)" aria-label={`Forget ${s.agent} session ${shortId(s.id, 12)}`} onClick={() => forget(s.id)}>
                 ×
               </button>
             </li>
@@ -150,23 +166,39 @@ function App() {
         </div>
       )}
       {client && stored ? (
-        <SessionView key={stored.id} client={client} stored={stored} onGone={gone} />
+        <SessionView key={stored.id} client={client} stored={stored} onGone={gone} layout={layout} onWaiting={setWaiting} />
       ) : (
-        <main className="main welcome">
+        <main className="main welcome" {...panelProps(layout, "chat")}>
           <h1>A resumable agent client, in your browser</h1>
           {goneNotice && (
             <p className="banner banner-info" role="status" data-testid="session-gone">
               {goneNotice}
             </p>
           )}
-          <p className="muted">Start a session with one of the emulator's agents on the left. Streams survive reloads, dropped connections and other tabs.</p>
+          <p className="muted">
+            Start a session with one of the emulator's agents {narrow ? "in the Sessions tab" : "on the left"}. Streams survive reloads, dropped connections and other tabs.
+          </p>
+          {narrow && (
+            <button type="button" className="primary" onClick={() => setTab("sessions")}>
+              Choose an agent
+            </button>
+          )}
         </main>
       )}
     </div>
   );
 }
 
-function SessionView({ client, stored, onGone }: { client: AgentClient; stored: StoredSession; onGone: (id: string) => void }) {
+interface SessionViewProps {
+  client: AgentClient;
+  stored: StoredSession;
+  onGone: (id: string) => void;
+  layout: Layout;
+  /** Told how many actions wait for the user (the narrow layout's Chat tab shows it). */
+  onWaiting: (count: number) => void;
+}
+
+function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewProps) {
   const handle = useAgentSession(client, { sessionId: stored.id, restore: false });
   const notFound = handle.error?.code === "not-found";
   useEffect(() => {
@@ -183,6 +215,20 @@ function SessionView({ client, stored, onGone }: { client: AgentClient; stored: 
   const lastTop = useRef(0);
   const ix = useMemo(() => buildIndexes(snapshot), [snapshot]);
   const info = agentInfo(stored.agent);
+  const announcements = useAnnouncements(snapshot, stored.agent);
+  const composer = useRef<HTMLTextAreaElement>(null);
+  // After an action whose button goes away or is disabled (Send, Allow/Deny, an answer, Cancel),
+  // focus moves on instead of falling back to the page: once the buttons are enabled again, to
+  // the composer when it worked, to the first waiting card's first button when it failed.
+  const [focusNext, setFocusNext] = useState<"composer" | "pending" | null>(null);
+  useEffect(() => {
+    if (busy || !focusNext) return;
+    setFocusNext(null);
+    const card = focusNext === "pending" ? scroller.current?.querySelector<HTMLElement>('[data-testid="pending"] button:not(:disabled)') : null;
+    (card ?? composer.current)?.focus();
+  }, [busy, focusNext]);
+  useEffect(() => onWaiting(snapshot.pending.length), [snapshot.pending.length, onWaiting]);
+  useEffect(() => () => onWaiting(0), [onWaiting]);
 
   // Turns that other tabs start on this session are followed by the SDK itself
   // (`followOtherTabs`, on by default), so this page needs no channel of its own.
@@ -238,11 +284,16 @@ function SessionView({ client, stored, onGone }: { client: AgentClient; stored: 
     const text = draft.trim();
     if (!canSend) return;
     if (await run(() => handle.send(text))) setDraft("");
+    setFocusNext("composer");
+  };
+  const respond = async (action: () => Promise<string | void>) => {
+    setFocusNext((await run(action)) ? "composer" : "pending");
   };
 
   return (
     <>
-      <main className="main">
+      <main className="main" aria-label={`Chat with ${stored.agent}`} {...panelProps(layout, "chat")}>
+        <LiveRegions {...announcements} />
         <div className="session-head">
           <div>
             <h1>
@@ -259,7 +310,7 @@ function SessionView({ client, stored, onGone }: { client: AgentClient; stored: 
               Drop connection
             </button>
             {turnRunning && (
-              <button type="button" className="danger" data-testid="cancel" onClick={() => void run(() => handle.cancel())}>
+              <button type="button" className="danger" data-testid="cancel" onClick={() => void respond(() => handle.cancel())}>
                 Cancel
               </button>
             )}
@@ -297,6 +348,10 @@ function SessionView({ client, stored, onGone }: { client: AgentClient; stored: 
           className="transcript"
           ref={scroller}
           data-testid="transcript"
+          // Focusable, so keyboard users can scroll a transcript that holds no controls.
+          tabIndex={0}
+          role="region"
+          aria-label="Transcript"
           onScroll={(e) => {
             // Growing content never lowers scrollTop, so only the user's own scroll up unpins (a
             // scroll event can arrive after more text was committed, so the gap alone can't tell).
@@ -309,7 +364,7 @@ function SessionView({ client, stored, onGone }: { client: AgentClient; stored: 
         >
           <div className="transcript-content" ref={content}>
             {session ? <Transcript snapshot={snapshot} ix={ix} /> : !handle.error && <p className="empty">Opening session…</p>}
-            <PendingPanel pending={snapshot.pending} ix={ix} busy={busy} onRespond={(d: Decision[]) => void run(() => handle.respond(d))} onContinueAfterAuth={() => void run(() => handle.continueAfterAuth())} />
+            <PendingPanel pending={snapshot.pending} ix={ix} busy={busy} onRespond={(d: Decision[]) => void respond(() => handle.respond(d))} onContinueAfterAuth={() => void respond(() => handle.continueAfterAuth())} />
           </div>
         </div>
         <form
@@ -319,7 +374,12 @@ function SessionView({ client, stored, onGone }: { client: AgentClient; stored: 
             void submit();
           }}
         >
+          <label htmlFor="composer-input" className="sr-only">
+            Message to {stored.agent}
+          </label>
           <textarea
+            id="composer-input"
+            ref={composer}
             data-testid="composer"
             value={draft}
             rows={2}
@@ -344,7 +404,7 @@ function SessionView({ client, stored, onGone }: { client: AgentClient; stored: 
           </div>
         </form>
       </main>
-      <aside className="inspector">
+      <aside className="inspector" aria-label="Inspector" {...panelProps(layout, "inspector")}>
         <UsagePanel usage={snapshot.usage} />
         <Timeline session={session} />
       </aside>

@@ -66,7 +66,9 @@ const Chat = defineComponent({
             },
           },
           [
+            h("label", { for: "composer-input", class: "sr-only" }, "Message to storyteller"),
             h("textarea", {
+              id: "composer-input",
               "data-testid": "composer",
               rows: 2,
               value: draft.value,

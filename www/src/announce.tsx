@@ -1,0 +1,94 @@
+import { useEffect, useRef, useState } from "react";
+import type { PendingAction, SessionSnapshot, TurnSnapshot } from "forgestream";
+import { contentText } from "./format";
+import { isMainItem, isMessage } from "./indexes";
+
+/**
+ * Screen-reader announcements of a session (WAI-ARIA live regions). A streamed reply is not read
+ * out delta by delta — a polite region changing dozens of times a second is noise that screen
+ * readers queue or drop — so the reply is announced once, when its turn stops running; new
+ * pending actions (approval, question, authorization cards) get their own region, so a reply that
+ * pauses on an approval announces both.
+ */
+export interface Announcements {
+  /** The finished reply of a turn this page watched run ("" until one finished). */
+  reply: string;
+  /** What the newest pending actions ask for ("" when nothing waits). */
+  pending: string;
+}
+
+/** The longest reply read out, characters (the transcript has the whole text). */
+const MAX_REPLY = 1200;
+
+function replyText(turn: TurnSnapshot): string {
+  const parts: string[] = [];
+  for (const item of turn.items) if (isMainItem(item) && isMessage(item)) parts.push(contentText(item.body.content));
+  const text = parts.join(" ").replace(/\s+/g, " ").trim();
+  return text.length > MAX_REPLY ? `${text.slice(0, MAX_REPLY)}…` : text;
+}
+
+function finished(agent: string, turn: TurnSnapshot): string {
+  const text = replyText(turn);
+  switch (turn.status) {
+    case "done":
+    case "paused":
+      return text ? `${agent} replied: ${text}` : "";
+    case "cancelled":
+      return text ? `Reply cancelled after: ${text}` : "Reply cancelled.";
+    case "error":
+      return `The reply failed${turn.errorMessage ? `: ${turn.errorMessage}` : "."}`;
+    default:
+      return "";
+  }
+}
+
+function describePending(p: PendingAction): string {
+  if (p.kind === "mcpAuth") return `Authorization needed for ${p.mcpServer?.name ?? "an MCP server"}.`;
+  if (p.kind === "toolResponse") return `Question: ${p.question?.question ?? `${p.toolName ?? "a tool"} needs your answer`}`;
+  const server = p.toolInfo?.serverName ? ` on ${p.toolInfo.serverName}` : "";
+  return `Approval needed: ${p.toolName ?? p.toolInfo?.name ?? "a tool call"}${server}. Allow or deny it in the card below.`;
+}
+
+export function useAnnouncements(snapshot: SessionSnapshot, agent: string): Announcements {
+  const [reply, setReply] = useState("");
+  const [pending, setPending] = useState("");
+  /** Turns seen running on this page: only their end is announced, not history loaded later. */
+  const watched = useRef(new Set<string>());
+  const announced = useRef(new Set<string>());
+
+  useEffect(() => {
+    for (const turn of snapshot.turns) {
+      if (turn.status === "running") watched.current.add(turn.turnId);
+      else if (watched.current.delete(turn.turnId)) {
+        const text = finished(agent, turn);
+        if (text) setReply(text);
+      }
+    }
+  }, [snapshot.turns, agent]);
+
+  useEffect(() => {
+    const fresh = snapshot.pending.filter((p) => !announced.current.has(p.key));
+    for (const p of fresh) announced.current.add(p.key);
+    if (snapshot.pending.length === 0) setPending("");
+    else if (fresh.length > 0) setPending(fresh.map(describePending).join(" "));
+  }, [snapshot.pending]);
+
+  return { reply, pending };
+}
+
+/**
+ * Visually hidden polite live regions. They are rendered from the start (a region inserted
+ * together with its text is not announced) and only their text changes.
+ */
+export function LiveRegions({ reply, pending }: Announcements) {
+  return (
+    <div className="sr-only">
+      <div role="status" aria-live="polite" aria-atomic="true" data-testid="live-reply">
+        {reply}
+      </div>
+      <div role="status" aria-live="polite" aria-atomic="true" data-testid="live-pending">
+        {pending}
+      </div>
+    </div>
+  );
+}
