@@ -15,11 +15,14 @@
 import wasmInit, { WasmClient, WasmSession, version as wasmVersion } from "../wasm/forgestream_web.js";
 import { ForgestreamError } from "./errors.js";
 import { SnapshotStore } from "./snapshot.js";
-import type { ClientOptions, CreateSessionBody, Decision, FrameLogEntry, InputItem, SessionDigest, SessionSnapshot, Warning } from "./types.js";
+import { ChatStore, type ChatSnapshot } from "./chat.js";
+import type { ClientOptions, CreateSessionBody, Decision, FrameLogEntry, InputItem, SessionDigest, Warning } from "./types.js";
 
 export { ForgestreamError } from "./errors.js";
 export type { ErrorCode } from "./errors.js";
 export * from "./types.js";
+export type { ChatSnapshot, SessionStatus } from "./chat.js";
+export type { AssistantMessage, AssistantPart, ChatMessage, JsonValue, McpAuthPart, PendingToolAction, ReasoningPart, RefusalPart, SubagentGroup, TextPart, ToolPart, ToolResult, ToolState, UserMessage } from "./messages.js";
 
 let ready: Promise<void> | undefined;
 let loaded = false;
@@ -92,6 +95,8 @@ function headerPairs(provider: ClientOptions["headers"]): (() => Promise<[string
 class SharedSession {
   readonly inner: WasmSession;
   readonly store: SnapshotStore;
+  /** What handles read: the store's view plus messages, status, error and the outbox. */
+  readonly chat: ChatStore;
   /** The inspector log as returned so far, and how many frames the core had logged then. */
   readonly log: FrameLogEntry[] = [];
   logTotal = 0;
@@ -103,6 +108,7 @@ class SharedSession {
   constructor(inner: WasmSession, onWarning: ((w: Warning) => void) | undefined, followOtherTabs: boolean) {
     this.inner = inner;
     this.store = new SnapshotStore(inner, (w) => onWarning?.(w));
+    this.chat = new ChatStore(this.store);
     if (followOtherTabs && typeof BroadcastChannel === "function") {
       this.tabs = new BroadcastChannel(`forgestream:turns:${inner.id}`);
       // Only other tabs' messages arrive here (a channel never hears itself, and every handle in
@@ -124,6 +130,7 @@ class SharedSession {
   release(): void {
     this.tabs?.close();
     this.tabs = undefined;
+    this.chat.detach();
     this.store.detach();
     this.inner.close();
     this.inner.free();
@@ -275,10 +282,14 @@ export class AgentSession implements Disposable {
    * Registers a listener called (at most once per animation frame while streaming) when the
    * snapshot changed. Returns the unsubscribe function. Compatible with `useSyncExternalStore`.
    */
-  subscribe = (listener: () => void): (() => void) => (this.#s ? this.#s.store.subscribe(listener) : () => {});
+  subscribe = (listener: () => void): (() => void) => (this.#s ? this.#s.chat.subscribe(listener) : () => {});
 
-  /** The current immutable snapshot; unchanged parts keep their identity between snapshots. */
-  getSnapshot = (): SessionSnapshot => this.#shared().store.getSnapshot();
+  /**
+   * The current immutable snapshot: the turns/items view, plus `messages` (the chat list),
+   * `status` and `error` (the one error channel). Unchanged parts keep their identity between
+   * snapshots.
+   */
+  getSnapshot = (): ChatSnapshot => this.#shared().chat.getSnapshot();
 
   /**
    * Loads the session's history (turns and the session timeline). The first load of a session
@@ -322,7 +333,10 @@ export class AgentSession implements Disposable {
    */
   send(message: string | InputItem[], options: { interrupt?: boolean } = {}): Promise<string> {
     const items: InputItem[] = typeof message === "string" ? [{ type: "user.message", content: message }] : message;
-    return this.#call((s) => (s.inner.send(JSON.stringify(items), options.interrupt ?? false) as Promise<string>).then((t) => s.announce(t)));
+    const s = this.#s;
+    if (!s) return Promise.reject(closedError());
+    // The user's message shows at once (`pending`); `retry()` of a failed one posts it again.
+    return s.chat.submit(items, () => call(() => s.inner.send(JSON.stringify(items), options.interrupt ?? false) as Promise<string>).then((t) => s.announce(t)));
   }
 
   /**
@@ -330,17 +344,21 @@ export class AgentSession implements Disposable {
    * Refuses (`invalid-input`) an incomplete batch, stale or unknown calls, empty answers.
    */
   respond(decisions: Decision[]): Promise<string> {
-    return this.#call((s) => (s.inner.respond(decisions) as Promise<string>).then((t) => s.announce(t)));
+    return this.#call((s) => s.chat.run(() => (s.inner.respond(decisions) as Promise<string>).then((t) => s.announce(t))));
   }
 
   /** After the user completed MCP OAuth (the `auth_url`s), continues with an empty-input turn. */
   continueAfterAuth(): Promise<string> {
-    return this.#call((s) => (s.inner.respond([{ kind: "authDone" }]) as Promise<string>).then((t) => s.announce(t)));
+    return this.#call((s) => s.chat.run(() => (s.inner.respond([{ kind: "authDone" }]) as Promise<string>).then((t) => s.announce(t))));
   }
 
-  /** Stops the running turn on the server (`POST /cancel`); the stream ends with `cancelled`. */
+  /**
+   * Stops the running turn on the server (`POST /cancel`); the stream ends with `cancelled`. The
+   * text that streamed so far stays in the view, marked `interrupted` (this page only: the
+   * server's history drops unfinished messages, so a reload does not show it).
+   */
   cancel(): Promise<void> {
-    return this.#call((s) => s.inner.cancel() as Promise<void>);
+    return this.#call((s) => s.chat.run(() => s.inner.cancel() as Promise<void>, false));
   }
 
   /** Closes the connection without stopping the turn (it keeps running; `resume()` follows it). */
