@@ -54,6 +54,7 @@ describe("public types", () => {
     expectTypeOf<AgentSession["getSnapshot"]>().toEqualTypeOf<() => ChatSnapshot>();
     expectTypeOf<ChatSnapshot>().toExtend<SessionSnapshot>();
     expectTypeOf<AgentClient["restore"]>().returns.toEqualTypeOf<Promise<AgentSession | null>>();
+    expectTypeOf<AgentClient["restore"]>().parameters.toEqualTypeOf<[options?: { scope?: string }]>();
     expectTypeOf<AgentClient["session"]>().toEqualTypeOf<(id: string) => AgentSession>();
     // Handles are released explicitly (or with `using`); the last one frees the engine.
     expectTypeOf<AgentSession["close"]>().toEqualTypeOf<() => void>();
@@ -71,7 +72,8 @@ describe("public types", () => {
     expectTypeOf<AgentSessionRefs["error"]["value"]>().toEqualTypeOf<ForgestreamError | null>();
     expectTypeOf<AgentSessionHandle["error"]>().toEqualTypeOf<ForgestreamError | null>();
     expectTypeOf<AgentSessionRefs["send"]>().toEqualTypeOf<AgentSession["send"]>();
-    expectTypeOf<OpenSessionOptions>().toEqualTypeOf<{ sessionId?: string; restore?: boolean; create?: import("../src/index.js").CreateSessionBody }>();
+    expectTypeOf<OpenSessionOptions>().toEqualTypeOf<{ sessionId?: string; restore?: boolean; create?: import("../src/index.js").CreateSessionBody; scope?: string }>();
+    expectTypeOf<AgentClient["forget"]>().toEqualTypeOf<(id: string, options?: import("../src/index.js").ScopeOptions) => void>();
   });
 
   it("one status, one error channel", () => {
