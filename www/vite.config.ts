@@ -13,6 +13,7 @@ export default defineConfig({
         main: new URL("index.html", import.meta.url).pathname,
         vue: new URL("vue.html", import.meta.url).pathname,
         sdk: new URL("sdk.html", import.meta.url).pathname,
+        quickstart: new URL("quickstart.html", import.meta.url).pathname,
       },
     },
   },

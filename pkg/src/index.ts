@@ -15,11 +15,14 @@
 import wasmInit, { WasmClient, WasmSession, version as wasmVersion } from "../wasm/forgestream_web.js";
 import { ForgestreamError } from "./errors.js";
 import { SnapshotStore } from "./snapshot.js";
-import type { ClientOptions, CreateSessionBody, Decision, FrameLogEntry, InputItem, SessionDigest, SessionSnapshot, Warning } from "./types.js";
+import { ChatStore, type ChatSnapshot } from "./chat.js";
+import type { ClientOptions, CreateSessionBody, Decision, FrameLogEntry, InputItem, SessionDigest, Warning } from "./types.js";
 
 export { ForgestreamError } from "./errors.js";
 export type { ErrorCode } from "./errors.js";
 export * from "./types.js";
+export type { ChatSnapshot, SessionStatus } from "./chat.js";
+export type { AssistantMessage, AssistantPart, ChatMessage, JsonValue, McpAuthPart, PendingToolAction, ReasoningPart, RefusalPart, SubagentGroup, TextPart, ToolPart, ToolResult, ToolState, UserMessage } from "./messages.js";
 
 let ready: Promise<void> | undefined;
 let loaded = false;
@@ -92,6 +95,8 @@ function headerPairs(provider: ClientOptions["headers"]): (() => Promise<[string
 class SharedSession {
   readonly inner: WasmSession;
   readonly store: SnapshotStore;
+  /** What handles read: the store's view plus messages, status, error and the outbox. */
+  readonly chat: ChatStore;
   /** The inspector log as returned so far, and how many frames the core had logged then. */
   readonly log: FrameLogEntry[] = [];
   logTotal = 0;
@@ -103,6 +108,7 @@ class SharedSession {
   constructor(inner: WasmSession, onWarning: ((w: Warning) => void) | undefined, followOtherTabs: boolean) {
     this.inner = inner;
     this.store = new SnapshotStore(inner, (w) => onWarning?.(w));
+    this.chat = new ChatStore(this.store);
     if (followOtherTabs && typeof BroadcastChannel === "function") {
       this.tabs = new BroadcastChannel(`forgestream:turns:${inner.id}`);
       // Only other tabs' messages arrive here (a channel never hears itself, and every handle in
@@ -124,6 +130,7 @@ class SharedSession {
   release(): void {
     this.tabs?.close();
     this.tabs = undefined;
+    this.chat.detach();
     this.store.detach();
     this.inner.close();
     this.inner.free();
@@ -143,25 +150,72 @@ function releaseHandle(s: SharedSession): void {
   s.release();
 }
 
+/**
+ * Which part of storage a session is remembered in: the client's namespace, narrowed by its base
+ * URL and the caller's `scope` (the adapters default it to the agent name; apps add the user id),
+ * so two agents, two backends or two users on one origin never restore each other's session.
+ * A same-origin client without a scope keeps the plain namespace (the records of earlier
+ * versions stay readable).
+ */
+export interface ScopeOptions {
+  /** Identity of the remembered session, e.g. the agent name, or `${userId}/${agent}`. */
+  scope?: string;
+}
+
+/** FNV-1a, 64 bit, as 16 hex digits: a short, stable storage key for a (base URL, scope) pair. */
+function fnv1a64(text: string): string {
+  let h = 0xcbf29ce484222325n;
+  for (const byte of new TextEncoder().encode(text)) h = BigInt.asUintN(64, (h ^ BigInt(byte)) * 0x100000001b3n);
+  return h.toString(16).padStart(16, "0");
+}
+
 /** A client for one runtime (base URL + flavor + auth). Create one per app. */
 export class AgentClient {
   readonly #inner: WasmClient;
   readonly #onWarning: ((w: Warning) => void) | undefined;
   readonly #followOtherTabs: boolean;
+  readonly #wasmOptions: Record<string, unknown>;
+  readonly #namespace: string;
+  readonly #baseUrl: string;
+  /** The core client of each scoped storage namespace used so far. */
+  readonly #scoped = new Map<string, WasmClient>();
+  /** Which core client opened each session, so `session(id)` shares its engine. */
+  readonly #clientOf = new Map<string, WasmClient>();
 
   constructor(options: ClientOptions = {}) {
     assertReady();
     this.#onWarning = options.onWarning;
     this.#followOtherTabs = options.followOtherTabs ?? true;
+    this.#namespace = options.storageNamespace ?? "forgestream";
+    this.#baseUrl = options.baseUrl ?? "";
+    this.#wasmOptions = { ...options, headers: headerPairs(options.headers), onWarning: undefined, followOtherTabs: undefined };
     try {
-      this.#inner = new WasmClient({ ...options, headers: headerPairs(options.headers), onWarning: undefined, followOtherTabs: undefined });
+      this.#inner = new WasmClient(this.#wasmOptions);
     } catch (e) {
       throw ForgestreamError.from(e);
     }
   }
 
+  /** The core client whose storage is scoped to `scope` (see {@link ScopeOptions}). */
+  #innerFor(scope: string | undefined): WasmClient {
+    if (scope === undefined && this.#baseUrl === "") return this.#inner;
+    // `<namespace>@<hash>`: within the core's 64-character namespace limit.
+    const ns = `${this.#namespace.slice(0, 40)}@${fnv1a64(`${this.#baseUrl}\u0000${scope ?? ""}`)}`;
+    let inner = this.#scoped.get(ns);
+    if (!inner) {
+      try {
+        inner = new WasmClient({ ...this.#wasmOptions, storageNamespace: ns });
+      } catch (e) {
+        throw ForgestreamError.from(e);
+      }
+      this.#scoped.set(ns, inner);
+    }
+    return inner;
+  }
+
   /** A handle on `inner`'s engine, sharing the page's state for it. */
-  #handle(inner: WasmSession): AgentSession {
+  #handle(client: WasmClient, inner: WasmSession): AgentSession {
+    this.#clientOf.set(inner.id, client);
     let s = shared.get(inner.engineId)?.deref();
     if (s && !s.inner.closed) {
       // Another handle on the same engine exists already: this wasm handle is not needed.
@@ -174,10 +228,14 @@ export class AgentClient {
     return new AgentSession(s);
   }
 
-  /** Creates a session on the server (`POST /sessions`). */
-  async createSession(body: CreateSessionBody): Promise<AgentSession> {
-    const inner = await call(() => this.#inner.createSession(JSON.stringify(body)) as Promise<WasmSession>);
-    return this.#handle(inner);
+  /**
+   * Creates a session on the server (`POST /sessions`) and remembers it at once (in `scope`'s
+   * storage), so a reload before the first message restores it instead of creating another.
+   */
+  async createSession(body: CreateSessionBody, options: ScopeOptions = {}): Promise<AgentSession> {
+    const client = this.#innerFor(options.scope);
+    const inner = await call(() => client.createSession(JSON.stringify(body)) as Promise<WasmSession>);
+    return this.#handle(client, inner);
   }
 
   /**
@@ -186,24 +244,37 @@ export class AgentClient {
    * `close()`.
    */
   session(id: string): AgentSession {
-    return this.#handle(this.#inner.session(id));
+    const client = this.#clientOf.get(id) ?? this.#inner;
+    return this.#handle(client, client.session(id));
   }
 
   /**
-   * After a page refresh: reopens the last active session from storage, loads its history and
-   * resumes a turn that was streaming (or rebuilds it from the listings when its live stream is
-   * gone); resolves once the turn's state is known, so pending approvals, questions and MCP auth
-   * links are in the snapshot and can be answered at once. Resolves to `null` when nothing usable
-   * was stored: no pointer, a corrupt one, or a session the server no longer has (the stale
-   * records are cleared). Concurrent calls share one load and one subscribe.
+   * After a page refresh: reopens the last active session of `scope` from storage, loads its
+   * history and resumes a turn that was streaming (or rebuilds it from the listings when its
+   * live stream is gone); resolves once the turn's state is known, so pending approvals,
+   * questions and MCP auth links are in the snapshot and can be answered at once. Resolves to
+   * `null` when nothing usable was stored: no pointer, a corrupt one, or a session the server no
+   * longer has (the stale records are cleared). Concurrent calls share one load and one
+   * subscribe.
    */
-  async restore(): Promise<AgentSession | null> {
-    const inner = await call(() => this.#inner.restore() as Promise<WasmSession | null>);
+  async restore(options: ScopeOptions = {}): Promise<AgentSession | null> {
+    const client = this.#innerFor(options.scope);
+    const inner = await call(() => client.restore() as Promise<WasmSession | null>);
     if (!inner) return null;
-    const session = this.#handle(inner);
+    const session = this.#handle(client, inner);
     // What the promise promised is in the snapshot when it resolves (not a frame later).
     session.flush();
     return session;
+  }
+
+  /**
+   * Forgets session `id` in storage (its checkpoint, and the last-session pointer when it names
+   * `id`) — in `scope`'s storage and in every scope this client used: a later `restore()` does
+   * not reopen it. The session stays on the server; open handles keep working.
+   */
+  forget(id: string, options: ScopeOptions = {}): void {
+    const clients = new Set([this.#inner, this.#innerFor(options.scope), ...this.#scoped.values()]);
+    for (const c of clients) c.forgetSession(id);
   }
 
   /** True when checkpoints fell back to memory (storage full, disabled or unavailable). */
@@ -275,10 +346,14 @@ export class AgentSession implements Disposable {
    * Registers a listener called (at most once per animation frame while streaming) when the
    * snapshot changed. Returns the unsubscribe function. Compatible with `useSyncExternalStore`.
    */
-  subscribe = (listener: () => void): (() => void) => (this.#s ? this.#s.store.subscribe(listener) : () => {});
+  subscribe = (listener: () => void): (() => void) => (this.#s ? this.#s.chat.subscribe(listener) : () => {});
 
-  /** The current immutable snapshot; unchanged parts keep their identity between snapshots. */
-  getSnapshot = (): SessionSnapshot => this.#shared().store.getSnapshot();
+  /**
+   * The current immutable snapshot: the turns/items view, plus `messages` (the chat list),
+   * `status` and `error` (the one error channel). Unchanged parts keep their identity between
+   * snapshots.
+   */
+  getSnapshot = (): ChatSnapshot => this.#shared().chat.getSnapshot();
 
   /**
    * Loads the session's history (turns and the session timeline). The first load of a session
@@ -322,7 +397,10 @@ export class AgentSession implements Disposable {
    */
   send(message: string | InputItem[], options: { interrupt?: boolean } = {}): Promise<string> {
     const items: InputItem[] = typeof message === "string" ? [{ type: "user.message", content: message }] : message;
-    return this.#call((s) => (s.inner.send(JSON.stringify(items), options.interrupt ?? false) as Promise<string>).then((t) => s.announce(t)));
+    const s = this.#s;
+    if (!s) return Promise.reject(closedError());
+    // The user's message shows at once (`pending`); `retry()` of a failed one posts it again.
+    return s.chat.submit(items, () => call(() => s.inner.send(JSON.stringify(items), options.interrupt ?? false) as Promise<string>).then((t) => s.announce(t)));
   }
 
   /**
@@ -330,17 +408,21 @@ export class AgentSession implements Disposable {
    * Refuses (`invalid-input`) an incomplete batch, stale or unknown calls, empty answers.
    */
   respond(decisions: Decision[]): Promise<string> {
-    return this.#call((s) => (s.inner.respond(decisions) as Promise<string>).then((t) => s.announce(t)));
+    return this.#call((s) => s.chat.run(() => (s.inner.respond(decisions) as Promise<string>).then((t) => s.announce(t))));
   }
 
   /** After the user completed MCP OAuth (the `auth_url`s), continues with an empty-input turn. */
   continueAfterAuth(): Promise<string> {
-    return this.#call((s) => (s.inner.respond([{ kind: "authDone" }]) as Promise<string>).then((t) => s.announce(t)));
+    return this.#call((s) => s.chat.run(() => (s.inner.respond([{ kind: "authDone" }]) as Promise<string>).then((t) => s.announce(t))));
   }
 
-  /** Stops the running turn on the server (`POST /cancel`); the stream ends with `cancelled`. */
+  /**
+   * Stops the running turn on the server (`POST /cancel`); the stream ends with `cancelled`. The
+   * text that streamed so far stays in the view, marked `interrupted` (this page only: the
+   * server's history drops unfinished messages, so a reload does not show it).
+   */
   cancel(): Promise<void> {
-    return this.#call((s) => s.inner.cancel() as Promise<void>);
+    return this.#call((s) => s.chat.run(() => s.inner.cancel() as Promise<void>, false));
   }
 
   /** Closes the connection without stopping the turn (it keeps running; `resume()` follows it). */

@@ -12,6 +12,19 @@ export interface OpenSessionOptions {
   restore?: boolean;
   /** Create a session with this body when nothing else applies. */
   create?: CreateSessionBody;
+  /**
+   * Whose session `restore` reopens and `create` remembers (storage is also scoped by the
+   * client's base URL). Default: the agent name of `create`, so two agents on one origin never
+   * restore each other's session; pass e.g. `${userId}/${agent}` so two users do not either.
+   */
+  scope?: string;
+}
+
+/** The agent name a create body names (TrueForge `agent.name`, gateway `agent_name`). */
+function agentOf(body: CreateSessionBody | undefined): string | undefined {
+  if (!body) return undefined;
+  if ("agent_name" in body) return body.agent_name;
+  return "name" in body.agent ? body.agent.name : undefined;
 }
 
 /** Opens a session as {@link OpenSessionOptions} says. */
@@ -27,12 +40,14 @@ export async function openSession(client: AgentClient, options: OpenSessionOptio
     }
     return session;
   }
+  const scope = options.scope ?? agentOf(options.create);
+  const scoped = scope === undefined ? {} : { scope };
   if (options.restore !== false) {
-    const restored = await client.restore();
+    const restored = await client.restore(scoped);
     if (restored) return restored;
   }
   if (!options.create) throw new Error("useAgentSession: nothing to restore and no `create` body given");
-  return createOnce(client, options.create);
+  return createOnce(client, options.create, scoped);
 }
 
 /** Creates that are in flight, per client and body: a second mount joins the first. */
@@ -45,14 +60,14 @@ const creating = new WeakMap<AgentClient, Map<string, Promise<string>>>();
  * handle on the one session (`client.session(id)`, one engine); the creating handle is released
  * after they have taken theirs.
  */
-async function createOnce(client: AgentClient, body: CreateSessionBody): Promise<AgentSession> {
+async function createOnce(client: AgentClient, body: CreateSessionBody, scope: { scope?: string }): Promise<AgentSession> {
   let inFlight = creating.get(client);
   if (!inFlight) creating.set(client, (inFlight = new Map()));
-  const key = JSON.stringify(body);
+  const key = JSON.stringify([body, scope.scope ?? null]);
   let id = inFlight.get(key);
   if (!id) {
     const pending = inFlight;
-    id = client.createSession(body).then(
+    id = client.createSession(body, scope).then(
       (seed) => {
         pending.delete(key);
         // Callers resume in microtasks and open their handles before this task runs.

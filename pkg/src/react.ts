@@ -6,8 +6,9 @@
 import { useCallback, useEffect, useMemo, useState, useSyncExternalStore } from "react";
 import type { AgentClient, AgentSession } from "./index.js";
 import { ForgestreamError } from "./errors.js";
-import type { Decision, InputItem, SessionSnapshot } from "./types.js";
-import { EMPTY_SNAPSHOT } from "./snapshot.js";
+import type { Decision, InputItem } from "./types.js";
+import { EMPTY_CHAT_SNAPSHOT, type ChatSnapshot, type SessionStatus } from "./chat.js";
+import type { ChatMessage } from "./messages.js";
 import { openSession, type OpenSessionOptions } from "./open.js";
 
 export type { OpenSessionOptions } from "./open.js";
@@ -17,8 +18,15 @@ export interface AgentSessionHandle {
   /** The session, once opened (null while opening or without a client). */
   session: AgentSession | null;
   /** The current immutable snapshot (empty until the session is open). */
-  snapshot: SessionSnapshot;
-  /** Opening the session failed. */
+  snapshot: ChatSnapshot;
+  /** `snapshot.messages`: the chat list (user messages, assistant parts, tool states). */
+  messages: readonly ChatMessage[];
+  /** `snapshot.status`, or `error` when opening the session failed. */
+  status: SessionStatus;
+  /**
+   * The one error channel: opening the session failed, else `snapshot.error` (the last failed
+   * action, else why the connection stopped). Rejected promises carry the same object.
+   */
   error: ForgestreamError | null;
   send: (message: string | InputItem[], options?: { interrupt?: boolean }) => Promise<string>;
   respond: (decisions: Decision[]) => Promise<string>;
@@ -31,7 +39,7 @@ export interface AgentSessionHandle {
 const noSession = (): Promise<never> =>
   Promise.reject(new ForgestreamError("invalid-input", "the session is not open yet", { retryable: true }));
 const subscribeNothing = () => () => {};
-const getEmpty = () => EMPTY_SNAPSHOT;
+const getEmpty = () => EMPTY_CHAT_SNAPSHOT;
 
 /**
  * Opens (creates, restores or loads) a session with `client` and keeps the component in sync
@@ -78,8 +86,9 @@ export function useAgentSession(client: AgentClient | null, options: OpenSession
   const disconnect = useCallback(() => session?.disconnect(), [session]);
   const refresh = useCallback(() => session?.refresh(), [session]);
 
+  const shown = error ?? snapshot.error;
   return useMemo(
-    () => ({ session, snapshot, error, send, respond, continueAfterAuth, cancel, disconnect, refresh }),
-    [session, snapshot, error, send, respond, continueAfterAuth, cancel, disconnect, refresh],
+    () => ({ session, snapshot, messages: snapshot.messages, status: error ? ("error" as const) : snapshot.status, error: shown, send, respond, continueAfterAuth, cancel, disconnect, refresh }),
+    [session, snapshot, error, shown, send, respond, continueAfterAuth, cancel, disconnect, refresh],
   );
 }

@@ -1,22 +1,30 @@
 /**
- * `forgestream/vue`: `useAgentSession(client, options)`, the same contract as the React hook,
- * with the snapshot in a `shallowRef` (each snapshot is immutable, so identity tells Vue what
- * changed). Call it inside `setup()`; it closes the session handle on unmount.
+ * `forgestream/vue`: `useAgentSession(client, options)`, the same contract as the React hook:
+ * the same options, `client` may be `null` until `init()` resolved, and both may be refs or
+ * getters — when they change, the handle is closed and the session opened again (options are
+ * compared by value). The snapshot is in a `shallowRef` (each snapshot is immutable, so identity
+ * tells Vue what changed). Call it inside `setup()`; it closes the session handle on unmount.
  */
-import { getCurrentScope, onScopeDispose, shallowRef, type ShallowRef } from "vue";
+import { computed, getCurrentScope, onScopeDispose, shallowRef, toValue, watch, type ComputedRef, type MaybeRefOrGetter, type ShallowRef } from "vue";
 import type { AgentClient, AgentSession } from "./index.js";
 import { ForgestreamError } from "./errors.js";
-import type { Decision, InputItem, SessionSnapshot } from "./types.js";
-import { EMPTY_SNAPSHOT } from "./snapshot.js";
+import type { Decision, InputItem } from "./types.js";
+import { EMPTY_CHAT_SNAPSHOT, type ChatSnapshot, type SessionStatus } from "./chat.js";
+import type { ChatMessage } from "./messages.js";
 import { openSession, type OpenSessionOptions } from "./open.js";
 
 export type { OpenSessionOptions } from "./open.js";
 
-/** What the composable returns. */
+/** What the composable returns (the React hook's fields, as refs). */
 export interface AgentSessionRefs {
   session: ShallowRef<AgentSession | null>;
-  snapshot: ShallowRef<SessionSnapshot>;
-  error: ShallowRef<ForgestreamError | null>;
+  snapshot: ShallowRef<ChatSnapshot>;
+  /** `snapshot.messages`. */
+  messages: ComputedRef<readonly ChatMessage[]>;
+  /** `snapshot.status`, or `error` when opening failed. */
+  status: ComputedRef<SessionStatus>;
+  /** The one error channel: opening failed, else `snapshot.error`. */
+  error: ComputedRef<ForgestreamError | null>;
   send: (message: string | InputItem[], options?: { interrupt?: boolean }) => Promise<string>;
   respond: (decisions: Decision[]) => Promise<string>;
   continueAfterAuth: () => Promise<string>;
@@ -25,32 +33,53 @@ export interface AgentSessionRefs {
   refresh: () => void;
 }
 
-/** Opens a session with `client` and mirrors its snapshot into a `shallowRef`. */
-export function useAgentSession(client: AgentClient, options: OpenSessionOptions): AgentSessionRefs {
+/** Opens a session with `client` (when not null) and mirrors its snapshot into a `shallowRef`. */
+export function useAgentSession(client: MaybeRefOrGetter<AgentClient | null>, options: MaybeRefOrGetter<OpenSessionOptions>): AgentSessionRefs {
   const session = shallowRef<AgentSession | null>(null);
-  const snapshot = shallowRef<SessionSnapshot>(EMPTY_SNAPSHOT);
-  const error = shallowRef<ForgestreamError | null>(null);
-  let unsubscribe: (() => void) | undefined;
-  let disposed = false;
+  const snapshot = shallowRef<ChatSnapshot>(EMPTY_CHAT_SNAPSHOT);
+  const openError = shallowRef<ForgestreamError | null>(null);
+  let stop: (() => void) | undefined;
 
-  openSession(client, options).then(
-    (s) => {
-      if (disposed) return s.close();
-      session.value = s;
-      snapshot.value = s.getSnapshot();
-      unsubscribe = s.subscribe(() => (snapshot.value = s.getSnapshot()));
+  const open = (c: AgentClient | null, o: OpenSessionOptions) => {
+    stop?.();
+    stop = undefined;
+    openError.value = null;
+    if (!c) return;
+    let live = true;
+    let unsubscribe: (() => void) | undefined;
+    let opened: AgentSession | null = null;
+    stop = () => {
+      live = false;
+      unsubscribe?.();
+      opened?.close();
+      session.value = null;
+      snapshot.value = EMPTY_CHAT_SNAPSHOT;
+    };
+    openSession(c, o).then(
+      (s) => {
+        if (!live) return s.close();
+        opened = s;
+        session.value = s;
+        snapshot.value = s.getSnapshot();
+        unsubscribe = s.subscribe(() => (snapshot.value = s.getSnapshot()));
+      },
+      (e: unknown) => live && (openError.value = ForgestreamError.from(e)),
+    );
+  };
+
+  // Options by value (a new object with the same fields does not reopen), client by identity.
+  watch(
+    () => [toValue(client), JSON.stringify(toValue(options))] as const,
+    ([c, key], prev) => {
+      if (prev && prev[0] === c && prev[1] === key) return;
+      open(c, toValue(options));
     },
-    (e: unknown) => (error.value = ForgestreamError.from(e)),
+    { immediate: true },
   );
 
-  if (getCurrentScope()) {
-    onScopeDispose(() => {
-      disposed = true;
-      unsubscribe?.();
-      session.value?.close();
-    });
-  }
+  if (getCurrentScope()) onScopeDispose(() => stop?.());
 
+  const error = computed(() => openError.value ?? snapshot.value.error);
   const need = (): AgentSession => {
     if (!session.value) throw new ForgestreamError("invalid-input", "the session is not open yet", { retryable: true });
     return session.value;
@@ -65,6 +94,8 @@ export function useAgentSession(client: AgentClient, options: OpenSessionOptions
   return {
     session,
     snapshot,
+    messages: computed(() => snapshot.value.messages),
+    status: computed(() => (openError.value ? "error" : snapshot.value.status)),
     error,
     send: (m, o) => guard((s) => s.send(m, o)),
     respond: (d) => guard((s) => s.respond(d)),

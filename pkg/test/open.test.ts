@@ -7,15 +7,19 @@ import { openSession } from "../src/open.js";
 import type { AgentClient } from "../src/index.js";
 
 function fakeClient() {
-  const calls = { create: 0, handles: [] as { id: string; closed: boolean }[] };
+  const calls = { create: 0, handles: [] as { id: string; closed: boolean }[], scopes: [] as string[] };
   const handle = (id: string) => {
     const h = { id, closed: false, close: () => void (h.closed = true) };
     calls.handles.push(h);
     return h;
   };
   const client = {
-    restore: async () => null,
-    createSession: async () => {
+    restore: async (o: { scope?: string } = {}) => {
+      calls.scopes.push(`restore:${o.scope ?? "-"}`);
+      return null;
+    },
+    createSession: async (_body: unknown, o: { scope?: string } = {}) => {
+      calls.scopes.push(`create:${o.scope ?? "-"}`);
       calls.create++;
       await new Promise((r) => setTimeout(r, 5));
       return handle(`s${calls.create}`);
@@ -63,5 +67,20 @@ describe("openSession", () => {
     expect(results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
     fail = false;
     await expect(openSession(client, { create: body })).resolves.toMatchObject({ id: "s2" });
+  });
+
+  it("restores and creates in the scope of the agent, or the one given", async () => {
+    const { client, calls } = fakeClient();
+    await openSession(client, { create: { agent: { name: "support" } } });
+    await openSession(client, { create: { agent_name: "billing" } });
+    await openSession(client, { create: { agent: { name: "support" } }, scope: "user-7/support" });
+    expect(calls.scopes).toEqual(["restore:support", "create:support", "restore:billing", "create:billing", "restore:user-7/support", "create:user-7/support"]);
+  });
+
+  it("openers in different scopes do not join one create", async () => {
+    const { client, calls } = fakeClient();
+    const body = { agent: { name: "support" } };
+    await Promise.all([openSession(client, { create: body, scope: "alice" }), openSession(client, { create: body, scope: "bob" })]);
+    expect(calls.create).toBe(2);
   });
 });

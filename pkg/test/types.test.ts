@@ -5,7 +5,7 @@
  * run time `expectTypeOf` does nothing; the assertions are the types.
  */
 import { describe, expectTypeOf, it } from "vitest";
-import type { AgentClient, AgentSession, ConnectionState, Decision, ErrorCode, ForgestreamError, InputItem, ItemBody, PendingAction, SessionSnapshot, TurnStatus, Warning } from "../src/index.js";
+import type { AgentClient, AgentSession, ChatMessage, ChatSnapshot, ConnectionState, Decision, ErrorCode, ForgestreamError, InputItem, ItemBody, JsonValue, PendingAction, QuestionView, SessionSnapshot, SessionStatus, ToolPart, ToolResult, ToolState, TurnStatus, Warning } from "../src/index.js";
 import type { AgentSessionHandle, OpenSessionOptions } from "../src/react.js";
 import type { AgentSessionRefs } from "../src/vue.js";
 import type { approve, deny, answer, init } from "../src/index.js";
@@ -51,8 +51,10 @@ describe("public types", () => {
     expectTypeOf<AgentSession["continueAfterAuth"]>().toEqualTypeOf<() => Promise<string>>();
     expectTypeOf<AgentSession["cancel"]>().toEqualTypeOf<() => Promise<void>>();
     expectTypeOf<AgentSession["subscribe"]>().toEqualTypeOf<(listener: () => void) => () => void>();
-    expectTypeOf<AgentSession["getSnapshot"]>().toEqualTypeOf<() => SessionSnapshot>();
+    expectTypeOf<AgentSession["getSnapshot"]>().toEqualTypeOf<() => ChatSnapshot>();
+    expectTypeOf<ChatSnapshot>().toExtend<SessionSnapshot>();
     expectTypeOf<AgentClient["restore"]>().returns.toEqualTypeOf<Promise<AgentSession | null>>();
+    expectTypeOf<AgentClient["restore"]>().parameters.toEqualTypeOf<[options?: { scope?: string }]>();
     expectTypeOf<AgentClient["session"]>().toEqualTypeOf<(id: string) => AgentSession>();
     // Handles are released explicitly (or with `using`); the last one frees the engine.
     expectTypeOf<AgentSession["close"]>().toEqualTypeOf<() => void>();
@@ -63,9 +65,55 @@ describe("public types", () => {
   it("the adapters return the same actions", () => {
     expectTypeOf<AgentSessionHandle["send"]>().toEqualTypeOf<AgentSession["send"]>();
     expectTypeOf<AgentSessionHandle["respond"]>().toEqualTypeOf<AgentSession["respond"]>();
-    expectTypeOf<AgentSessionHandle["snapshot"]>().toEqualTypeOf<SessionSnapshot>();
+    expectTypeOf<AgentSessionHandle["snapshot"]>().toEqualTypeOf<ChatSnapshot>();
+    expectTypeOf<AgentSessionHandle["messages"]>().toEqualTypeOf<readonly ChatMessage[]>();
+    expectTypeOf<AgentSessionHandle["status"]>().toEqualTypeOf<SessionStatus>();
+    expectTypeOf<AgentSessionRefs["status"]["value"]>().toEqualTypeOf<SessionStatus>();
+    expectTypeOf<AgentSessionRefs["error"]["value"]>().toEqualTypeOf<ForgestreamError | null>();
     expectTypeOf<AgentSessionHandle["error"]>().toEqualTypeOf<ForgestreamError | null>();
     expectTypeOf<AgentSessionRefs["send"]>().toEqualTypeOf<AgentSession["send"]>();
-    expectTypeOf<OpenSessionOptions>().toEqualTypeOf<{ sessionId?: string; restore?: boolean; create?: import("../src/index.js").CreateSessionBody }>();
+    expectTypeOf<OpenSessionOptions>().toEqualTypeOf<{ sessionId?: string; restore?: boolean; create?: import("../src/index.js").CreateSessionBody; scope?: string }>();
+    expectTypeOf<AgentClient["forget"]>().toEqualTypeOf<(id: string, options?: import("../src/index.js").ScopeOptions) => void>();
+  });
+
+  it("one status, one error channel", () => {
+    expectTypeOf<SessionStatus>().toEqualTypeOf<"idle" | "submitting" | "streaming" | "paused" | "reconnecting" | "error">();
+    expectTypeOf<ChatSnapshot["status"]>().toEqualTypeOf<SessionStatus>();
+    expectTypeOf<ChatSnapshot["error"]>().toEqualTypeOf<ForgestreamError | null>();
+  });
+
+  it("chat messages narrow on kind and state to non-null fields", () => {
+    expectTypeOf<ChatMessage["kind"]>().toEqualTypeOf<"user" | "assistant" | "subagent">();
+    type User = Extract<ChatMessage, { kind: "user" }>;
+    expectTypeOf<Extract<User, { state: "sent" }>["turnId"]>().toEqualTypeOf<string>();
+    expectTypeOf<Extract<User, { state: "pending" }>["turnId"]>().toEqualTypeOf<null>();
+    expectTypeOf<Extract<User, { state: "failed" }>["error"]>().toEqualTypeOf<ForgestreamError>();
+    expectTypeOf<Extract<User, { state: "failed" }>["retry"]>().toEqualTypeOf<() => Promise<string>>();
+    expectTypeOf<Extract<User, { state: "unknown" }>["retry"]>().toEqualTypeOf<() => Promise<string>>();
+    expectTypeOf<User["input"]>().toEqualTypeOf<readonly InputItem[]>();
+
+    expectTypeOf<ToolPart["state"]>().toEqualTypeOf<ToolState>();
+    expectTypeOf<ToolState>().toEqualTypeOf<"streaming-arguments" | "awaiting-approval" | "awaiting-answer" | "running" | "done" | "error" | "denied" | "uncertain">();
+    type Approval = Extract<ToolPart, { state: "awaiting-approval" }>;
+    // No `!`: the pending action's call and thread are strings in this state.
+    expectTypeOf<Approval["pending"]["toolCallId"]>().toEqualTypeOf<string>();
+    expectTypeOf<Approval["pending"]["threadId"]>().toEqualTypeOf<string>();
+    expectTypeOf<Approval["arguments"]>().toEqualTypeOf<JsonValue>();
+    expectTypeOf<Extract<ToolPart, { state: "awaiting-answer" }>["question"]>().toEqualTypeOf<QuestionView | null>();
+    expectTypeOf<Extract<ToolPart, { state: "done" }>["result"]>().toEqualTypeOf<ToolResult>();
+    expectTypeOf<Extract<ToolPart, { state: "error" }>["error"]>().toEqualTypeOf<string>();
+    expectTypeOf<Extract<ToolPart, { state: "denied" }>["reason"]>().toEqualTypeOf<string | null>();
+    expectTypeOf<Extract<ToolPart, { state: "streaming-arguments" }>["arguments"]>().toEqualTypeOf<JsonValue | null>();
+    expectTypeOf<ToolPart["argumentsText"]>().toEqualTypeOf<string>();
+    // A `done` part has no `pending`; an approval has no `result`.
+    expectTypeOf<Extract<ToolPart, { state: "done" }>>().not.toHaveProperty("pending");
+    expectTypeOf<Approval>().not.toHaveProperty("result");
+
+    type Assistant = Extract<ChatMessage, { kind: "assistant" }>;
+    type Part = Assistant["parts"][number];
+    expectTypeOf<Part["kind"]>().toEqualTypeOf<"text" | "reasoning" | "refusal" | "tool" | "mcp-auth">();
+    expectTypeOf<Extract<Part, { kind: "text" }>["interrupted"]>().toEqualTypeOf<boolean>();
+    expectTypeOf<Extract<Part, { kind: "tool" }>>().toEqualTypeOf<ToolPart>();
+    expectTypeOf<Extract<ChatMessage, { kind: "subagent" }>["threadId"]>().toEqualTypeOf<string>();
   });
 });

@@ -50,8 +50,18 @@ impl WasmClient {
         let shared = self.shared.clone();
         future_to_promise(async move {
             let id = create_session(&shared, body).await.map_err(|e| to_js(&e))?;
+            // Remembered at once: a reload before the first message restores this session
+            // instead of creating another one.
+            shared.store.borrow_mut().set_last_session(&id);
             Ok(WasmSession::on(engine_for(&shared, &id)).into())
         })
+    }
+
+    /// Forgets session `id` in this client's storage: its checkpoint, and the last-session
+    /// pointer when it names `id` (a later `restore` then resolves `null`). No request.
+    #[wasm_bindgen(js_name = forgetSession)]
+    pub fn forget_session(&self, id: String) {
+        self.shared.store.borrow_mut().clear(&id);
     }
 
     /// A handle on session `id` (no request until `load` / `resume`); shares the engine of

@@ -17,7 +17,7 @@ pub struct ItemChange {
     pub key: String,
     /// The item's version after the change (monotonic per item).
     pub version: u64,
-    /// True when the item was removed (e.g. an unfinished message of a cancelled turn).
+    /// True when the item was removed.
     pub removed: bool,
     /// Set while every change this set holds for the item was a pure text append to a message
     /// (the live delta path): the item then equals its state at [`TextAppend::base_version`]
@@ -77,8 +77,19 @@ pub enum Warning {
         /// The one that arrived.
         received: u64,
     },
-    /// A message still streaming when its turn was cancelled or failed was removed, as the
-    /// server's persisted history does not keep it (PROTOCOL §9).
+    /// A message still streaming when its turn was cancelled or failed is kept with the text
+    /// that arrived and marked [`MessageView::interrupted`](super::MessageView::interrupted);
+    /// the server's persisted history does not have it (PROTOCOL §9), so a reload, a rebuild
+    /// from listings and the [summary](super::SessionView::summary) do not show it.
+    #[serde(rename_all = "camelCase")]
+    UnfinishedMessageInterrupted {
+        /// Turn.
+        turn_id: String,
+        /// The message.
+        message_id: String,
+    },
+    /// An empty message placeholder (nothing streamed into it) of a cancelled or failed turn
+    /// was removed, as in the server's history (an error turn leaves one, PROTOCOL §9).
     #[serde(rename_all = "camelCase")]
     UnfinishedMessageDiscarded {
         /// Turn.

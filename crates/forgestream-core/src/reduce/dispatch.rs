@@ -852,37 +852,57 @@ impl SessionView {
         };
         let held = core::mem::take(&mut turn.internal.held_deltas);
         let interrupted = matches!(turn.status, TurnStatus::Cancelled | TurnStatus::Error);
-        let mut removed: Vec<RemovedMessage> = Vec::new();
+        let mut stopped: Vec<StoppedMessage> = Vec::new();
         if interrupted {
-            let keys: Vec<String> = turn
-                .items
+            // Keep what streamed (the user was reading it), marked so the app can say
+            // "stopped"; the server's history will not have it (PROTOCOL §9).
+            for (key, item) in turn.items.iter_mut() {
+                let ItemBody::Message(m) = &mut item.body else {
+                    continue;
+                };
+                if m.complete || m.interrupted {
+                    continue;
+                }
+                m.interrupted = true;
+                let calls = m
+                    .tool_calls
+                    .iter()
+                    .map(|c| c.tool_call_id.clone())
+                    .collect();
+                stopped.push(StoppedMessage {
+                    message_id: key.clone(),
+                    thread_id: item.thread_id.clone(),
+                    usage: m.usage.take(),
+                    calls,
+                    removed: false,
+                });
+                item.version += 1;
+                cs.item(turn_id, key, item.version, false);
+            }
+            // An empty placeholder (an error turn leaves one, PROTOCOL §9) showed nothing: it
+            // goes, as in the server's history.
+            let empty: Vec<String> = stopped
                 .iter()
-                .filter(|(_, item)| matches!(&item.body, ItemBody::Message(m) if !m.complete))
-                .map(|(k, _)| k.clone())
+                .filter(|s| {
+                    matches!(turn.items.get(&s.message_id).map(|i| &i.body), Some(ItemBody::Message(m))
+                        if m.content.is_none() && m.reasoning.is_none() && m.refusal.is_none()
+                        && m.tool_calls.is_empty())
+                })
+                .map(|s| s.message_id.clone())
                 .collect();
-            for key in keys {
+            for key in empty {
                 if let Some(item) = turn.items.remove(&key) {
-                    if let ItemBody::Message(m) = item.body {
-                        let calls = m
-                            .tool_calls
-                            .iter()
-                            .map(|c| c.tool_call_id.clone())
-                            .collect();
-                        removed.push(RemovedMessage {
-                            message_id: key.clone(),
-                            thread_id: item.thread_id,
-                            usage: m.usage,
-                            calls,
-                        });
-                    }
                     cs.item(turn_id, &key, item.version + 1, true);
+                }
+                if let Some(s) = stopped.iter_mut().find(|s| s.message_id == key) {
+                    s.removed = true;
                 }
             }
         }
         let message_keys: Vec<String> = turn
             .items
             .iter()
-            .filter(|(_, item)| matches!(item.body, ItemBody::Message(_)))
+            .filter(|(_, item)| matches!(&item.body, ItemBody::Message(m) if !m.interrupted))
             .map(|(k, _)| k.clone())
             .collect();
         for (message_id, deltas) in held {
@@ -896,13 +916,15 @@ impl SessionView {
                 cs,
             );
         }
-        for RemovedMessage {
+        for StoppedMessage {
             message_id,
             thread_id,
             usage,
             calls,
-        } in removed
+            removed,
+        } in stopped
         {
+            // Its calls were never dispatched: no result will come and none is uncertain.
             for call in calls {
                 if self.calls.get(&call).is_some_and(|c| c.key == message_id) {
                     self.calls.remove(&call);
@@ -911,13 +933,19 @@ impl SessionView {
             if let Some(usage) = usage {
                 self.thread_usage_delta(thread_id.as_deref(), Some(&usage), None, cs);
             }
-            self.warn(
+            let turn_id = String::from(turn_id);
+            let warning = if removed {
                 Warning::UnfinishedMessageDiscarded {
-                    turn_id: String::from(turn_id),
+                    turn_id,
                     message_id,
-                },
-                cs,
-            );
+                }
+            } else {
+                Warning::UnfinishedMessageInterrupted {
+                    turn_id,
+                    message_id,
+                }
+            };
+            self.warn(warning, cs);
         }
         for key in message_keys {
             self.relink_message(turn_id, &key, cs);
@@ -937,6 +965,10 @@ impl SessionView {
         let ItemBody::Message(message) = &item.body else {
             return;
         };
+        if message.interrupted {
+            // Stopped while streaming: its calls stay out of the index (see `finalize`).
+            return;
+        }
         let interrupted = turn.internal.terminal
             && matches!(turn.status, TurnStatus::Cancelled | TurnStatus::Error);
         let mut updated: Vec<(usize, Option<ItemRef>, Vec<String>, bool)> = Vec::new();
@@ -1137,12 +1169,14 @@ impl SessionView {
     }
 }
 
-/// A message removed at the end of an interrupted turn.
-struct RemovedMessage {
+/// A message still streaming when its turn was cancelled or failed (kept, marked interrupted).
+struct StoppedMessage {
     message_id: String,
     thread_id: Option<String>,
     usage: Option<UsageView>,
     calls: Vec<String>,
+    /// It was an empty placeholder and was removed instead.
+    removed: bool,
 }
 
 fn mismatch(turn_id: &str, event_id: &str, reason: &str) -> ReduceError {

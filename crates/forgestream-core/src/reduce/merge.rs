@@ -35,6 +35,7 @@ pub(crate) fn empty_message(id: &str) -> MessageView {
         finish_reason: None,
         usage: None,
         complete: false,
+        interrupted: false,
         merged: false,
     }
 }
@@ -313,6 +314,7 @@ pub(crate) fn same_view(a: &MessageView, b: &MessageView) -> bool {
         && a.finish_reason == b.finish_reason
         && a.usage == b.usage
         && a.complete == b.complete
+        && a.interrupted == b.interrupted
         && a.tool_calls.len() == b.tool_calls.len()
         && a.tool_calls.iter().zip(b.tool_calls.iter()).all(|(x, y)| {
             x.index == y.index

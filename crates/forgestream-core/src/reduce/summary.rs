@@ -92,10 +92,17 @@ fn item_json(key: &str, thread: &Option<String>, body: &ItemBody) -> Value {
     }
 }
 
+/// A message stopped while streaming: only the live view has it, so the summary (equal for
+/// live, replayed and persisted views of one history) leaves it out.
+fn is_interrupted(body: &ItemBody) -> bool {
+    matches!(body, ItemBody::Message(m) if m.interrupted)
+}
+
 fn turn_json(t: &TurnView) -> Value {
     let items: Vec<Value> = t
         .items
         .values()
+        .filter(|i| !is_interrupted(&i.body))
         .map(|i| item_json(&i.key, &i.thread_id, &i.body))
         .collect();
     json!({
@@ -156,7 +163,8 @@ impl SessionView {
     /// Timestamps are left out (the server re-stamps merged messages), and everything that
     /// depends on the transport rather than the conversation sits under `diagnostics`: two
     /// views of the same history (live, replayed, persisted) have equal summaries once
-    /// `diagnostics` is removed.
+    /// `diagnostics` is removed. For that reason messages marked `interrupted` (kept in the live
+    /// view only) are left out.
     pub fn summary(&self) -> Value {
         let turns: Vec<Value> = self.turns().map(turn_json).collect();
         let pending: Vec<Value> = self.pending.iter().map(pending_json).collect();
@@ -189,6 +197,9 @@ impl SessionView {
                 if let (ItemBody::Message(m), Some(thread)) =
                     (&item.body, item.thread_id.as_deref())
                 {
+                    if m.interrupted {
+                        continue;
+                    }
                     messages.entry(thread).or_default().push(&m.id);
                 }
             }

@@ -292,6 +292,13 @@ pub struct MessageView {
     pub usage: Option<UsageView>,
     /// Finished: a `finish_reason` arrived or the merged message was applied.
     pub complete: bool,
+    /// Still streaming when its turn was cancelled (stop, interrupt by a newer turn) or failed:
+    /// the text that arrived is kept so the app can show it as stopped, its calls never ran
+    /// (no results, not uncertain) and its usage is not counted. Only the live view has it —
+    /// the server's history drops unfinished messages (PROTOCOL §9), so after a reload (or a
+    /// rebuild from listings) the message is gone; the [summary](super::SessionView::summary)
+    /// leaves it out for the same reason.
+    pub interrupted: bool,
     /// Set from a merged (full) message: later deltas for it are ignored.
     #[serde(skip)]
     pub(crate) merged: bool,

@@ -1,0 +1,184 @@
+/**
+ * The chat layer over `SnapshotStore`: what the app reads as one snapshot — the core's view plus
+ * `messages` (derived, structurally shared, computed on first read), one `status`, one `error`
+ * — and the local state behind it: optimistic sends (the outbox) and the last failed action.
+ */
+import { ForgestreamError } from "./errors.js";
+import { deriveMessages, shareStructure, type ChatMessage, type OutboxEntry } from "./messages.js";
+import { EMPTY_SNAPSHOT } from "./snapshot.js";
+import type { ConnectionState, InputItem, SessionSnapshot } from "./types.js";
+
+/**
+ * The session's one status, for the composer and the header:
+ * - `idle`: nothing running; the app can send;
+ * - `submitting`: a `send` / `respond` is on its way and its turn does not exist yet;
+ * - `streaming`: a turn is running and its events arrive;
+ * - `paused`: the newest turn waits for the app (`snapshot.pending`: approvals, questions, MCP
+ *   logins);
+ * - `reconnecting`: the connection dropped (or the browser is offline, or the turn is being
+ *   rebuilt from listings) and the SDK is recovering; `connection` has the detail;
+ * - `error`: something failed and did not recover: `error` says what.
+ */
+export type SessionStatus = "idle" | "submitting" | "streaming" | "paused" | "reconnecting" | "error";
+
+/** `getSnapshot()`: the core's view plus the chat fields. Immutable; unchanged parts keep their identity. */
+export interface ChatSnapshot extends SessionSnapshot {
+  /** The session as a chat renders it (see `messages.ts`); derived on first read. */
+  readonly messages: readonly ChatMessage[];
+  /** One status for the whole session; `connection` keeps the transport detail for badges. */
+  readonly status: SessionStatus;
+  /**
+   * The one error channel: the last failed action (`send`, `respond`, `cancel`, …; cleared by the
+   * next one that succeeds), else why the connection stopped. The rejected promise carries the
+   * same `ForgestreamError` object.
+   */
+  readonly error: ForgestreamError | null;
+}
+
+/** Where the SDK's own view comes from (the store over the wasm core, or a test double). */
+export interface ViewSource {
+  subscribe(listener: () => void): () => void;
+  getSnapshot(): SessionSnapshot;
+}
+
+/** Whether `error` says the turn POST's outcome is unknown (PROTOCOL §8, problem 3). */
+export function outcomeUnknown(error: ForgestreamError): boolean {
+  // The core reports it as a `network` error with this wording (resume::ConnectionError::
+  // CreateOutcomeUnknown); there is no separate code for it yet.
+  return error.code === "network" && /outcome is unknown/.test(error.message);
+}
+
+function statusOf(base: SessionSnapshot, error: ForgestreamError | null, submitting: boolean): SessionStatus {
+  const c: ConnectionState = base.connection;
+  if (c.status === "reconnecting" || c.status === "offline" || c.status === "rebuilding") return "reconnecting";
+  if (submitting) return "submitting";
+  if (error || c.status === "failed") return "error";
+  const last = base.turns[base.turns.length - 1];
+  if (last?.status === "running" && (c.status === "live" || c.status === "connecting")) return "streaming";
+  if (base.pending.length > 0 || last?.status === "paused") return "paused";
+  return "idle";
+}
+
+/** Builds a frozen chat snapshot whose `messages` are computed on first read. */
+function chatSnapshot(base: SessionSnapshot, status: SessionStatus, error: ForgestreamError | null, messages: () => readonly ChatMessage[]): ChatSnapshot {
+  const snap = { ...base, status, error } as ChatSnapshot;
+  let cached: readonly ChatMessage[] | undefined;
+  Object.defineProperty(snap, "messages", { enumerable: true, get: () => (cached ??= messages()) });
+  return Object.freeze(snap);
+}
+
+/** The snapshot before a session is open. */
+export const EMPTY_CHAT_SNAPSHOT: ChatSnapshot = Object.freeze({ ...EMPTY_SNAPSHOT, messages: Object.freeze([]) as readonly ChatMessage[], status: "idle" as SessionStatus });
+
+export class ChatStore {
+  readonly #source: ViewSource;
+  readonly #listeners = new Set<() => void>();
+  #outbox: OutboxEntry[] = [];
+  #actionError: ForgestreamError | null = null;
+  /** Actions in flight that make the status `submitting` (send until its turn id, respond). */
+  #submitting = 0;
+  #base: SessionSnapshot | undefined;
+  #snapshot: ChatSnapshot | undefined;
+  /** The outbox `#snapshot` was made with. */
+  #derivedFrom: readonly OutboxEntry[] | undefined;
+  /** The last derived list, for structural sharing. */
+  #messages: readonly ChatMessage[] = Object.freeze([]);
+  #next = 0;
+  #unsubscribe: () => void;
+
+  constructor(source: ViewSource) {
+    this.#source = source;
+    this.#unsubscribe = source.subscribe(() => this.#notify());
+  }
+
+  subscribe(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  detach(): void {
+    this.#unsubscribe();
+    this.#listeners.clear();
+  }
+
+  #notify(): void {
+    for (const l of [...this.#listeners]) l();
+  }
+
+  getSnapshot(): ChatSnapshot {
+    const base = this.#source.getSnapshot();
+    const error = this.#actionError ?? base.error;
+    const status = statusOf(base, error, this.#submitting > 0);
+    const outbox = this.#outbox;
+    const prev = this.#snapshot;
+    // The same object while nothing it is made of changed (`useSyncExternalStore` needs that).
+    if (prev && this.#base === base && this.#derivedFrom === outbox && prev.status === status && prev.error === error) return prev;
+    const next = chatSnapshot(base, status, error, () => (this.#messages = shareStructure(this.#messages, deriveMessages(base, outbox))));
+    this.#base = base;
+    this.#derivedFrom = outbox;
+    this.#snapshot = next;
+    return next;
+  }
+
+  /**
+   * Sends `items` with `post` (the engine's create-turn call) as an optimistic message: shown at
+   * once as `pending`, `sent` with the turn id, else `failed` / `unknown` with `retry()`.
+   */
+  submit(items: readonly InputItem[], post: () => Promise<string>, key?: string): Promise<string> {
+    const k = key ?? `local:${++this.#next}`;
+    const optimistic = items.some((i) => i.type === "user.message");
+    const entry: OutboxEntry = { key: k, input: Object.freeze([...items]), state: "pending", turnId: null, error: null, retry: null };
+    if (optimistic) this.#put(entry);
+    return this.run(post).then(
+      (turnId) => {
+        if (optimistic) this.#put({ ...entry, state: "sent", turnId });
+        return turnId;
+      },
+      (e: unknown) => {
+        const error = ForgestreamError.from(e);
+        if (optimistic) {
+          const retry = () => {
+            this.#outbox = this.#outbox.filter((x) => x.key !== k);
+            return this.submit(items, post, k);
+          };
+          this.#put({ ...entry, state: outcomeUnknown(error) ? "unknown" : "failed", error, retry });
+        }
+        throw error;
+      },
+    );
+  }
+
+  /** Runs an action: `submitting` while in flight; its failure becomes `error`, its success clears it. */
+  run<T>(action: () => Promise<T>, submitting = true): Promise<T> {
+    if (submitting) this.#submitting += 1;
+    this.#notify();
+    const done = () => {
+      if (submitting) this.#submitting -= 1;
+    };
+    return action().then(
+      (v) => {
+        done();
+        this.#actionError = null;
+        this.#notify();
+        return v;
+      },
+      (e: unknown) => {
+        done();
+        const error = ForgestreamError.from(e);
+        this.#actionError = error;
+        this.#notify();
+        throw error;
+      },
+    );
+  }
+
+  /**
+   * Adds or replaces an outbox entry. `sent` entries stay (one small record per message sent
+   * from this page) so the turn's user message keeps the key the optimistic one had.
+   */
+  #put(entry: OutboxEntry): void {
+    const i = this.#outbox.findIndex((x) => x.key === entry.key);
+    this.#outbox = i < 0 ? [...this.#outbox, entry] : this.#outbox.map((x, j) => (j === i ? entry : x));
+    this.#notify();
+  }
+}

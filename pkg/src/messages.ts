@@ -1,0 +1,481 @@
+/**
+ * `snapshot.messages`: the session as a chat renders it — one flat list across turns of the
+ * user's messages and the assistant's replies, with typed parts. Derived from the turns/items
+ * view (which stays the source of truth) and structurally shared: a message, part or nested
+ * group that did not change keeps its object identity from one snapshot to the next, so
+ * `React.memo` / Vue's `shallowRef` skip it.
+ *
+ * Joins it makes for the app (PROTOCOL §5–§8):
+ * - the user's text comes from the turn's input (`user.message` items of `turn.created.input`);
+ * - a tool call is joined with its `tool.response` (by `tool_call_id`, in any turn — a denial's
+ *   result arrives on the continuation turn), its pending approval or question, the decision
+ *   the next turn's input carried, and the subagent threads it spawned;
+ * - each tool part carries one {@link ToolState}.
+ */
+import type { ForgestreamError } from "./errors.js";
+import type { InputItem, ItemView, McpAuthServerView, PendingAction, QuestionView, SessionSnapshot, ThreadStatus, ThreadView, ToolCallView, ToolInfoView, TurnSnapshot, TurnStatus } from "./types.js";
+
+/** A parsed JSON value (tool arguments, structured results). */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/**
+ * Where a tool call is, in the order it moves:
+ * `streaming-arguments` → (`awaiting-approval` | `awaiting-answer`) → `running` → `done` |
+ * `error` | `denied` | `uncertain`.
+ * - `streaming-arguments`: the model is still writing the call (`argumentsText` grows);
+ * - `awaiting-approval` / `awaiting-answer`: the turn paused on it (`tool.approval_required` /
+ *   `tool.response_required`); answer with `respond([approve(id)])` / `answer(id, text)`;
+ * - `running`: dispatched (or approved), no result yet;
+ * - `done`: its result arrived (or, for a client-side tool, the app's answer was sent);
+ * - `error`: the result is an `{"error": …}` object, or the turn stopped before the call was
+ *   complete (`interrupted`);
+ * - `denied`: the user denied it (the model sees the reason);
+ * - `uncertain`: the turn ended in error / cancelled with this call neither answered nor
+ *   pending — whether its effect happened is unknown (PROTOCOL §8, problem 3).
+ */
+export type ToolState = "streaming-arguments" | "awaiting-approval" | "awaiting-answer" | "running" | "done" | "error" | "denied" | "uncertain";
+
+/** A tool's result as the chat shows it. */
+export interface ToolResult {
+  /** The result text (JSON text for structured results; `""` for a subagent's spawning call). */
+  readonly content: string;
+  /** `content` parsed as JSON; `undefined` when it is not JSON. */
+  readonly json: JsonValue | undefined;
+  /** The `tool.response` event id; `null` for a client-side tool answered by the app. */
+  readonly eventId: string | null;
+}
+
+/** A pending approval / question, with the fields its kind guarantees. */
+export type PendingToolAction = PendingAction & { readonly kind: "toolApproval" | "toolResponse"; readonly toolCallId: string; readonly threadId: string };
+
+interface ToolPartBase {
+  readonly kind: "tool";
+  /** Stable key: `<turnId>:<messageId>:<index>`. */
+  readonly key: string;
+  /** `tool_call_id` (empty only while the first fragments stream without it). */
+  readonly toolCallId: string;
+  /** Tool name. */
+  readonly name: string;
+  /** The turn and model message that proposed the call. */
+  readonly turnId: string;
+  readonly messageId: string;
+  /** Owner thread (`main` or a subagent's UUID). */
+  readonly threadId: string;
+  /** Raw arguments text, exactly as streamed. */
+  readonly argumentsText: string;
+  /** Tool family (MCP server for MCP tools). */
+  readonly toolInfo: ToolInfoView | null;
+  /** Subagent threads this call spawned, with their own parts. */
+  readonly subagents: readonly SubagentGroup[];
+}
+
+/** Arguments once the call is complete: parsed JSON, or `null` with `argumentsError` set. */
+interface CompleteArguments {
+  readonly arguments: JsonValue;
+  /** Set when the finished text is not valid JSON (`arguments` is then `null`). */
+  readonly argumentsError: string | null;
+}
+
+/** A tool call, by state; narrowing on `state` gives the fields that state guarantees. */
+export type ToolPart =
+  | (ToolPartBase & { readonly state: "streaming-arguments"; readonly arguments: JsonValue | null; readonly argumentsError: null })
+  | (ToolPartBase & CompleteArguments & { readonly state: "awaiting-approval"; readonly pending: PendingToolAction })
+  | (ToolPartBase & CompleteArguments & { readonly state: "awaiting-answer"; readonly pending: PendingToolAction; readonly question: QuestionView | null })
+  | (ToolPartBase & CompleteArguments & { readonly state: "running" })
+  | (ToolPartBase & CompleteArguments & { readonly state: "done"; readonly result: ToolResult; readonly answer: string | null })
+  | (ToolPartBase & CompleteArguments & { readonly state: "error"; readonly error: string; readonly result: ToolResult | null; readonly interrupted: boolean })
+  | (ToolPartBase & CompleteArguments & { readonly state: "denied"; readonly reason: string | null; readonly result: ToolResult | null })
+  | (ToolPartBase & CompleteArguments & { readonly state: "uncertain" });
+
+/** Assistant text (`text`), its reasoning (`reasoning`) or a refusal (`refusal`) of one model message. */
+interface TextLike<K extends string> {
+  readonly kind: K;
+  /** Stable key: `<turnId>:<messageId>:<kind>`. */
+  readonly key: string;
+  readonly messageId: string;
+  readonly text: string;
+  /** Still growing. */
+  readonly streaming: boolean;
+  /**
+   * The turn was stopped (cancel, interrupted by a newer turn, or failed) while this streamed:
+   * the text is what arrived. Only this page has it — a reload shows the server's history,
+   * which drops unfinished messages.
+   */
+  readonly interrupted: boolean;
+}
+
+/** The assistant's answer text of one model message. */
+export type TextPart = TextLike<"text">;
+/** The model's reasoning (`reasoning_content`) of one model message. */
+export type ReasoningPart = TextLike<"reasoning">;
+/** A refusal of one model message. */
+export type RefusalPart = TextLike<"refusal">;
+
+/** An MCP server login the turn is waiting for (`mcp.auth_required`). */
+export interface McpAuthPart {
+  readonly kind: "mcp-auth";
+  readonly key: string;
+  /** `awaiting-auth` while pending (open each `authUrl`, then `continueAfterAuth()`), else `done`. */
+  readonly state: "awaiting-auth" | "done";
+  readonly servers: readonly McpAuthServerView[];
+}
+
+/** One part of an assistant message or subagent group. */
+export type AssistantPart = TextPart | ReasoningPart | RefusalPart | ToolPart | McpAuthPart;
+
+/** A subagent thread's messages, under the call that spawned it (or on their own if unknown). */
+export interface SubagentGroup {
+  readonly kind: "subagent";
+  /** `subagent:<threadId>`. */
+  readonly key: string;
+  readonly threadId: string;
+  readonly title: string | null;
+  readonly agentName: string | null;
+  /** The spawning call; `null` when its `thread.created` was not seen. */
+  readonly parentToolCallId: string | null;
+  readonly status: ThreadStatus;
+  readonly parts: readonly AssistantPart[];
+}
+
+interface UserBase {
+  readonly kind: "user";
+  /** Stable across the optimistic → sent change (the local key is kept once reconciled). */
+  readonly key: string;
+  /** The text of the `user.message` items (text parts joined by newlines). */
+  readonly text: string;
+  /** The input items as sent (PROTOCOL §7). */
+  readonly input: readonly InputItem[];
+}
+
+/**
+ * The user's message. `pending` appears at once on `send`; `sent` once the turn exists;
+ * `failed` when creating the turn definitely failed (`retry()` sends it again); `unknown` when
+ * the outcome could not be established (check before sending again, PROTOCOL §8 problem 3).
+ */
+export type UserMessage =
+  | (UserBase & { readonly state: "sent"; readonly turnId: string; readonly error: null })
+  | (UserBase & { readonly state: "pending"; readonly turnId: null; readonly error: null })
+  | (UserBase & { readonly state: "failed"; readonly turnId: null; readonly error: ForgestreamError; readonly retry: () => Promise<string> })
+  | (UserBase & { readonly state: "unknown"; readonly turnId: null; readonly error: ForgestreamError; readonly retry: () => Promise<string> });
+
+/** The assistant's reply in one turn (main thread), in stream order. */
+export interface AssistantMessage {
+  readonly kind: "assistant";
+  /** `assistant:<turnId>`. */
+  readonly key: string;
+  readonly turnId: string;
+  readonly status: TurnStatus;
+  /** The turn was stopped or failed while a message streamed (see {@link TextPart.interrupted}). */
+  readonly interrupted: boolean;
+  /** The turn's `error` message, when it failed. */
+  readonly error: string | null;
+  readonly parts: readonly AssistantPart[];
+}
+
+/** One entry of `snapshot.messages`. */
+export type ChatMessage = UserMessage | AssistantMessage | SubagentGroup;
+
+/** A local, not yet reconciled send (owned by the chat store). */
+export interface OutboxEntry {
+  readonly key: string;
+  readonly input: readonly InputItem[];
+  readonly state: "pending" | "sent" | "failed" | "unknown";
+  readonly turnId: string | null;
+  readonly error: ForgestreamError | null;
+  readonly retry: (() => Promise<string>) | null;
+}
+
+type Decision = { kind: "allow" } | { kind: "deny"; reason: string | null } | { kind: "answer"; content: string };
+
+/** What all turns say about calls and threads, looked up while deriving any one turn. */
+interface Index {
+  results: Map<string, ItemView>;
+  decisions: Map<string, Decision>;
+  pending: Map<string, PendingToolAction>;
+  mcpPending: boolean;
+  threads: Map<string, ThreadView>;
+  /** Items of each subagent thread, in chain then stream order. */
+  threadItems: Map<string, ItemView[]>;
+}
+
+const MAIN = "main";
+const isMain = (threadId: string | null) => threadId === null || threadId === MAIN;
+
+function parseJson(text: string): JsonValue | undefined {
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch {
+    return undefined;
+  }
+}
+
+function textOfUser(input: readonly InputItem[]): string {
+  const out: string[] = [];
+  for (const item of input) {
+    if (item.type !== "user.message") continue;
+    if (typeof item.content === "string") out.push(item.content);
+    else for (const p of item.content) if (p.type === "text") out.push(p.text);
+  }
+  return out.join("\n");
+}
+
+/** Input items of a turn, keeping only well-formed ones (the echo is `unknown[]` on the wire). */
+function inputOf(turn: TurnSnapshot): InputItem[] | null {
+  if (!Array.isArray(turn.input)) return null;
+  return turn.input.filter((i): i is InputItem => typeof i === "object" && i !== null && typeof (i as { type?: unknown }).type === "string");
+}
+
+function buildIndex(snapshot: SessionSnapshot): Index {
+  const index: Index = { results: new Map(), decisions: new Map(), pending: new Map(), mcpPending: false, threads: new Map(), threadItems: new Map() };
+  for (const t of snapshot.threads) index.threads.set(t.threadId, t);
+  for (const p of snapshot.pending) {
+    if (p.kind === "mcpAuth") index.mcpPending = true;
+    else if (p.toolCallId && p.threadId) index.pending.set(p.toolCallId, p as PendingToolAction);
+  }
+  for (const turn of snapshot.turns) {
+    for (const item of inputOf(turn) ?? []) {
+      if (item.type === "user.tool_approval") {
+        index.decisions.set(item.tool_call_id, item.approval.status === "allow" ? { kind: "allow" } : { kind: "deny", reason: item.approval.reason ?? null });
+      } else if (item.type === "user.tool_response") {
+        index.decisions.set(item.tool_call_id, { kind: "answer", content: item.content });
+      }
+    }
+    for (const item of turn.items) {
+      if (item.body.kind === "toolResult") index.results.set(item.body.toolCallId, item);
+      if (!isMain(item.threadId)) {
+        const id = item.threadId as string;
+        let list = index.threadItems.get(id);
+        if (!list) index.threadItems.set(id, (list = []));
+        list.push(item);
+      }
+    }
+  }
+  return index;
+}
+
+function resultOf(item: ItemView): ToolResult {
+  const content = item.body.kind === "toolResult" ? item.body.content : "";
+  return { content, json: content === "" ? undefined : parseJson(content), eventId: item.key };
+}
+
+/** The `error` of an `{"error": …}` result (how a tool failure or a denial reads, §5). */
+function resultError(r: ToolResult): string | null {
+  const j = r.json;
+  if (j && typeof j === "object" && !Array.isArray(j) && "error" in j) {
+    const e = j.error;
+    return typeof e === "string" ? e : JSON.stringify(e);
+  }
+  return null;
+}
+
+function toolPart(turnId: string, messageId: string, threadId: string, call: ToolCallView, complete: boolean, interrupted: boolean, index: Index, depth: number): ToolPart {
+  const id = call.toolCallId;
+  const base: ToolPartBase = {
+    kind: "tool",
+    key: `${turnId}:${messageId}:${call.index}`,
+    toolCallId: id,
+    name: call.name,
+    turnId,
+    messageId,
+    threadId,
+    argumentsText: call.argumentsText,
+    toolInfo: call.toolInfo,
+    subagents: depth > 16 ? [] : call.spawnedThreadIds.map((t) => subagentGroup(t, index, depth + 1)).filter((g): g is SubagentGroup => g !== null),
+  };
+  const parsed = (call.arguments ?? null) as JsonValue | null;
+  if (!complete && !interrupted) return { ...base, state: "streaming-arguments", arguments: parsed, argumentsError: null };
+  const args: CompleteArguments = { arguments: call.argumentsError ? null : (parsed as JsonValue), argumentsError: call.argumentsError };
+  const pending = id ? index.pending.get(id) : undefined;
+  if (pending?.kind === "toolApproval") return { ...base, ...args, state: "awaiting-approval", pending };
+  if (pending?.kind === "toolResponse") return { ...base, ...args, state: "awaiting-answer", pending, question: pending.question };
+  const decision = id ? index.decisions.get(id) : undefined;
+  const resultItem = id ? index.results.get(id) : undefined;
+  const result = resultItem ? resultOf(resultItem) : null;
+  if (decision?.kind === "deny") return { ...base, ...args, state: "denied", reason: decision.reason, result };
+  if (decision?.kind === "answer") {
+    return { ...base, ...args, state: "done", result: result ?? { content: decision.content, json: parseJson(decision.content), eventId: null }, answer: decision.content };
+  }
+  if (result) {
+    const error = resultError(result);
+    return error === null ? { ...base, ...args, state: "done", result, answer: null } : { ...base, ...args, state: "error", error, result, interrupted: false };
+  }
+  if (interrupted) return { ...base, ...args, state: "error", error: "the turn stopped before this call was complete; it never ran", result: null, interrupted: true };
+  if (call.uncertain) return { ...base, ...args, state: "uncertain" };
+  return { ...base, ...args, state: "running" };
+}
+
+function contentText(content: unknown): { text: string; refusal: string } {
+  if (typeof content === "string") return { text: content, refusal: "" };
+  let text = "";
+  let refusal = "";
+  if (Array.isArray(content)) {
+    for (const p of content as { type: string; text?: string; refusal?: string }[]) {
+      if (p.type === "text" && typeof p.text === "string") text += p.text;
+      else if (p.type === "refusal" && typeof p.refusal === "string") refusal += p.refusal;
+    }
+  }
+  return { text, refusal };
+}
+
+/** The parts of a run of items of one thread. */
+function partsOf(items: readonly ItemView[], index: Index, depth: number): AssistantPart[] {
+  const parts: AssistantPart[] = [];
+  for (const item of items) {
+    const body = item.body;
+    if (body.kind === "message") {
+      const streaming = !body.complete && !body.interrupted;
+      const common = { messageId: body.id, streaming, interrupted: body.interrupted };
+      const k = `${item.turnId}:${body.id}`;
+      const { text, refusal } = contentText(body.content);
+      if (body.reasoning) parts.push({ kind: "reasoning", key: `${k}:reasoning`, text: body.reasoning, ...common });
+      if (text) parts.push({ kind: "text", key: `${k}:text`, text, ...common });
+      const refusalText = (body.refusal ?? "") + refusal;
+      if (refusalText) parts.push({ kind: "refusal", key: `${k}:refusal`, text: refusalText, ...common });
+      for (const call of body.toolCalls) parts.push(toolPart(item.turnId, body.id, item.threadId ?? MAIN, call, body.complete, body.interrupted, index, depth));
+    } else if (body.kind === "mcpAuthRequired") {
+      const waiting = index.mcpPending && body.servers.length > 0;
+      parts.push({ kind: "mcp-auth", key: `${item.turnId}:${item.key}`, state: waiting ? "awaiting-auth" : "done", servers: body.servers });
+    }
+  }
+  return parts;
+}
+
+function subagentGroup(threadId: string, index: Index, depth: number): SubagentGroup | null {
+  const thread = index.threads.get(threadId);
+  const items = index.threadItems.get(threadId) ?? [];
+  if (!thread && items.length === 0) return null;
+  return {
+    kind: "subagent",
+    key: `subagent:${threadId}`,
+    threadId,
+    title: thread?.title ?? null,
+    agentName: thread?.agentName ?? null,
+    parentToolCallId: thread?.parentToolCallId ?? null,
+    status: thread?.status ?? "running",
+    parts: partsOf(items, index, depth),
+  };
+}
+
+/** Subagent threads no call claims (their `thread.created` was missed), by the turn first seeing them. */
+function detachedThreads(snapshot: SessionSnapshot, index: Index): Map<string, string[]> {
+  const claimed = new Set<string>();
+  for (const turn of snapshot.turns) {
+    for (const item of turn.items) {
+      if (item.body.kind !== "message") continue;
+      for (const c of item.body.toolCalls) for (const t of c.spawnedThreadIds) claimed.add(t);
+    }
+  }
+  const byTurn = new Map<string, string[]>();
+  const firstTurn = new Map<string, string>();
+  for (const [id, items] of index.threadItems) if (items[0]) firstTurn.set(id, items[0].turnId);
+  for (const t of index.threads.values()) if (!firstTurn.has(t.threadId)) firstTurn.set(t.threadId, t.turnId);
+  for (const [id, turnId] of firstTurn) {
+    if (claimed.has(id)) continue;
+    let list = byTurn.get(turnId);
+    if (!list) byTurn.set(turnId, (list = []));
+    list.push(id);
+  }
+  return byTurn;
+}
+
+/**
+ * Derives the chat list. `outbox` holds local sends: a `sent` entry names its turn (whose user
+ * message then keeps the entry's key); the others are shown after the last turn.
+ */
+export function deriveMessages(snapshot: SessionSnapshot, outbox: readonly OutboxEntry[]): ChatMessage[] {
+  const index = buildIndex(snapshot);
+  const localKey = new Map<string, OutboxEntry>();
+  for (const e of outbox) if (e.turnId) localKey.set(e.turnId, e);
+  const detached = detachedThreads(snapshot, index);
+  const out: ChatMessage[] = [];
+  for (const turn of snapshot.turns) {
+    const local = localKey.get(turn.turnId);
+    const input = inputOf(turn) ?? (local ? [...local.input] : []);
+    const text = textOfUser(input);
+    if (input.some((i) => i.type === "user.message")) {
+      out.push({ kind: "user", key: local?.key ?? `user:${turn.turnId}`, state: "sent", turnId: turn.turnId, error: null, text, input });
+    }
+    const mainItems = turn.items.filter((i) => isMain(i.threadId));
+    const parts = partsOf(mainItems, index, 0);
+    const interrupted = parts.some((p) => p.kind !== "tool" && p.kind !== "mcp-auth" && p.interrupted);
+    if (parts.length > 0 || turn.status === "running" || turn.status === "error") {
+      out.push({ kind: "assistant", key: `assistant:${turn.turnId}`, turnId: turn.turnId, status: turn.status, interrupted, error: turn.errorMessage, parts });
+    }
+    for (const threadId of detached.get(turn.turnId) ?? []) {
+      const g = subagentGroup(threadId, index, 0);
+      if (g) out.push(g);
+    }
+  }
+  const shown = new Set(snapshot.turns.map((t) => t.turnId));
+  for (const e of outbox) {
+    if (e.turnId && shown.has(e.turnId)) continue;
+    const base = { kind: "user" as const, key: e.key, text: textOfUser(e.input), input: e.input, turnId: null };
+    if ((e.state === "failed" || e.state === "unknown") && e.error && e.retry) out.push({ ...base, state: e.state, error: e.error, retry: e.retry });
+    else out.push({ ...base, state: "pending", error: null });
+  }
+  return out;
+}
+
+/**
+ * `next` with every subtree that deep-equals the same place in `prev` replaced by `prev`'s
+ * object (arrays by position; messages and parts by their `key`, so an inserted message does
+ * not break the sharing of the ones after it). Functions and class instances (errors) compare
+ * by identity. Returns `prev` itself when nothing changed.
+ */
+export function shareStructure<T>(prev: T, next: T): T {
+  return share(prev, next, 0) as T;
+}
+
+function isPlain(v: unknown): v is Record<string, unknown> {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
+function keyOf(v: unknown): string | undefined {
+  return isPlain(v) && typeof v.key === "string" ? v.key : undefined;
+}
+
+function share(prev: unknown, next: unknown, depth: number): unknown {
+  if (prev === next || depth > 64) return next;
+  if (Array.isArray(prev) && Array.isArray(next)) {
+    const byKey = new Map<string, unknown>();
+    for (const p of prev) {
+      const k = keyOf(p);
+      if (k !== undefined) byKey.set(k, p);
+    }
+    let same = prev.length === next.length;
+    const out = next.map((n, i) => {
+      const k = keyOf(n);
+      const p = k !== undefined && byKey.has(k) ? byKey.get(k) : prev[i];
+      const v = share(p, n, depth + 1);
+      if (v !== prev[i]) same = false;
+      return v;
+    });
+    return same ? prev : Object.freeze(out);
+  }
+  if (isPlain(prev) && isPlain(next)) {
+    const keys = Object.keys(next);
+    let same = keys.length === Object.keys(prev).length;
+    const out: Record<string, unknown> = {};
+    for (const k of keys) {
+      const v = share(prev[k], next[k], depth + 1);
+      if (v !== prev[k] || !(k in prev)) same = false;
+      out[k] = v;
+    }
+    return same ? prev : Object.freeze(out);
+  }
+  if (isPlain(next) || Array.isArray(next)) return freezeDeep(next, depth);
+  return next;
+}
+
+function freezeDeep(v: unknown, depth: number): unknown {
+  if (depth > 64 || Object.isFrozen(v)) return v;
+  if (Array.isArray(v)) return Object.freeze(v.map((x) => freezeDeep(x, depth + 1)));
+  if (isPlain(v)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) out[k] = freezeDeep(x, depth + 1);
+    return Object.freeze(out);
+  }
+  return v;
+}

@@ -1,0 +1,337 @@
+/**
+ * `snapshot.messages` (messages.ts) and the chat store (chat.ts): every tool part state, the
+ * user's text from the turn input, interrupted text, unmatched results, subagent groups,
+ * structural sharing, optimistic sends and the one status. Snapshots are built by hand in the
+ * core's view shapes; the browser suites cover the same over the real core.
+ */
+import { describe, expect, it } from "vitest";
+import { deriveMessages, shareStructure, type AssistantMessage, type ChatMessage, type ToolPart } from "../src/messages.js";
+import { ChatStore, type ViewSource } from "../src/chat.js";
+import { EMPTY_SNAPSHOT } from "../src/snapshot.js";
+import { ForgestreamError } from "../src/errors.js";
+import type { ItemView, PendingAction, SessionSnapshot, ThreadView, TurnSnapshot } from "../src/types.js";
+
+type Call = { id: string; name?: string; args?: string; uncertain?: boolean; spawned?: string[] };
+
+function msg(turnId: string, key: string, o: { text?: string; reasoning?: string; complete?: boolean; interrupted?: boolean; calls?: Call[]; thread?: string } = {}): ItemView {
+  return {
+    key,
+    turnId,
+    threadId: o.thread ?? "main",
+    version: 1,
+    createdAt: null,
+    body: {
+      kind: "message",
+      id: key,
+      name: null,
+      content: o.text ?? null,
+      reasoning: o.reasoning ?? null,
+      refusal: null,
+      toolCalls: (o.calls ?? []).map((c, index) => {
+        const args = c.args ?? "{}";
+        let parsed: unknown = null;
+        try {
+          parsed = JSON.parse(args);
+        } catch {
+          parsed = null;
+        }
+        return {
+          index,
+          toolCallId: c.id,
+          name: c.name ?? "issue_refund",
+          argumentsText: args,
+          arguments: parsed,
+          argumentsError: null,
+          toolInfo: null,
+          resultEventId: null,
+          resultTurnId: null,
+          spawnedThreadIds: c.spawned ?? [],
+          uncertain: c.uncertain ?? false,
+        };
+      }),
+      finishReason: o.complete === false ? null : "tool_calls",
+      usage: null,
+      complete: o.complete ?? true,
+      interrupted: o.interrupted ?? false,
+    },
+  } as ItemView;
+}
+
+function result(turnId: string, key: string, toolCallId: string, content: string, thread = "main"): ItemView {
+  return { key, turnId, threadId: thread, version: 1, createdAt: null, body: { kind: "toolResult", toolCallId, content, callMessageId: null, callTurnId: null } } as ItemView;
+}
+
+function turn(turnId: string, items: readonly ItemView[], o: { status?: TurnSnapshot["status"]; input?: unknown[] | null; prev?: string | null; error?: string } = {}): TurnSnapshot {
+  return {
+    turnId,
+    previousTurnId: o.prev ?? null,
+    status: o.status ?? "done",
+    cancelReason: null,
+    errorMessage: o.error ?? null,
+    input: o.input === undefined ? null : o.input,
+    createdAt: null,
+    completedAt: null,
+    items,
+    usage: { inputTokens: 0, outputTokens: 0 },
+    lastSequenceNumber: null,
+    lateEventsIgnored: 0,
+    version: 1,
+  } as unknown as TurnSnapshot;
+}
+
+function pendingFor(turnId: string, toolCallId: string, kind: "toolApproval" | "toolResponse", question: PendingAction["question"] = null): PendingAction {
+  return { key: `tool:main:${toolCallId}`, kind, turnId, requiredEventId: "r1", threadId: "main", toolCallId, sourceEventId: "m1", toolName: "issue_refund", argumentsText: "{}", arguments: {}, toolInfo: null, question, mcpServer: null };
+}
+
+function snap(turns: TurnSnapshot[], o: { pending?: PendingAction[]; threads?: ThreadView[] } = {}): SessionSnapshot {
+  return { ...EMPTY_SNAPSHOT, sessionId: "s1", turns, pending: o.pending ?? [], threads: o.threads ?? [] };
+}
+
+const said = (text: string) => [{ type: "user.message", content: text }];
+const assistant = (m: ChatMessage[], turnId: string) => m.find((x): x is AssistantMessage => x.kind === "assistant" && x.turnId === turnId)!;
+const tool = (m: ChatMessage[], id: string): ToolPart => {
+  for (const x of m) {
+    if (x.kind !== "assistant") continue;
+    for (const p of x.parts) if (p.kind === "tool" && p.toolCallId === id) return p;
+  }
+  throw new Error(`no tool part ${id}`);
+};
+
+describe("deriveMessages", () => {
+  it("user text from the turn's input, then the assistant's reasoning and text", () => {
+    const m = deriveMessages(snap([turn("t1", [msg("t1", "m1", { reasoning: "Check the order", text: "Refunded." })], { input: said("Refund ORD-1") })]), []);
+    expect(m.map((x) => x.kind)).toEqual(["user", "assistant"]);
+    expect(m[0]).toMatchObject({ kind: "user", state: "sent", turnId: "t1", text: "Refund ORD-1", key: "user:t1" });
+    expect(assistant(m, "t1").parts.map((p) => [p.kind, "text" in p ? p.text : null])).toEqual([
+      ["reasoning", "Check the order"],
+      ["text", "Refunded."],
+    ]);
+  });
+
+  it("text parts of an input array are joined; a continuation turn has no user message", () => {
+    const input = [{ type: "user.message", content: [{ type: "text", text: "a" }, { type: "file", name: "x", data: "data:," }, { type: "text", text: "b" }] }];
+    const m = deriveMessages(snap([turn("t1", [], { input }), turn("t2", [msg("t2", "m2", { text: "ok" })], { input: [{ type: "user.tool_approval", thread_id: "main", tool_call_id: "c", approval: { status: "allow" } }] })]), []);
+    expect(m.filter((x) => x.kind === "user").map((x) => (x.kind === "user" ? x.text : ""))).toEqual(["a\nb"]);
+  });
+
+  it("a streaming message's call is streaming-arguments", () => {
+    const m = deriveMessages(snap([turn("t1", [msg("t1", "m1", { complete: false, calls: [{ id: "c1", args: '{"order' }] })], { status: "running" })]), []);
+    const p = tool(m, "c1");
+    expect(p.state).toBe("streaming-arguments");
+    expect(p.argumentsText).toBe('{"order');
+    expect(p.arguments).toBeNull();
+  });
+
+  it("approve → running → done", () => {
+    const t1 = turn("t1", [msg("t1", "m1", { calls: [{ id: "c1", args: '{"order":"ORD-1","amount":5}' }] })], { status: "paused", input: said("refund") });
+    const paused = deriveMessages(snap([t1], { pending: [pendingFor("t1", "c1", "toolApproval")] }), []);
+    const waiting = tool(paused, "c1");
+    expect(waiting.state).toBe("awaiting-approval");
+    if (waiting.state === "awaiting-approval") expect(waiting.pending.toolCallId).toBe("c1");
+    expect(waiting.arguments).toEqual({ order: "ORD-1", amount: 5 });
+
+    const allow = [{ type: "user.tool_approval", thread_id: "main", tool_call_id: "c1", approval: { status: "allow" } }];
+    const running = deriveMessages(snap([turn("t1", t1.items), turn("t2", [], { status: "running", input: allow, prev: "t1" })]), []);
+    expect(tool(running, "c1").state).toBe("running");
+
+    const done = deriveMessages(snap([turn("t1", t1.items), turn("t2", [result("t2", "r1", "c1", '{"refund_id":"RF-9"}'), msg("t2", "m2", { text: "Done." })], { input: allow, prev: "t1" })]), []);
+    const p = tool(done, "c1");
+    expect(p.state).toBe("done");
+    if (p.state === "done") expect(p.result).toEqual({ content: '{"refund_id":"RF-9"}', json: { refund_id: "RF-9" }, eventId: "r1" });
+  });
+
+  it("deny → denied (with the reason), also once the denial's result arrived", () => {
+    const t1 = turn("t1", [msg("t1", "m1", { calls: [{ id: "c1" }] })], { input: said("refund") });
+    const deny = [{ type: "user.tool_approval", thread_id: "main", tool_call_id: "c1", approval: { status: "deny", reason: "too much" } }];
+    for (const items of [[], [result("t2", "r1", "c1", '{"error":"User denied tool call: too much"}')]]) {
+      const p = tool(deriveMessages(snap([t1, turn("t2", items, { input: deny, status: items.length ? "done" : "running" })]), []), "c1");
+      expect(p.state).toBe("denied");
+      if (p.state === "denied") expect(p.reason).toBe("too much");
+    }
+  });
+
+  it("an error result is error; a call of a failed turn without result is uncertain", () => {
+    const m = deriveMessages(snap([turn("t1", [msg("t1", "m1", { calls: [{ id: "c1" }, { id: "c2", uncertain: true }] }), result("t1", "r1", "c1", '{"error":"card declined"}')], { status: "error", error: "boom" })]), []);
+    const p = tool(m, "c1");
+    expect(p.state).toBe("error");
+    if (p.state === "error") expect(p.error).toBe("card declined");
+    expect(tool(m, "c2").state).toBe("uncertain");
+    expect(assistant(m, "t1").error).toBe("boom");
+  });
+
+  it("an answered question: awaiting-answer with its question, then done with the answer", () => {
+    const t1 = turn("t1", [msg("t1", "m1", { calls: [{ id: "q1", name: "ask_user_question", args: '{"question":"Which order?","options":["A","B"]}' }] })], { status: "paused" });
+    const asking = tool(deriveMessages(snap([t1], { pending: [pendingFor("t1", "q1", "toolResponse", { question: "Which order?", options: ["A", "B"] })] }), []), "q1");
+    expect(asking.state).toBe("awaiting-answer");
+    if (asking.state === "awaiting-answer") expect(asking.question).toEqual({ question: "Which order?", options: ["A", "B"] });
+    const answered = tool(deriveMessages(snap([t1, turn("t2", [], { status: "running", input: [{ type: "user.tool_response", thread_id: "main", tool_call_id: "q1", content: "B" }] })]), []), "q1");
+    expect(answered.state).toBe("done");
+    if (answered.state === "done") {
+      expect(answered.answer).toBe("B");
+      expect(answered.result.content).toBe("B");
+    }
+  });
+
+  it("interrupted text is kept and marked; its unfinished call is an error that never ran", () => {
+    const m = deriveMessages(snap([turn("t1", [msg("t1", "m1", { text: "The refund for ORD-", complete: false, interrupted: true, calls: [{ id: "c1", args: '{"or' }] })], { status: "cancelled", input: said("x") })]), []);
+    const a = assistant(m, "t1");
+    expect(a.interrupted).toBe(true);
+    expect(a.parts[0]).toMatchObject({ kind: "text", text: "The refund for ORD-", interrupted: true, streaming: false });
+    const p = tool(m, "c1");
+    expect(p.state).toBe("error");
+    if (p.state === "error") expect(p.interrupted).toBe(true);
+  });
+
+  it("unmatched results are not shown as tool parts and break nothing", () => {
+    const m = deriveMessages(snap([turn("t1", [result("t1", "r9", "ghost", "x"), msg("t1", "m1", { text: "hi" })])]), []);
+    expect(assistant(m, "t1").parts.map((p) => p.kind)).toEqual(["text"]);
+  });
+
+  it("subagents: grouped under the spawning call; an unclaimed thread stands on its own", () => {
+    const threads: ThreadView[] = [
+      { threadId: "sub1", title: "Research", agentName: "researcher", parentThreadId: "main", parentToolCallId: "c1", status: "done", placeholder: false, turnId: "t1", outputMessageId: null, usage: {} as never, version: 1 },
+      { threadId: "lost", title: null, agentName: null, parentThreadId: null, parentToolCallId: null, status: "running", placeholder: true, turnId: "t1", outputMessageId: null, usage: {} as never, version: 1 },
+    ];
+    const items = [
+      msg("t1", "m1", { calls: [{ id: "c1", name: "spawn", spawned: ["sub1"] }] }),
+      msg("t1", "s1", { thread: "sub1", text: "found it", calls: [{ id: "c2", name: "search" }] }),
+      result("t1", "r2", "c2", "results", "sub1"),
+      msg("t1", "l1", { thread: "lost", text: "orphan" }),
+      result("t1", "r1", "c1", ""),
+    ];
+    const m = deriveMessages(snap([turn("t1", items, { input: said("go") })], { threads }), []);
+    const spawn = tool(m, "c1");
+    expect(spawn.state).toBe("done");
+    expect(spawn.subagents).toHaveLength(1);
+    const g = spawn.subagents[0]!;
+    expect(g).toMatchObject({ kind: "subagent", threadId: "sub1", title: "Research", parentToolCallId: "c1", status: "done" });
+    expect(g.parts.map((p) => p.kind)).toEqual(["text", "tool"]);
+    expect(g.parts[1]).toMatchObject({ kind: "tool", toolCallId: "c2", state: "done", threadId: "sub1" });
+    // Subagent text is not in the main reply; the unclaimed thread follows it.
+    expect(assistant(m, "t1").parts.map((p) => p.kind)).toEqual(["tool"]);
+    expect(m.map((x) => x.kind)).toEqual(["user", "assistant", "subagent"]);
+    expect(m[2]).toMatchObject({ threadId: "lost", parentToolCallId: null });
+  });
+
+  it("MCP auth: awaiting while pending, done after", () => {
+    const auth = { key: "a1", turnId: "t1", threadId: null, version: 1, createdAt: null, body: { kind: "mcpAuthRequired", servers: [{ id: "gh", name: "GitHub", authUrl: "https://x" }] } } as unknown as ItemView;
+    const mcp: PendingAction = { ...pendingFor("t1", "", "toolApproval"), key: "mcp:gh", kind: "mcpAuth", toolCallId: null, threadId: null };
+    const waiting = deriveMessages(snap([turn("t1", [auth], { status: "paused" })], { pending: [mcp] }), []);
+    expect(assistant(waiting, "t1").parts[0]).toMatchObject({ kind: "mcp-auth", state: "awaiting-auth" });
+    const after = deriveMessages(snap([turn("t1", [auth])]), []);
+    expect(assistant(after, "t1").parts[0]).toMatchObject({ kind: "mcp-auth", state: "done" });
+  });
+});
+
+describe("shareStructure", () => {
+  it("an unchanged message keeps its identity; a changed one is new, with unchanged parts shared", () => {
+    const t1 = turn("t1", [msg("t1", "m1", { text: "Old answer" })], { input: said("first") });
+    const a = deriveMessages(snap([t1, turn("t2", [msg("t2", "m2", { text: "Hel", complete: false })], { status: "running", input: said("second") })]), []);
+    const prev = shareStructure([] as ChatMessage[], a);
+    const b = deriveMessages(snap([t1, turn("t2", [msg("t2", "m2", { reasoning: "r", text: "Hello", complete: false })], { status: "running", input: said("second") })]), []);
+    const next = shareStructure(prev, b);
+    expect(next).not.toBe(prev);
+    expect(next[0]).toBe(prev[0]);
+    expect(next[1]).toBe(prev[1]);
+    expect(next[2]).toBe(prev[2]);
+    expect(next[3]).not.toBe(prev[3]);
+    expect(Object.isFrozen(next[3])).toBe(true);
+    expect(shareStructure(next, deriveMessages(snap([t1, turn("t2", [msg("t2", "m2", { reasoning: "r", text: "Hello", complete: false })], { status: "running", input: said("second") })]), []))).toBe(next);
+  });
+});
+
+class Source implements ViewSource {
+  snapshot: SessionSnapshot = snap([]);
+  listeners = new Set<() => void>();
+  subscribe(l: () => void) {
+    this.listeners.add(l);
+    return () => this.listeners.delete(l);
+  }
+  getSnapshot() {
+    return this.snapshot;
+  }
+  set(s: SessionSnapshot) {
+    this.snapshot = s;
+    for (const l of this.listeners) l();
+  }
+}
+
+describe("ChatStore", () => {
+  it("the same snapshot object while nothing changed; messages keep identity across snapshots", () => {
+    const source = new Source();
+    const t1 = turn("t1", [msg("t1", "m1", { text: "Old" })], { input: said("a") });
+    source.set(snap([t1]));
+    const store = new ChatStore(source);
+    const s1 = store.getSnapshot();
+    expect(store.getSnapshot()).toBe(s1);
+    const m1 = s1.messages;
+    source.set(snap([t1, turn("t2", [msg("t2", "m2", { text: "new", complete: false })], { status: "running", input: said("b") })]));
+    const s2 = store.getSnapshot();
+    expect(s2).not.toBe(s1);
+    expect(s2.messages[0]).toBe(m1[0]);
+    expect(s2.messages[1]).toBe(m1[1]);
+  });
+
+  it("optimistic send: pending at once, reconciled with the turn (same key), status submitting then streaming", async () => {
+    const source = new Source();
+    const store = new ChatStore(source);
+    let resolve!: (t: string) => void;
+    const sent = store.submit(said("Refund ORD-1") as never, () => new Promise<string>((r) => (resolve = r)));
+    const s = store.getSnapshot();
+    expect(s.status).toBe("submitting");
+    expect(s.messages).toHaveLength(1);
+    expect(s.messages[0]).toMatchObject({ kind: "user", state: "pending", text: "Refund ORD-1", turnId: null });
+    const key = s.messages[0]!.key;
+    source.set({ ...snap([turn("t1", [], { status: "running", input: said("Refund ORD-1") })]), connection: { status: "live", turnId: "t1" } });
+    resolve("t1");
+    await expect(sent).resolves.toBe("t1");
+    const after = store.getSnapshot();
+    expect(after.status).toBe("streaming");
+    expect(after.messages.filter((m) => m.kind === "user")).toHaveLength(1);
+    expect(after.messages[0]).toMatchObject({ kind: "user", state: "sent", turnId: "t1", key });
+  });
+
+  it("a failed send stays with its error and a retry(); the error is the snapshot's and the promise's", async () => {
+    const source = new Source();
+    const store = new ChatStore(source);
+    let attempts = 0;
+    const post = () => {
+      attempts++;
+      return attempts === 1 ? Promise.reject(Object.assign(new Error("HTTP 503"), { code: "http", status: 503, retryable: true })) : Promise.resolve("t1");
+    };
+    const err = await store.submit(said("hi") as never, post).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ForgestreamError);
+    const s = store.getSnapshot();
+    expect(s.status).toBe("error");
+    expect(s.error).toBe(err);
+    const m = s.messages[0]!;
+    expect(m).toMatchObject({ kind: "user", state: "failed", text: "hi" });
+    if (m.kind !== "user" || m.state !== "failed") throw new Error("not failed");
+    expect(m.error).toBe(err);
+    await expect(m.retry()).resolves.toBe("t1");
+    const again = store.getSnapshot();
+    expect(again.error).toBeNull();
+    expect(again.messages).toHaveLength(1);
+    expect(again.messages[0]).toMatchObject({ state: "pending", key: m.key });
+  });
+
+  it("an unknown outcome says so", async () => {
+    const store = new ChatStore(new Source());
+    await store.submit(said("hi") as never, () => Promise.reject(new ForgestreamError("network", "creating the turn failed and its outcome is unknown"))).catch(() => {});
+    expect(store.getSnapshot().messages[0]).toMatchObject({ state: "unknown" });
+  });
+
+  it("status: reconnecting, paused, idle, error from the connection", () => {
+    const source = new Source();
+    const store = new ChatStore(source);
+    source.set({ ...snap([turn("t1", [], { status: "running" })]), connection: { status: "reconnecting", attempt: 1, nextAtMs: 0, turnId: "t1" } });
+    expect(store.getSnapshot().status).toBe("reconnecting");
+    source.set({ ...snap([turn("t1", [], { status: "paused" })], { pending: [pendingFor("t1", "c1", "toolApproval")] }), connection: { status: "done", turnId: "t1" } });
+    expect(store.getSnapshot().status).toBe("paused");
+    source.set({ ...snap([turn("t1", [])]), connection: { status: "done", turnId: "t1" } });
+    expect(store.getSnapshot().status).toBe("idle");
+    const e = new ForgestreamError("forbidden", "HTTP 403", { status: 403 });
+    source.set({ ...snap([turn("t1", [])]), connection: { status: "failed", turnId: "t1" }, error: e });
+    expect(store.getSnapshot()).toMatchObject({ status: "error", error: e });
+  });
+});

@@ -1,0 +1,89 @@
+/**
+ * The README's React quickstart, as a page the e2e tests drive (tests/e2e/chat-*.spec.ts): the
+ * same component, in `<StrictMode>` as Vite's template renders it, with `data-testid`s added and
+ * the agent taken from `?agent=` (default `support`). Keep it in step with the README.
+ */
+import { StrictMode, useState } from "react";
+import { createRoot } from "react-dom/client";
+import { AgentClient, approve, deny, init, type AssistantPart, type ChatMessage } from "forgestream";
+import { useAgentSession } from "forgestream/react";
+
+const agent = new URLSearchParams(location.search).get("agent") ?? "support";
+
+function Part({ part, respond }: { part: AssistantPart; respond: ReturnType<typeof useAgentSession>["respond"] }) {
+  switch (part.kind) {
+    case "text":
+      return <p data-testid="text" data-interrupted={part.interrupted}>{part.text}</p>;
+    case "reasoning":
+      return <details><summary>thinking</summary>{part.text}</details>;
+    case "tool":
+      return (
+        <div data-testid="tool" data-state={part.state}>
+          {part.name}: {part.state}
+          {part.state === "awaiting-approval" && (
+            <>
+              <button onClick={() => void respond([approve(part.toolCallId)]).catch(() => {})}>Allow</button>
+              <button onClick={() => void respond([deny(part.toolCallId, "not now")]).catch(() => {})}>Deny</button>
+            </>
+          )}
+        </div>
+      );
+    default:
+      return null;
+  }
+}
+
+function Message({ m, respond }: { m: ChatMessage; respond: ReturnType<typeof useAgentSession>["respond"] }) {
+  if (m.kind === "user") {
+    return (
+      <p data-testid="user-message" data-state={m.state}>
+        You: {m.text}
+        {m.state === "pending" && <em> (sending…)</em>}
+        {m.state === "failed" && <em> (not sent: {m.error.message})</em>}
+        {m.state === "unknown" && <em> (may not have been sent: {m.error.message})</em>}
+        {(m.state === "failed" || m.state === "unknown") && <button onClick={() => void m.retry().catch(() => {})}>Retry</button>}
+      </p>
+    );
+  }
+  if (m.kind === "assistant") {
+    return (
+      <div data-testid="assistant-message">
+        {m.parts.map((p) => <Part key={p.key} part={p} respond={respond} />)}
+        {m.interrupted && <em data-testid="stopped">stopped</em>}
+      </div>
+    );
+  }
+  return null;
+}
+
+function Chat({ client }: { client: AgentClient }) {
+  const { messages, status, error, send, cancel, respond } = useAgentSession(client, { create: { agent: { name: agent } } });
+  const [draft, setDraft] = useState("");
+  return (
+    <main>
+      <p>status: <span data-testid="status">{status}</span></p>
+      {error && <p role="alert" data-testid="error">{error.code}: {error.message}</p>}
+      {messages.map((m) => <Message key={m.key} m={m} respond={respond} />)}
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          // A failure shows in `error` and on the message (with Retry); the promise rejects too.
+          void send(draft).catch(() => {});
+          setDraft("");
+        }}
+      >
+        <input aria-label="Message" data-testid="composer" value={draft} onChange={(e) => setDraft(e.target.value)} />
+        <button data-testid="send" disabled={!draft || status === "submitting" || status === "streaming"}>Send</button>
+        {status === "streaming" && <button type="button" data-testid="stop" onClick={() => void cancel().catch(() => {})}>Stop</button>}
+      </form>
+    </main>
+  );
+}
+
+await init(); // loads the wasm core once
+const client = new AgentClient({ baseUrl: "" }); // "" = same origin
+createRoot(document.getElementById("root")!).render(
+  <StrictMode>
+    <Chat client={client} />
+  </StrictMode>,
+);
