@@ -13,7 +13,6 @@ use forgestream_core::session::{self, Command, ErrorCode, Pointer, SessionError}
 use forgestream_core::wire;
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 use crate::error::{invalid_input, to_js};
@@ -32,11 +31,16 @@ pub struct WasmClient {
 impl WasmClient {
     /// Reads the options object (see `ClientOptions::from_js`); throws `invalid-input`.
     #[wasm_bindgen(constructor)]
-    pub fn new(options: JsValue) -> Result<WasmClient, JsValue> {
+    pub fn new(
+        #[wasm_bindgen(
+            unchecked_param_type = "ClientOptions & { headers?: () => Promise<[string, string][]>; [jsOnly: string]: unknown }"
+        )]
+        options: JsValue,
+    ) -> Result<WasmClient, JsValue> {
         let options = ClientOptions::from_js(&options).map_err(|e| to_js(&e))?;
         let store = RefCell::new(CheckpointStore::new(
-            options.storage,
-            &options.storage_namespace,
+            options.config.storage,
+            &options.config.storage_namespace,
         ));
         Ok(WasmClient {
             shared: Rc::new(ClientShared { options, store }),
@@ -124,7 +128,7 @@ async fn create_session(shared: &ClientShared, body: String) -> Result<String, S
     let request = session::HttpRequest {
         id: 0,
         method: session::Method::Post,
-        url: shared.options.api.sessions(),
+        url: shared.options.config.api.sessions(),
         last_event_id: None,
         json_body: Some(body),
         response: session::ResponseKind::Whole,
@@ -137,7 +141,7 @@ async fn create_session(shared: &ClientShared, body: String) -> Result<String, S
     let response = crate::transport::http::send(
         &request,
         &headers,
-        &shared.options.credentials,
+        shared.options.config.credentials.as_str(),
         &abort.signal(),
     )
     .await
@@ -279,10 +283,13 @@ impl WasmSession {
     /// Answers every pending action of the paused turn in one batch (validated by the core as the
     /// server would, PROTOCOL §7) and starts the continuation turn. `decisions` is an array of
     /// `{kind:"allow"|"deny"|"answer", toolCallId, reason?, content?}` or `{kind:"authDone"}`.
-    pub fn respond(&self, decisions: JsValue) -> Promise {
-        match parse_decisions(&decisions) {
+    pub fn respond(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Decision[]")] decisions: JsValue,
+    ) -> Promise {
+        match serde_wasm_bindgen::from_value::<Vec<Decision>>(decisions) {
             Ok(decisions) => self.run(Command::Respond { decisions }, Reply::Turn),
-            Err(e) => Promise::reject(&e),
+            Err(e) => Promise::reject(&invalid_input(format!("invalid decisions: {e}"))),
         }
     }
 
@@ -313,7 +320,7 @@ impl WasmSession {
 
     /// The inspector's frame log (`inspect: true` only): `[{turnId, sequenceNumber, eventType,
     /// threadId, id, bytes, atMs}]`, oldest first, at most the last 2000 frames.
-    #[wasm_bindgen(js_name = eventLog)]
+    #[wasm_bindgen(js_name = eventLog, unchecked_return_type = "LoggedFrame[]")]
     pub fn event_log(&self) -> Result<JsValue, JsValue> {
         let engine = self.engine().map_err(|e| to_js(&e))?;
         let session = engine.session.borrow();
@@ -323,51 +330,35 @@ impl WasmSession {
     /// The frames logged after the first `seen` ever logged: `{total, capacity, frames}`, where
     /// `total` counts every frame ever logged, `capacity` is the log's bound and `frames` are
     /// the newest `min(total - seen, kept)` entries, oldest first, shaped as in `eventLog`.
-    #[wasm_bindgen(js_name = eventLogSince)]
+    #[wasm_bindgen(js_name = eventLogSince, unchecked_return_type = "EventLogPage")]
     pub fn event_log_since(&self, seen: f64) -> Result<JsValue, JsValue> {
-        #[derive(serde::Serialize)]
-        struct Since<'a> {
-            total: u64,
-            capacity: usize,
-            frames: Vec<&'a session::LoggedFrame>,
-        }
         let engine = self.engine().map_err(|e| to_js(&e))?;
         let session = engine.session.borrow();
-        let (log, total) = session.event_log();
         let seen = if seen.is_finite() && seen > 0.0 {
             seen as u64
         } else {
             0
         };
-        let new = total.saturating_sub(seen);
-        let skip = log
-            .len()
-            .saturating_sub(usize::try_from(new).unwrap_or(usize::MAX));
-        let out = Since {
-            total,
-            capacity: session::EVENT_LOG_CAPACITY,
-            frames: log.iter().skip(skip).collect(),
-        };
-        snapshot::json_to_js(&out).map_err(|e| to_js(&e))
+        snapshot::json_to_js(&session.event_log_since(seen)).map_err(|e| to_js(&e))
     }
 
     /// The whole view as a plain object (camelCase), for a first render.
-    #[wasm_bindgen(js_name = snapshot)]
+    #[wasm_bindgen(js_name = snapshot, unchecked_return_type = "CoreChanges")]
     pub fn snapshot(&self) -> Result<JsValue, JsValue> {
         let engine = self.engine().map_err(|e| to_js(&e))?;
         let mut session = engine.session.borrow_mut();
         session.reset_changes();
-        snapshot::full(&session).map_err(|e| to_js(&e))
+        snapshot::to_js(session.full_changes()).map_err(|e| to_js(&e))
     }
 
     /// What changed since the last `snapshot()` / `takeChanges()`: only the changed turns'
     /// headers, changed items, and the pending set / usage / status when they changed.
-    #[wasm_bindgen(js_name = takeChanges)]
+    #[wasm_bindgen(js_name = takeChanges, unchecked_return_type = "CoreChanges")]
     pub fn take_changes(&self) -> Result<JsValue, JsValue> {
         let engine = self.engine().map_err(|e| to_js(&e))?;
         let mut session = engine.session.borrow_mut();
         let (changes, warnings) = session.take_changes();
-        snapshot::changes(&session, &changes, &warnings).map_err(|e| to_js(&e))
+        snapshot::to_js(session.changes_of(&changes, &warnings)).map_err(|e| to_js(&e))
     }
 
     /// The reducer's canonical digest of the session (`SessionView::summary`): turns, items,
@@ -377,43 +368,6 @@ impl WasmSession {
     pub fn export_events(&self) -> Result<JsValue, JsValue> {
         let engine = self.engine().map_err(|e| to_js(&e))?;
         let session = engine.session.borrow();
-        snapshot::export_events(&session).map_err(|e| to_js(&e))
+        snapshot::json_to_js(&session.view().summary()).map_err(|e| to_js(&e))
     }
-}
-
-fn parse_decisions(value: &JsValue) -> Result<Vec<Decision>, JsValue> {
-    let array: js_sys::Array = value
-        .clone()
-        .dyn_into()
-        .map_err(|_| invalid_input("decisions must be an array"))?;
-    let get = |o: &JsValue, k: &str| {
-        js_sys::Reflect::get(o, &JsValue::from_str(k))
-            .ok()
-            .and_then(|v| v.as_string())
-    };
-    let mut out = Vec::with_capacity(array.length() as usize);
-    for d in array.iter() {
-        let kind = get(&d, "kind").unwrap_or_default();
-        let call = get(&d, "toolCallId");
-        let need_call = || {
-            call.clone()
-                .ok_or_else(|| invalid_input(format!("decision {kind:?} needs toolCallId")))
-        };
-        out.push(match kind.as_str() {
-            "allow" => Decision::Allow {
-                tool_call_id: need_call()?,
-            },
-            "deny" => Decision::Deny {
-                tool_call_id: need_call()?,
-                reason: get(&d, "reason"),
-            },
-            "answer" => Decision::Answer {
-                tool_call_id: need_call()?,
-                content: get(&d, "content").unwrap_or_default(),
-            },
-            "authDone" => Decision::AuthDone,
-            other => return Err(invalid_input(format!("unknown decision kind {other:?}"))),
-        });
-    }
-    Ok(out)
 }

@@ -9,10 +9,9 @@
 use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 
-use forgestream_core::resume;
 use forgestream_core::session::{
-    self, Command, CommandId, Effect, HttpRequest, Input, RequestId, ResponseKind, Session,
-    SessionError, Settled,
+    self, Command, CommandId, Credentials, Effect, HttpRequest, Input, RequestId, ResponseKind,
+    Session, SessionError, Settled,
 };
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
@@ -40,21 +39,7 @@ impl ClientShared {
     /// share an engine.
     fn same_configuration(&self, other: &ClientShared) -> bool {
         let (a, b) = (&self.options, &other.options);
-        a.api.base() == b.api.base()
-            && a.api.flavor == b.api.flavor
-            && a.transport == b.transport
-            && a.credentials == b.credentials
-            && a.storage == b.storage
-            && a.storage_namespace == b.storage_namespace
-            && a.max_frame_bytes == b.max_frame_bytes
-            && a.inspect == b.inspect
-            && resume::Config {
-                jitter_seed: 0,
-                ..a.reconnect
-            } == resume::Config {
-                jitter_seed: 0,
-                ..b.reconnect
-            }
+        a.config.same_as(&b.config)
             && match (&a.headers, &b.headers) {
                 (None, None) => true,
                 (Some(x), Some(y)) => JsValue::from(x) == JsValue::from(y),
@@ -355,10 +340,24 @@ async fn perform(weak: Weak<Engine>, request: HttpRequest, abort: AbortControlle
             if let Some(cursor) = request.last_event_id {
                 headers.push(("last-event-id".into(), cursor.to_string()));
             }
-            stream(&weak, &request, &headers, &options.credentials, &abort).await
+            stream(
+                &weak,
+                &request,
+                &headers,
+                options.config.credentials.as_str(),
+                &abort,
+            )
+            .await
         }
         ResponseKind::Whole => {
-            match http::send(&request, &headers, &options.credentials, &abort.signal()).await {
+            match http::send(
+                &request,
+                &headers,
+                options.config.credentials.as_str(),
+                &abort.signal(),
+            )
+            .await
+            {
                 Ok(r) => {
                     feed_weak(
                         &weak,
@@ -452,7 +451,7 @@ async fn stream(
 }
 
 fn open_event_source(engine: &Rc<Engine>, id: RequestId, url: &str) {
-    let with_credentials = engine.client.options.credentials == "include";
+    let with_credentials = engine.client.options.config.credentials == Credentials::Include;
     let weak = Rc::downgrade(engine);
     let sink_weak = weak.clone();
     let sink = move |event: SourceEvent| match event {
