@@ -221,6 +221,10 @@ const closedError = (): ForgestreamError => new ForgestreamError("aborted", "the
 export class AgentSession implements Disposable {
   #s: SharedSession | undefined;
   readonly #id: string;
+  /** This handle's subscriptions (listener → unsubscribe), told once when it closes. */
+  readonly #subscribed = new Map<() => void, () => void>();
+  /** After `close()`: the last snapshot, with the badge `idle` (this handle follows nothing). */
+  #final: SessionSnapshot | undefined;
 
   /** @internal use `AgentClient.createSession` / `session` / `restore`. */
   constructor(shared_: unknown) {
@@ -261,9 +265,19 @@ export class AgentSession implements Disposable {
   close(): void {
     const s = this.#s;
     if (!s) return;
+    const last = s.store.getSnapshot();
+    this.#final = Object.freeze({ ...last, connection: Object.freeze({ status: "idle", turnId: last.connection.turnId }) });
     this.#s = undefined;
     finalizer.unregister(this);
     releaseHandle(s);
+    // A UI rendering this handle (`useSyncExternalStore`) must re-read it, or it keeps showing
+    // the badge of a connection that is gone.
+    const subscribed = [...this.#subscribed];
+    this.#subscribed.clear();
+    for (const [listener, off] of subscribed) {
+      off();
+      listener();
+    }
   }
 
   /** `using session = …` closes it at the end of the scope. */
@@ -275,10 +289,21 @@ export class AgentSession implements Disposable {
    * Registers a listener called (at most once per animation frame while streaming) when the
    * snapshot changed. Returns the unsubscribe function. Compatible with `useSyncExternalStore`.
    */
-  subscribe = (listener: () => void): (() => void) => (this.#s ? this.#s.store.subscribe(listener) : () => {});
+  subscribe = (listener: () => void): (() => void) => {
+    if (!this.#s) return () => {};
+    const off = this.#s.store.subscribe(listener);
+    this.#subscribed.set(listener, off);
+    return () => {
+      off();
+      this.#subscribed.delete(listener);
+    };
+  };
 
-  /** The current immutable snapshot; unchanged parts keep their identity between snapshots. */
-  getSnapshot = (): SessionSnapshot => this.#shared().store.getSnapshot();
+  /**
+   * The current immutable snapshot; unchanged parts keep their identity between snapshots. After
+   * `close()`, the last one with the connection `idle` (a render may still read it).
+   */
+  getSnapshot = (): SessionSnapshot => this.#final ?? this.#shared().store.getSnapshot();
 
   /**
    * Loads the session's history (turns and the session timeline). The first load of a session

@@ -16,7 +16,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 use crate::error::{invalid_input, to_js};
-use crate::executor::{engine_for, ClientShared, Engine, Reply};
+use crate::executor::{engine_for, ClientShared, Engine};
 use crate::options::ClientOptions;
 use crate::snapshot;
 use crate::storage::CheckpointStore;
@@ -84,9 +84,7 @@ impl WasmClient {
             let handle = WasmSession::on(engine_for(&shared, &id));
             let engine = handle.engine().map_err(|e| to_js(&e))?;
             let checkpoint = shared.store.borrow_mut().load(&id);
-            let found =
-                JsFuture::from(engine.command(Command::Restore { checkpoint }, Reply::Restored))
-                    .await?;
+            let found = JsFuture::from(engine.command(Command::Restore { checkpoint })).await?;
             if found.as_bool() == Some(true) {
                 Ok(handle.into())
             } else {
@@ -119,44 +117,17 @@ impl WasmClient {
     }
 }
 
-/// `POST /sessions`; the new session's id (the rest of the object is app data).
+/// `POST /sessions`; the new session's id (request and answer are the core's).
 async fn create_session(shared: &ClientShared, body: String) -> Result<String, SessionError> {
-    #[derive(serde::Deserialize)]
-    struct Created {
-        id: String,
-    }
-    let request = session::HttpRequest {
-        id: 0,
-        method: session::Method::Post,
-        url: shared.options.config.api.sessions(),
-        last_event_id: None,
-        json_body: Some(body),
-        response: session::ResponseKind::Whole,
-    };
-    let headers = crate::headers::resolve(shared.options.headers.as_ref())
-        .await
-        .map_err(|_| SessionError::new(ErrorCode::Auth, "the headers provider failed"))?;
+    let request = session::create_session_request(&shared.options.config.api, body);
+    let headers = crate::headers::resolve(shared.options.headers.as_ref()).await?;
     let abort = web_sys::AbortController::new()
         .map_err(|_| SessionError::new(ErrorCode::Internal, "AbortController unavailable"))?;
-    let response = crate::transport::http::send(
-        &request,
-        &headers,
-        shared.options.config.credentials.as_str(),
-        &abort.signal(),
-    )
-    .await
-    .map_err(|e| e.into_session_error())?;
-    if !(200..300).contains(&response.status) {
-        return Err(SessionError::http(response.status, &response.body));
-    }
-    serde_json::from_slice::<wire::Single<Created>>(&response.body)
-        .map(|s| s.data.id)
-        .map_err(|e| {
-            SessionError::new(
-                ErrorCode::InvalidResponse,
-                format!("malformed session: {e}"),
-            )
-        })
+    let credentials = shared.options.config.credentials.as_str();
+    let response = crate::transport::http::send(&request, &headers, credentials, &abort.signal())
+        .await
+        .map_err(|e| e.into_session_error())?;
+    session::created_session_id(response.status, &response.body)
 }
 
 /// A handle on one session's engine.
@@ -189,9 +160,9 @@ impl WasmSession {
         self.engine().ok().map(|e| f(&e))
     }
 
-    fn run(&self, command: Command, reply: Reply) -> Promise {
+    fn run(&self, command: Command) -> Promise {
         match self.engine() {
-            Ok(engine) => engine.command(command, reply),
+            Ok(engine) => engine.command(command),
             Err(e) => Promise::reject(&to_js(&e)),
         }
     }
@@ -250,7 +221,7 @@ impl WasmSession {
     /// Loads the session's history: its turns (states) and the session timeline. Joins a load
     /// already in flight. Resolves when applied.
     pub fn load(&self) -> Promise {
-        self.run(Command::Load, Reply::Unit)
+        self.run(Command::Load)
     }
 
     /// Resumes the turn recorded in this session's checkpoint, if any (after a page refresh):
@@ -260,7 +231,7 @@ impl WasmSession {
         let checkpoint = self
             .with(|e| e.client.store.borrow_mut().load(&self.id))
             .flatten();
-        self.run(Command::Resume { checkpoint }, Reply::Resumed)
+        self.run(Command::Resume { checkpoint })
     }
 
     /// Follows an existing turn (e.g. one another tab started): check, subscribe. Nothing if
@@ -275,7 +246,7 @@ impl WasmSession {
     /// new turn id once `turn.created` arrived.
     pub fn send(&self, input: String, interrupt: bool) -> Promise {
         match serde_json::from_str::<Vec<wire::InputItem>>(&input) {
-            Ok(input) => self.run(Command::Send { input, interrupt }, Reply::Turn),
+            Ok(input) => self.run(Command::Send { input, interrupt }),
             Err(e) => Promise::reject(&invalid_input(format!("invalid input items: {e}"))),
         }
     }
@@ -288,7 +259,7 @@ impl WasmSession {
         #[wasm_bindgen(unchecked_param_type = "Decision[]")] decisions: JsValue,
     ) -> Promise {
         match serde_wasm_bindgen::from_value::<Vec<Decision>>(decisions) {
-            Ok(decisions) => self.run(Command::Respond { decisions }, Reply::Turn),
+            Ok(decisions) => self.run(Command::Respond { decisions }),
             Err(e) => Promise::reject(&invalid_input(format!("invalid decisions: {e}"))),
         }
     }
@@ -296,7 +267,7 @@ impl WasmSession {
     /// Stops the turn: `POST /cancel` (idempotent); the stream goes on until `turn.done`
     /// (`cancelled`).
     pub fn cancel(&self) -> Promise {
-        self.run(Command::Cancel, Reply::Unit)
+        self.run(Command::Cancel)
     }
 
     /// Closes the transport without cancelling the turn (it keeps running on the server; the

@@ -32,6 +32,7 @@
 mod api;
 mod changes;
 pub mod checkpoint;
+mod create;
 mod effect;
 mod error;
 mod history;
@@ -45,6 +46,7 @@ pub use changes::{
     ConnectionState, CoreChanges, ItemAppend, ItemUpdate, ReportedWarning, TurnHeader,
 };
 pub use checkpoint::{Checkpoint, CheckpointIssue, Pointer};
+pub use create::{create_session_request, created_session_id};
 pub use effect::{CommandId, Effect, HttpRequest, Method, RequestId, ResponseKind, Settled};
 pub use error::{ErrorCode, SessionError};
 pub use input::{retry_after_ms, Command, Input};
@@ -326,7 +328,14 @@ impl Session {
     /// The connection badge.
     pub fn connection(&self) -> ConnectionView<'_> {
         ConnectionView {
-            status: self.run.as_ref().map(|r| &r.status),
+            // A run the app disconnected follows nothing any more: its connection machine is
+            // finished without `Done` (it emits no status of its own for that), so the badge
+            // is idle at once, not the `live` it had before the socket closed.
+            status: self
+                .run
+                .as_ref()
+                .filter(|r| !(r.conn.is_finished() && r.status != ConnectionStatus::Done))
+                .map(|r| &r.status),
             turn_id: self.run.as_ref().and_then(|r| r.turn_id.as_deref()),
         }
     }
@@ -494,6 +503,8 @@ impl Session {
                 self.feed_conn(resume::Input::Disconnect);
                 self.drain_run();
                 self.abort_run_request();
+                // The badge changed (to idle): tell the listener.
+                self.dirty = true;
                 self.settle(id, Ok(Settled::Done));
             }
             Command::DropConnection => {
