@@ -23,6 +23,10 @@ const RUNS = Math.max(5, Number(process.env.FORGESTREAM_BENCH_RUNS) || 7);
 const W2_RUNS = 5; // W2 rounds take ~1 min on 2 cores: the minimum, to stay inside 10 minutes
 const DEADLINE_MS = (Number(process.env.BENCH_BROWSER_DEADLINE_S) || 540) * 1000;
 const CHUNK = 64 * 1024;
+// Another build of the package (a `pkg/` folder with `dist/` and `wasm/`, e.g. an older commit's
+// `scripts/build-wasm` output): W1 then runs it as one more contender in the same page and
+// rotation, and W3 runs the demo built against each in turn (BENCH_W3_ROUNDS rounds, default 1).
+const CMP_PKG = process.env.BENCH_COMPARE_PKG ? resolve(process.env.BENCH_COMPARE_PKG) : null;
 const PHASES = new Set((process.env.BENCH_BROWSER_PHASES ?? 'w1,profile,memory,w2,w4,w3').split(','));
 const T0 = Date.now();
 const elapsed = () => ((Date.now() - T0) / 1000).toFixed(1);
@@ -45,6 +49,9 @@ for (const f of ['w1.sse', 'w1.json', 'w2-pages.json', 'w2.json']) {
 }
 for (const f of ['pkg/dist/index.js', 'pkg/wasm/forgestream_web_bg.wasm', 'pkg/wasm/forgestream_web.js']) {
   if (!existsSync(join(ROOT, f))) throw new Error(`${f} missing: run scripts/build-wasm`);
+}
+for (const f of CMP_PKG ? ['dist/index.js', 'wasm/forgestream_web_bg.wasm', 'wasm/forgestream_web.js'] : []) {
+  if (!existsSync(join(CMP_PKG, f))) throw new Error(`BENCH_COMPARE_PKG: ${join(CMP_PKG, f)} missing`);
 }
 const W1 = readFileSync(join(OUT, 'w1.sse'));
 const W1META = JSON.parse(readFileSync(join(OUT, 'w1.json'), 'utf8'));
@@ -122,6 +129,7 @@ function buildNamed(retried = false) {
   return { ok: false, note: `pkg/wasm without names (${tried.join('; ') || 'no cargo build of forgestream-web found'}): wasm functions appear as indices` };
 }
 const STATIC = [
+  ...(CMP_PKG ? [['/pkgcmp/', CMP_PKG]] : []),
   ['/pkgnamed/wasm/', NAMED],
   ['/pkgnamed/dist/', join(ROOT, 'pkg/dist')],
   ['/pkg/', join(ROOT, 'pkg')],
@@ -241,9 +249,10 @@ function target(name, met, measured, goal) {
 
 // ---- W1 ----------------------------------------------------------------------------------------
 async function benchW1() {
-  const { page, cdp } = await openBenchPage();
+  const { page, cdp } = await openBenchPage(CMP_PKG ? '?cmp=1' : '');
   await page.evaluate(() => globalThis.__bench.load('w1'));
-  const raw = await alternate(page, cdp, [['w1-sdk', 'net'], ['w1-base', 'net'], ['w1-floor', 'net'], ['w1-sdk', 'mem'], ['w1-base', 'mem']]);
+  const cmp = CMP_PKG ? [['w1-sdk-cmp', 'net'], ['w1-sdk-cmp', 'mem']] : [];
+  const raw = await alternate(page, cdp, [['w1-sdk', 'net'], ['w1-base', 'net'], ['w1-floor', 'net'], ['w1-sdk', 'mem'], ['w1-base', 'mem'], ...cmp]);
   await page.close();
   const s = Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, summarise(v)]));
   results.raw.w1 = s;
@@ -257,6 +266,10 @@ async function benchW1() {
   row('W1 ratio a/b (net), a\'/b\' (in-page)', `**${fmt(a.mbps / b.mbps, 2)}×**, ${fmt(a2.mbps / b2.mbps, 2)}×`, '> 1: forgestream faster');
   row('W1 ratio a/c (net), a\'/c (in-page)', `**${fmt(a.mbps / c.mbps, 2)}×**, ${fmt(a2.mbps / c.mbps, 2)}×`, '1.0 = as fast as JSON.parse alone');
   row("W1 in-page time / loopback time", `sdk ${fmt(a2.ms / a.ms, 2)}×, baseline ${fmt(b2.ms / b.ms, 2)}×`, '< 1: the network costs that much; > 1: the contender is slower when chunks arrive back to back (no frame in between)');
+  if (CMP_PKG) {
+    const x = s['w1-sdk-cmp:net'], x2 = s['w1-sdk-cmp:mem'];
+    row(`W1 compare: this build vs ${CMP_PKG} (same page, same rotation)`, `net **${fmt(a.ms, 0)} vs ${fmt(x.ms, 0)} ms** (${fmt(x.ms / a.ms, 3)}× its speed), in-page ${fmt(a2.ms, 0)} vs ${fmt(x2.ms, 0)} ms (${fmt(x2.ms / a2.ms, 3)}×)`, `median of ${RUNS} each; runs: this ${a.all_ms.join(', ')} / compare ${x.all_ms.join(', ')} ms (net); > 1×: this build is faster`);
+  }
   target('W1 forgestream ≥ 2× baseline throughput', a.mbps / b.mbps >= 2, `${fmt(a.mbps / b.mbps, 2)}× (net), ${fmt(a2.mbps / b2.mbps, 2)}× (in-page)`, '≥ 2×');
   target('W1 forgestream within 2× of the JSON.parse floor', a.mbps / c.mbps >= 0.5, `${fmt(c.ms / a.ms, 3)}× floor speed (net), ${fmt(c.ms / a2.ms, 3)}× (in-page); time ${fmt(a.ms / c.ms, 1)}× / ${fmt(a2.ms / c.ms, 1)}× the floor's`, 'time ≤ 2× the floor');
   save();
@@ -403,11 +416,27 @@ function serverBinary() {
   return bin;
 }
 
-async function benchW3() {
+/**
+ * A Vite config for the demo built against another package build: www's own config with
+ * `forgestream` (and `/react`, `/vue`) resolved to `pkgDir`.
+ */
+function viteConfigFor(pkgDir) {
+  const file = join(BUILD, 'vite.compare.config.mjs');
+  writeFileSync(file, `import base from ${JSON.stringify(join(ROOT, 'www/vite.config.ts'))};
+export default { ...base, resolve: { alias: [
+  { find: /^forgestream$/, replacement: ${JSON.stringify(join(pkgDir, 'dist/index.js'))} },
+  { find: /^forgestream\\/(react|vue)$/, replacement: ${JSON.stringify(join(pkgDir, 'dist'))} + "/$1.js" },
+] } };
+`);
+  return file;
+}
+
+async function benchW3(pkgDir = null) {
   const WORDS = 60000, PACE = Number(process.env.BENCH_W3_PACE_MS ?? 0.5), WINDOW_MS = 10_000;
   // The demo, built into our own directory (sources mapped, so bundled code can be attributed).
-  const www = join(BUILD, 'www');
-  const vite = spawnSync(join(ROOT, 'node_modules/.bin/vite'), ['build', '--outDir', www, '--emptyOutDir', '--sourcemap', '--logLevel', 'warn'], { cwd: join(ROOT, 'www'), encoding: 'utf8', timeout: 180_000 });
+  const www = join(BUILD, pkgDir ? 'www-compare' : 'www');
+  const config = pkgDir ? ['--config', viteConfigFor(pkgDir)] : [];
+  const vite = spawnSync(join(ROOT, 'node_modules/.bin/vite'), ['build', ...config, '--outDir', www, '--emptyOutDir', '--sourcemap', '--logLevel', 'warn'], { cwd: join(ROOT, 'www'), encoding: 'utf8', timeout: 180_000 });
   if (vite.status !== 0) throw new Error(`vite build failed: ${vite.stderr}`);
   const maps = new Map(); // served URL → decoded map
   for (const f of readdirSync(join(www, 'assets'))) {
@@ -869,7 +898,22 @@ async function main() {
   if (!PHASES.has('w3') || process.env.BENCH_BROWSER_SKIP_W3 === '1') {
     row('W3', 'not measured', 'skipped on request');
   } else if (left() > 60_000) {
-    await benchW3();
+    if (!CMP_PKG) await benchW3();
+    else {
+      // Alternate this build and the compare build; each run's rows and raw figures are labelled.
+      const rounds = Math.max(1, Number(process.env.BENCH_W3_ROUNDS) || 1);
+      for (let r = 0; r < rounds && left() > 60_000; r++) {
+        for (const pkgDir of r % 2 ? [CMP_PKG, null] : [null, CMP_PKG]) {
+          const rows0 = results.rows.length, targets0 = results.targets.length;
+          await benchW3(pkgDir);
+          const label = ` [${pkgDir ? 'compare' : 'this build'}, round ${r + 1}]`;
+          for (const x of results.rows.slice(rows0)) x.figure += label;
+          for (const x of results.targets.slice(targets0)) x.target += label;
+          results.raw[`w3${label}`] = results.raw.w3;
+          save();
+        }
+      }
+    }
   } else {
     row('W3', 'not measured', 'deadline reached before this phase');
   }

@@ -13,7 +13,10 @@ import { BaselineSession } from "/build/baseline.js";
 
 // `?pkg=pkgnamed` loads the same TS layer with a wasm that keeps its name section (profiling only).
 const PKG = new URLSearchParams(location.search).get("pkg") ?? "pkg";
-let AgentClient, init, wasmInit;
+// `?cmp=1`: a second build of the SDK (BENCH_COMPARE_PKG, served at /pkgcmp/) loads beside the
+// first, as its own module graph and wasm instance, for the `w1-sdk-cmp` contender.
+const CMP = new URLSearchParams(location.search).get("cmp") === "1";
+let AgentClient, init, wasmInit, CmpClient;
 
 const CHUNK = 64 * 1024;
 const status = (s) => (document.getElementById("status").textContent = s);
@@ -168,18 +171,29 @@ let sdkSessions = 0;
 let baseSessions = 0;
 
 // ---- contenders ---------------------------------------------------------------------------------
+let cmpClient = null;
+
+/** W1 with one SDK build's client: createSession (untimed), send → first snapshot with the turn done. */
+async function sdkW1(c) {
+  const session = await c.createSession({ agent: { name: "bench" } });
+  sdkSessions++;
+  const done = when(session, (s) => s.turns.at(-1)?.status === "done");
+  const t0 = performance.now();
+  await session.send("go");
+  const { t, frames, snap } = await done;
+  const got = checkSdkW1(snap);
+  globalThis.__keep = session;
+  return { ms: t - t0, frames, bytes: w1.bytes.length, events: w1.meta.events, got, ok: verified(got, expectW1()) };
+}
+
 const contenders = {
   async "w1-sdk"() {
     client ??= new AgentClient({ baseUrl: "" });
-    const session = await client.createSession({ agent: { name: "bench" } });
-    sdkSessions++;
-    const done = when(session, (s) => s.turns.at(-1)?.status === "done");
-    const t0 = performance.now();
-    await session.send("go");
-    const { t, frames, snap } = await done;
-    const got = checkSdkW1(snap);
-    globalThis.__keep = session;
-    return { ms: t - t0, frames, bytes: w1.bytes.length, events: w1.meta.events, got, ok: verified(got, expectW1()) };
+    return sdkW1(client);
+  },
+  async "w1-sdk-cmp"() {
+    cmpClient ??= new CmpClient({ baseUrl: "" });
+    return sdkW1(cmpClient);
   },
   async "w1-base"() {
     const session = new BaselineSession(`b${++baseSessions}`, { baseUrl: "", storage: localStorage });
@@ -315,6 +329,11 @@ try {
   ({ default: wasmInit } = await import(`/${PKG}/wasm/forgestream_web.js`));
   await init();
   wasm = await wasmInit(); // the same instance the SDK uses: exposes `memory` to the bench only
+  if (CMP) {
+    const cmp = await import("/pkgcmp/dist/index.js");
+    await cmp.init();
+    CmpClient = cmp.AgentClient;
+  }
   __bench.ready = true;
   status("ready");
 } catch (e) {

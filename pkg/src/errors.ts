@@ -1,19 +1,11 @@
-/** Stable error codes (DESIGN.md "Errors"): branch on these, never on messages. */
-export type ErrorCode =
-  | "network"
-  | "http"
-  | "auth"
-  | "forbidden"
-  | "not-found"
-  | "conflict"
-  | "protocol"
-  | "turn-running"
-  | "invalid-response"
-  | "storage"
-  | "aborted"
-  | "invalid-input"
-  | "internal"
-  | "not-initialized";
+import type { ErrorCode as SessionErrorCode } from "../wasm/forgestream_web.js";
+
+/**
+ * Stable error codes (DESIGN.md "Errors"): branch on these, never on messages. Generated from the
+ * core's `ErrorCode` enum (`SessionErrorCode`), plus `not-initialized`, which only the TS layer
+ * raises (an `AgentClient` before `init()`).
+ */
+export type ErrorCode = SessionErrorCode | "not-initialized";
 
 /** Every error the SDK throws or reports: a real `Error` with a stable `code`. */
 export class ForgestreamError extends Error {
@@ -35,7 +27,10 @@ export class ForgestreamError extends Error {
   /** Converts anything thrown by the wasm core into a `ForgestreamError` (an unknown throw is `internal`). */
   static from(error: unknown): ForgestreamError {
     if (error instanceof ForgestreamError) return error;
-    if (error instanceof Error && (error as { code?: unknown }).code !== undefined) {
+    // The wasm side throws a JS `Error` named `ForgestreamError` whose `code` it took from the
+    // core's enum (`ErrorCode::as_str`); any other throw with a `code` (a DOMException's number,
+    // a Node `ECONNRESET`) is not one of ours.
+    if (error instanceof Error && error.name === "ForgestreamError" && typeof (error as { code?: unknown }).code === "string") {
       const e = error as Error & { code: ErrorCode; retryable?: boolean; status?: number };
       return new ForgestreamError(e.code, e.message, { retryable: e.retryable ?? false, ...(e.status === undefined ? {} : { status: e.status }), cause: error });
     }

@@ -292,6 +292,10 @@ const closedError = (): ForgestreamError => new ForgestreamError("aborted", "the
 export class AgentSession implements Disposable {
   #s: SharedSession | undefined;
   readonly #id: string;
+  /** This handle's subscriptions (listener → unsubscribe), told once when it closes. */
+  readonly #subscribed = new Map<() => void, () => void>();
+  /** After `close()`: the last snapshot, with the badge `idle` (this handle follows nothing). */
+  #final: ChatSnapshot | undefined;
 
   /** @internal use `AgentClient.createSession` / `session` / `restore`. */
   constructor(shared_: unknown) {
@@ -332,9 +336,21 @@ export class AgentSession implements Disposable {
   close(): void {
     const s = this.#s;
     if (!s) return;
+    const last = s.chat.getSnapshot();
+    // This handle follows nothing any more: no badge or status may still say it streams.
+    const status = last.status === "paused" || last.status === "error" ? last.status : "idle";
+    this.#final = Object.freeze({ ...last, status, connection: Object.freeze({ status: "idle", turnId: last.connection.turnId }) });
     this.#s = undefined;
     finalizer.unregister(this);
     releaseHandle(s);
+    // A UI rendering this handle (`useSyncExternalStore`) must re-read it, or it keeps showing
+    // the badge of a connection that is gone.
+    const subscribed = [...this.#subscribed];
+    this.#subscribed.clear();
+    for (const [listener, off] of subscribed) {
+      off();
+      listener();
+    }
   }
 
   /** `using session = …` closes it at the end of the scope. */
@@ -346,14 +362,23 @@ export class AgentSession implements Disposable {
    * Registers a listener called (at most once per animation frame while streaming) when the
    * snapshot changed. Returns the unsubscribe function. Compatible with `useSyncExternalStore`.
    */
-  subscribe = (listener: () => void): (() => void) => (this.#s ? this.#s.chat.subscribe(listener) : () => {});
+  subscribe = (listener: () => void): (() => void) => {
+    if (!this.#s) return () => {};
+    const off = this.#s.chat.subscribe(listener);
+    this.#subscribed.set(listener, off);
+    return () => {
+      off();
+      this.#subscribed.delete(listener);
+    };
+  };
 
   /**
    * The current immutable snapshot: the turns/items view, plus `messages` (the chat list),
    * `status` and `error` (the one error channel). Unchanged parts keep their identity between
-   * snapshots.
+   * snapshots. After `close()`, the last one with the connection `idle` (a render may still
+   * read it).
    */
-  getSnapshot = (): ChatSnapshot => this.#shared().chat.getSnapshot();
+  getSnapshot = (): ChatSnapshot => this.#final ?? this.#shared().chat.getSnapshot();
 
   /**
    * Loads the session's history (turns and the session timeline). The first load of a session

@@ -7,40 +7,9 @@
  * `useSyncExternalStore` and Vue's `shallowRef` re-render only what changed. Notifications are
  * coalesced to one per animation frame (a timer when the page is hidden, where frames stop).
  */
-import type { WasmSession } from "../wasm/forgestream_web.js";
+import type { CoreChanges, ItemAppend, TurnHeader, WasmSession } from "../wasm/forgestream_web.js";
 import { ForgestreamError } from "./errors.js";
 import type { ConnectionState, ItemView, PendingAction, SessionSnapshot, ThreadView, TurnSnapshot, UsageView, Warning } from "./types.js";
-
-/** A turn header as the core sends it: the turn without its items, plus their keys in order. */
-type TurnHeader = Omit<TurnSnapshot, "items"> & { itemKeys: string[] };
-
-/**
- * A message that only gained text since the store's copy (at `baseVersion`): each present field
- * is the text to append (absent: unchanged).
- */
-interface TextAppend {
-  baseVersion: number;
-  version: number;
-  content?: string;
-  reasoning?: string;
-  refusal?: string;
-}
-
-/** The wire shape of `snapshot()` / `takeChanges()` (absent fields did not change). */
-interface CoreChanges {
-  sessionId: string;
-  /** Drain counter: consecutive unless someone else drained the core in between. */
-  drain: number;
-  order?: string[];
-  turns?: TurnHeader[];
-  items?: { turnId: string; key: string; removed: boolean; value?: ItemView; append?: TextAppend }[];
-  pending?: PendingAction[];
-  threads?: ThreadView[];
-  usage?: UsageView;
-  connection: ConnectionState;
-  error: { code: string; message: string; retryable: boolean; status?: number } | null;
-  warnings?: Warning[];
-}
 
 /** The snapshot before a session has loaded anything. */
 export const EMPTY_SNAPSHOT: SessionSnapshot = Object.freeze({
@@ -144,7 +113,7 @@ export class SnapshotStore {
    * taken instead, so an incremental update can never produce a view a full one would not.
    */
   #drainCore(): CoreChanges {
-    const c = this.#core.takeChanges() as CoreChanges;
+    const c = this.#core.takeChanges();
     if (c.drain === this.#drain + 1 && (c.items ?? []).every((i) => !i.append || this.#canAppend(i.turnId, i.key, i.append))) {
       this.#drain = c.drain;
       return c;
@@ -154,12 +123,12 @@ export class SnapshotStore {
   }
 
   #full(): CoreChanges {
-    const c = this.#core.snapshot() as CoreChanges;
+    const c = this.#core.snapshot();
     this.#drain = c.drain;
     return c;
   }
 
-  #canAppend(turnId: string, key: string, a: TextAppend): boolean {
+  #canAppend(turnId: string, key: string, a: ItemAppend): boolean {
     const prev = this.#items.get(turnId)?.get(key);
     if (!prev || prev.version !== a.baseVersion || prev.body.kind !== "message") return false;
     const content = prev.body.content;
@@ -167,7 +136,7 @@ export class SnapshotStore {
   }
 
   /** The new item: `prev` plus the appended text (string concatenation is cheap in JS engines). */
-  static #appended(prev: ItemView, a: TextAppend): ItemView {
+  static #appended(prev: ItemView, a: ItemAppend): ItemView {
     const body = prev.body as Extract<ItemView["body"], { kind: "message" }>;
     const grow = <T extends string | null | undefined>(old: T, suffix: string | undefined) => (suffix === undefined ? old : (old ?? "") + suffix);
     return {
@@ -212,7 +181,7 @@ export class SnapshotStore {
 
     const prev = this.#snapshot;
     const turns = touched.size > 0 || orderChanged ? Object.freeze(this.#order.map((id) => this.#turns.get(id)).filter((t): t is TurnSnapshot => t !== undefined)) : prev.turns;
-    const error = c.error ? (prev.error && prev.error.message === c.error.message ? prev.error : new ForgestreamError(c.error.code as never, c.error.message, { retryable: c.error.retryable, ...(c.error.status === undefined ? {} : { status: c.error.status }) })) : null;
+    const error = c.error ? (prev.error && prev.error.message === c.error.message ? prev.error : new ForgestreamError(c.error.code, c.error.message, { retryable: c.error.retryable, ...(c.error.status === undefined ? {} : { status: c.error.status }) })) : null;
     const connection = sameConnection(prev.connection, c.connection) ? prev.connection : Object.freeze(c.connection);
     const next: SessionSnapshot = {
       sessionId: c.sessionId,

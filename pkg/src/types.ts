@@ -1,8 +1,22 @@
 /**
- * Public types. The view types (`TurnView`, `ItemView`, `PendingAction`, …) are generated from
- * the Rust core by tsify, so the `.d.ts` cannot drift from what the core produces.
+ * Public types. Every shape that crosses between the wasm core and JS — the view types
+ * (`TurnView`, `ItemView`, `PendingAction`, …), the options' data, decisions, error codes,
+ * connection state, warnings, frame log entries — is generated from the Rust core by tsify, so
+ * the `.d.ts` cannot drift from what the core produces. What is written here composes them
+ * (snapshots, the options' callbacks) or types what never crosses as a Rust type (inputs as sent
+ * on the wire, the create body, the digest).
  */
-import type { ItemView, PendingAction, ThreadView, TurnView, UsageView } from "../wasm/forgestream_web.js";
+import type {
+  ClientOptions as CoreClientOptions,
+  ConnectionState,
+  ItemView,
+  LoggedFrame,
+  PendingAction,
+  ReportedWarning,
+  ThreadView,
+  TurnHeader,
+  UsageView,
+} from "../wasm/forgestream_web.js";
 import type { ForgestreamError } from "./errors.js";
 
 export type {
@@ -26,35 +40,29 @@ export type {
   MessageView,
   ToolResultView,
   RequiredCallView,
+  ConnectionState,
+  Decision,
+  Credentials,
+  Flavor,
+  ReconnectOptions,
+  StorageKind,
+  Transport,
 } from "../wasm/forgestream_web.js";
 
-/** `AgentClient` options. */
-export interface ClientOptions {
-  /** Server origin (+ tenant path for the gateway); `""` = same origin. */
-  baseUrl?: string;
-  /** Server family: open-source TrueForge (default) or the TrueFoundry gateway. */
-  flavor?: "trueforge" | "gateway";
+/**
+ * `AgentClient` options: the data the engine reads (generated from the core's `ClientOptions`:
+ * `baseUrl`, `flavor`, `credentials`, `transport`, `storage`, `storageNamespace`, `reconnect`,
+ * `maxFrameBytes`, `inspect`; checked there, `invalid-input` when wrong) plus the app's callbacks,
+ * which are functions and stay on the JS side.
+ */
+export interface ClientOptions extends CoreClientOptions {
   /** Headers for every request, or a provider called before every attempt (tokens can refresh). */
   headers?: HeadersInit | (() => HeadersInit | Promise<HeadersInit>);
-  /** `fetch` credentials mode (default `"same-origin"`); `"include"` also sets EventSource `withCredentials`. */
-  credentials?: RequestCredentials;
-  /** `"fetch"` (default; any method, custom headers) or `"eventsource"` (GET + cookies, TrueForge only). */
-  transport?: "fetch" | "eventsource";
-  /** Where resume checkpoints live (default `"local"`). Only IDs and cursors are stored. */
-  storage?: "local" | "session" | "memory";
-  /** Key namespace of the checkpoints (default `"forgestream"`), for several clients per origin. */
-  storageNamespace?: string;
-  /** Reconnect policy (ms): full-jitter exponential backoff between `minDelayMs` (default 250) and `maxDelayMs` (default 30 000), base `baseDelayMs` (500), idle watchdog. */
-  reconnect?: { baseDelayMs?: number; minDelayMs?: number; maxDelayMs?: number; idleTimeoutMs?: number; maxAttempts?: number };
-  /** Per-frame byte cap of the SSE parser (default 16 MiB). */
-  maxFrameBytes?: number;
   /**
    * Follow turns that another tab of this origin starts in the same session (BroadcastChannel;
    * default true): the other tab's turn streams into this tab's view too.
    */
   followOtherTabs?: boolean;
-  /** Keep a bounded log of received frames for `session.eventLog()` (inspectors, demos). */
-  inspect?: boolean;
   /** Non-fatal findings: protocol oddities, storage fallbacks, dropped orphan deltas. */
   onWarning?: (warning: Warning) => void;
 }
@@ -68,27 +76,11 @@ export type InputItem =
   | { type: "user.tool_approval"; thread_id: string; tool_call_id: string; approval: { status: "allow" } | { status: "deny"; reason?: string } }
   | { type: "user.tool_response"; thread_id: string; tool_call_id: string; content: string };
 
-/** One decision of a `respond` batch (see `approve`, `deny`, `answer`). */
-export type Decision =
-  | { kind: "allow"; toolCallId: string }
-  | { kind: "deny"; toolCallId: string; reason?: string }
-  | { kind: "answer"; toolCallId: string; content: string }
-  | { kind: "authDone" };
-
-/** A non-fatal finding reported to `onWarning`. */
-export interface Warning {
-  code: string;
-  message: string;
-}
-
-/** The connection badge. */
-export type ConnectionState =
-  | { status: "idle" | "connecting" | "live" | "rebuilding" | "offline" | "done" | "liveUnavailable"; turnId: string | null }
-  | { status: "reconnecting"; attempt: number; nextAtMs: number; turnId: string | null }
-  | { status: "failed"; turnId: string | null };
+/** A non-fatal finding reported to `onWarning` (generated: the core's `ReportedWarning`). */
+export type Warning = ReportedWarning;
 
 /** One turn in a snapshot: its header and its items in stream order. */
-export interface TurnSnapshot extends Omit<TurnView, "items"> {
+export interface TurnSnapshot extends Omit<TurnHeader, "itemKeys"> {
   readonly items: readonly ItemView[];
 }
 
@@ -108,21 +100,14 @@ export interface SessionSnapshot {
   readonly error: ForgestreamError | null;
 }
 
-/** One received frame, as `session.eventLog()` lists it. */
-export interface FrameLogEntry {
-  turnId: string;
-  sequenceNumber: number | null;
-  eventType: string;
-  threadId: string | null;
-  id: string | null;
-  /** Size of the frame's data, bytes. */
-  bytes: number;
-  /** Wall-clock ms when applied. */
-  atMs: number;
-}
+/** One received frame, as `session.eventLog()` lists it (generated: the core's `LoggedFrame`). */
+export type FrameLogEntry = LoggedFrame;
 
-/** What `session.exportEvents()` returns (see there); item shapes are documented in the core's
- * `SessionView::summary`. */
+/**
+ * What `session.exportEvents()` returns (see there); item shapes are documented in the core's
+ * `SessionView::summary`. Typed here, not generated: the digest is built as a `serde_json::Value`
+ * (a canonical form for evaluators, compared as JSON), so there is no Rust type to derive from.
+ */
 export interface SessionDigest {
   turns: { id: string; previousTurnId: string | null; status: string; items: Record<string, unknown>[]; usage: Record<string, unknown> }[];
   threads: { main: unknown[]; detached: unknown[] };

@@ -6,7 +6,7 @@
 import type { WasmSession } from "../wasm/forgestream_web.js";
 import type { ItemView, TurnSnapshot } from "../src/types.js";
 
-/** The change-set shape of `snapshot()` / `takeChanges()` (mirrors `CoreChanges` in snapshot.ts). */
+/** Test data in the shape of `snapshot()` / `takeChanges()` (the generated `CoreChanges`), typed loosely so tests can script states the core never produces. */
 export interface Changes {
   sessionId: string;
   drain: number;

@@ -204,10 +204,19 @@ describe("ForgestreamError.from", () => {
     expect(ForgestreamError.from(e)).toBe(e);
   });
   it("carries a coded error's code, status and retryability", () => {
-    const raw = Object.assign(new Error("gone"), { code: "not-found", status: 404 });
+    // As the wasm side throws it (crates/forgestream-web/src/error.rs): an Error named
+    // ForgestreamError whose code comes from the core's ErrorCode enum.
+    const raw = Object.assign(new Error("gone"), { name: "ForgestreamError", code: "not-found", status: 404 });
     const e = ForgestreamError.from(raw);
     expect(e).toMatchObject({ code: "not-found", status: 404, retryable: false, message: "gone" });
     expect(e.cause).toBe(raw);
+  });
+  it("a foreign error with a code of its own is internal, not passed off as one of ours", () => {
+    // A Node system error and a DOMException both carry `code`; neither is a ForgestreamError.
+    const node = Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+    expect(ForgestreamError.from(node)).toMatchObject({ code: "internal", retryable: false, message: "socket hang up" });
+    const dom = new DOMException("quota", "QuotaExceededError");
+    expect(ForgestreamError.from(dom).code).toBe("internal");
   });
   it("network errors are retryable by default", () => {
     expect(new ForgestreamError("network", "x").retryable).toBe(true);

@@ -5,7 +5,7 @@
  * run time `expectTypeOf` does nothing; the assertions are the types.
  */
 import { describe, expectTypeOf, it } from "vitest";
-import type { AgentClient, AgentSession, ChatMessage, ChatSnapshot, ConnectionState, Decision, ErrorCode, ForgestreamError, InputItem, ItemBody, JsonValue, PendingAction, QuestionView, SessionSnapshot, SessionStatus, ToolPart, ToolResult, ToolState, TurnStatus, Warning } from "../src/index.js";
+import type { AgentClient, AgentSession, ChatMessage, ChatSnapshot, ClientOptions, ConnectionState, Decision, ErrorCode, ForgestreamError, FrameLogEntry, InputItem, ItemBody, JsonValue, PendingAction, QuestionView, SessionSnapshot, SessionStatus, ToolPart, ToolResult, ToolState, TurnStatus, Warning } from "../src/index.js";
 import type { AgentSessionHandle, OpenSessionOptions } from "../src/react.js";
 import type { AgentSessionRefs } from "../src/vue.js";
 import type { approve, deny, answer, init } from "../src/index.js";
@@ -43,6 +43,29 @@ describe("public types", () => {
     // Only `reconnecting` carries the attempt and the next wake-up.
     expectTypeOf<Extract<ConnectionState, { status: "reconnecting" }>>().toHaveProperty("nextAtMs").toEqualTypeOf<number>();
     expectTypeOf<Warning>().toEqualTypeOf<{ code: string; message: string }>();
+  });
+
+  it("the generated boundary types keep their public shapes", () => {
+    // Client options: the data part is generated from the core's `ClientOptions`.
+    expectTypeOf<ClientOptions["flavor"]>().toEqualTypeOf<"trueforge" | "gateway" | undefined>();
+    expectTypeOf<ClientOptions["transport"]>().toEqualTypeOf<"fetch" | "eventsource" | undefined>();
+    expectTypeOf<ClientOptions["storage"]>().toEqualTypeOf<"local" | "session" | "memory" | undefined>();
+    expectTypeOf<ClientOptions["credentials"]>().toEqualTypeOf<"omit" | "same-origin" | "include" | undefined>();
+    expectTypeOf<NonNullable<ClientOptions["reconnect"]>>().toEqualTypeOf<{ baseDelayMs?: number; minDelayMs?: number; maxDelayMs?: number; idleTimeoutMs?: number; maxAttempts?: number }>();
+    expectTypeOf<ClientOptions["baseUrl"]>().toEqualTypeOf<string | undefined>();
+    expectTypeOf<ClientOptions["onWarning"]>().toEqualTypeOf<((warning: Warning) => void) | undefined>();
+    // Decisions, as `respond` takes them.
+    expectTypeOf<Decision>().toEqualTypeOf<
+      { kind: "allow"; toolCallId: string } | { kind: "deny"; toolCallId: string; reason?: string } | { kind: "answer"; toolCallId: string; content: string } | { kind: "authDone" }
+    >();
+    // The inspector's log entries.
+    expectTypeOf<FrameLogEntry>().toEqualTypeOf<{ turnId: string; sequenceNumber: number | null; eventType: string; threadId: string | null; id: string | null; bytes: number; atMs: number }>();
+    // Every badge names its turn (null before it is known).
+    expectTypeOf<ConnectionState["turnId"]>().toEqualTypeOf<string | null>();
+    // A turn of the snapshot has the header fields of the core's turn view, items as a read-only list.
+    expectTypeOf<SessionSnapshot["turns"][number]["cancelReason"]>().toEqualTypeOf<string | null>();
+    expectTypeOf<SessionSnapshot["turns"][number]["items"]>().toEqualTypeOf<readonly import("../src/index.js").ItemView[]>();
+    expectTypeOf<SessionSnapshot["turns"][number]>().not.toHaveProperty("itemKeys");
   });
 
   it("session actions", () => {

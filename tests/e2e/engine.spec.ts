@@ -1,6 +1,6 @@
 import { expect, test } from "@playwright/test";
 import { cyclesLeaveSessionsCollectable } from "./checks/collect";
-import { interruptShowsCancelled, concurrentRestoresShareOneSubscribe, stalePointerRestoresNull, respondRightAfterRestore, reconnectGapsAboveFloor, twoHandlesOneStream, openSdk, type Sdk } from "./checks/engine";
+import { interruptShowsCancelled, concurrentRestoresShareOneSubscribe, stalePointerRestoresNull, respondRightAfterRestore, reconnectGapsAboveFloor, twoHandlesOneStream, disconnectShowsIdleAtOnce, reactHandleCloseLeavesNoLiveBadge, openSdk, type Sdk } from "./checks/engine";
 
 // The defects of issue 12, checked where the user sees it (tests/e2e/checks/engine.ts, also run in
 // Firefox by firefox.spec.ts). That closed sessions are freed is shown twice: in every engine by
@@ -13,6 +13,8 @@ test("a stale or corrupt last-session pointer: restore() resolves null and the p
 test("respond immediately after restore onto a paused turn works", ({ page }) => respondRightAfterRestore({ page }));
 test("reconnect gaps never go below the 250 ms floor", ({ page }) => reconnectGapsAboveFloor({ page }));
 test("two handles on one session stream each turn once", ({ page }) => twoHandlesOneStream({ page }));
+test("disconnect() shows the connection idle at once", ({ page }) => disconnectShowsIdleAtOnce({ page }));
+test("closing the React hook's own handle leaves no live badge on the page", ({ page }) => reactHandleCloseLeavesNoLiveBadge({ page }));
 
 test("200 open/close cycles of sessions with listeners leave every handle and listener collectable", ({ page }) => cyclesLeaveSessionsCollectable({ page }));
 

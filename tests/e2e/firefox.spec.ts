@@ -8,7 +8,7 @@ import { vueReopensAfterReload, vueStreamsATurn } from "./checks/vue";
 import { dropConnectionMidStream, rebuildAfter412, refreshMidStream, refreshWhilePaused } from "./checks/resume";
 import { twoTabs } from "./checks/tabs";
 import { cancelEndsStuckTurn, crashStuckTurnShowsLiveUnavailable, newTurnCancelsStuckTurn } from "./checks/lifecycle";
-import { interruptShowsCancelled, concurrentRestoresShareOneSubscribe, stalePointerRestoresNull, respondRightAfterRestore, reconnectGapsAboveFloor, twoHandlesOneStream } from "./checks/engine";
+import { interruptShowsCancelled, concurrentRestoresShareOneSubscribe, stalePointerRestoresNull, respondRightAfterRestore, reconnectGapsAboveFloor, twoHandlesOneStream, disconnectShowsIdleAtOnce, reactHandleCloseLeavesNoLiveBadge } from "./checks/engine";
 import { test } from "./firefox/fixtures";
 
 // The end-to-end checks in Debian's headless Firefox ESR over WebDriver BiDi (tests/e2e/firefox/bidi.ts
@@ -29,6 +29,8 @@ test("a stale or corrupt last-session pointer: restore() resolves null and the p
 test("respond immediately after restore onto a paused turn works", ({ fx }) => respondRightAfterRestore(fx));
 test("reconnect gaps never go below the 250 ms floor", ({ fx }) => reconnectGapsAboveFloor(fx));
 test("two handles on one session stream each turn once", ({ fx }) => twoHandlesOneStream(fx));
+test("disconnect() shows the connection idle at once", ({ fx }) => disconnectShowsIdleAtOnce(fx));
+test("closing the React hook's own handle leaves no live badge on the page", ({ fx }) => reactHandleCloseLeavesNoLiveBadge(fx));
 test("the SDK shows live updates unavailable and the turn running", ({ fx }) => crashStuckTurnShowsLiveUnavailable(fx));
 test("the user can send a new turn, which cancels the stuck one", ({ fx }) => newTurnCancelsStuckTurn(fx));
 test("Cancel ends the stuck turn and the user can go on", ({ fx }) => cancelEndsStuckTurn(fx));

@@ -16,23 +16,32 @@ use core::fmt;
 use crate::reduce::{PendingAction, PendingKind, SessionView};
 use crate::wire::{Approval, InputItem, UserContent};
 
-/// The app's answer to one pending action.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The app's answer to one pending action. From JS: `{kind: "allow" | "deny" | "answer",
+/// toolCallId, reason?, content}` or `{kind: "authDone"}` (built by the SDK's `approve`, `deny`,
+/// `answer`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(tag = "kind", rename_all = "camelCase")]
 pub enum Decision {
     /// Approve a `tool.approval_required` call.
+    #[serde(rename_all = "camelCase")]
     Allow {
         /// The pending call.
         tool_call_id: String,
     },
     /// Deny a `tool.approval_required` call (the model sees
     /// `{"error":"User denied tool call: <reason>"}`).
+    #[serde(rename_all = "camelCase")]
     Deny {
         /// The pending call.
         tool_call_id: String,
         /// Shown to the model.
+        #[serde(default)]
+        #[cfg_attr(feature = "tsify", tsify(optional))]
         reason: Option<String>,
     },
     /// Answer a `tool.response_required` call (e.g. `ask_user_question`); non-empty.
+    #[serde(rename_all = "camelCase")]
     Answer {
         /// The pending call.
         tool_call_id: String,

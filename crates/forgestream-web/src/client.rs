@@ -13,11 +13,10 @@ use forgestream_core::session::{self, Command, ErrorCode, Pointer, SessionError}
 use forgestream_core::wire;
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 use crate::error::{invalid_input, to_js};
-use crate::executor::{engine_for, ClientShared, Engine, Reply};
+use crate::executor::{engine_for, ClientShared, Engine};
 use crate::options::ClientOptions;
 use crate::snapshot;
 use crate::storage::CheckpointStore;
@@ -32,11 +31,16 @@ pub struct WasmClient {
 impl WasmClient {
     /// Reads the options object (see `ClientOptions::from_js`); throws `invalid-input`.
     #[wasm_bindgen(constructor)]
-    pub fn new(options: JsValue) -> Result<WasmClient, JsValue> {
+    pub fn new(
+        #[wasm_bindgen(
+            unchecked_param_type = "ClientOptions & { headers?: () => Promise<[string, string][]>; [jsOnly: string]: unknown }"
+        )]
+        options: JsValue,
+    ) -> Result<WasmClient, JsValue> {
         let options = ClientOptions::from_js(&options).map_err(|e| to_js(&e))?;
         let store = RefCell::new(CheckpointStore::new(
-            options.storage,
-            &options.storage_namespace,
+            options.config.storage,
+            &options.config.storage_namespace,
         ));
         Ok(WasmClient {
             shared: Rc::new(ClientShared { options, store }),
@@ -90,9 +94,7 @@ impl WasmClient {
             let handle = WasmSession::on(engine_for(&shared, &id));
             let engine = handle.engine().map_err(|e| to_js(&e))?;
             let checkpoint = shared.store.borrow_mut().load(&id);
-            let found =
-                JsFuture::from(engine.command(Command::Restore { checkpoint }, Reply::Restored))
-                    .await?;
+            let found = JsFuture::from(engine.command(Command::Restore { checkpoint })).await?;
             if found.as_bool() == Some(true) {
                 Ok(handle.into())
             } else {
@@ -125,44 +127,17 @@ impl WasmClient {
     }
 }
 
-/// `POST /sessions`; the new session's id (the rest of the object is app data).
+/// `POST /sessions`; the new session's id (request and answer are the core's).
 async fn create_session(shared: &ClientShared, body: String) -> Result<String, SessionError> {
-    #[derive(serde::Deserialize)]
-    struct Created {
-        id: String,
-    }
-    let request = session::HttpRequest {
-        id: 0,
-        method: session::Method::Post,
-        url: shared.options.api.sessions(),
-        last_event_id: None,
-        json_body: Some(body),
-        response: session::ResponseKind::Whole,
-    };
-    let headers = crate::headers::resolve(shared.options.headers.as_ref())
-        .await
-        .map_err(|_| SessionError::new(ErrorCode::Auth, "the headers provider failed"))?;
+    let request = session::create_session_request(&shared.options.config.api, body);
+    let headers = crate::headers::resolve(shared.options.headers.as_ref()).await?;
     let abort = web_sys::AbortController::new()
         .map_err(|_| SessionError::new(ErrorCode::Internal, "AbortController unavailable"))?;
-    let response = crate::transport::http::send(
-        &request,
-        &headers,
-        &shared.options.credentials,
-        &abort.signal(),
-    )
-    .await
-    .map_err(|e| e.into_session_error())?;
-    if !(200..300).contains(&response.status) {
-        return Err(SessionError::http(response.status, &response.body));
-    }
-    serde_json::from_slice::<wire::Single<Created>>(&response.body)
-        .map(|s| s.data.id)
-        .map_err(|e| {
-            SessionError::new(
-                ErrorCode::InvalidResponse,
-                format!("malformed session: {e}"),
-            )
-        })
+    let credentials = shared.options.config.credentials.as_str();
+    let response = crate::transport::http::send(&request, &headers, credentials, &abort.signal())
+        .await
+        .map_err(|e| e.into_session_error())?;
+    session::created_session_id(response.status, &response.body)
 }
 
 /// A handle on one session's engine.
@@ -195,9 +170,9 @@ impl WasmSession {
         self.engine().ok().map(|e| f(&e))
     }
 
-    fn run(&self, command: Command, reply: Reply) -> Promise {
+    fn run(&self, command: Command) -> Promise {
         match self.engine() {
-            Ok(engine) => engine.command(command, reply),
+            Ok(engine) => engine.command(command),
             Err(e) => Promise::reject(&to_js(&e)),
         }
     }
@@ -256,7 +231,7 @@ impl WasmSession {
     /// Loads the session's history: its turns (states) and the session timeline. Joins a load
     /// already in flight. Resolves when applied.
     pub fn load(&self) -> Promise {
-        self.run(Command::Load, Reply::Unit)
+        self.run(Command::Load)
     }
 
     /// Resumes the turn recorded in this session's checkpoint, if any (after a page refresh):
@@ -266,7 +241,7 @@ impl WasmSession {
         let checkpoint = self
             .with(|e| e.client.store.borrow_mut().load(&self.id))
             .flatten();
-        self.run(Command::Resume { checkpoint }, Reply::Resumed)
+        self.run(Command::Resume { checkpoint })
     }
 
     /// Follows an existing turn (e.g. one another tab started): check, subscribe. Nothing if
@@ -281,7 +256,7 @@ impl WasmSession {
     /// new turn id once `turn.created` arrived.
     pub fn send(&self, input: String, interrupt: bool) -> Promise {
         match serde_json::from_str::<Vec<wire::InputItem>>(&input) {
-            Ok(input) => self.run(Command::Send { input, interrupt }, Reply::Turn),
+            Ok(input) => self.run(Command::Send { input, interrupt }),
             Err(e) => Promise::reject(&invalid_input(format!("invalid input items: {e}"))),
         }
     }
@@ -289,17 +264,20 @@ impl WasmSession {
     /// Answers every pending action of the paused turn in one batch (validated by the core as the
     /// server would, PROTOCOL §7) and starts the continuation turn. `decisions` is an array of
     /// `{kind:"allow"|"deny"|"answer", toolCallId, reason?, content?}` or `{kind:"authDone"}`.
-    pub fn respond(&self, decisions: JsValue) -> Promise {
-        match parse_decisions(&decisions) {
-            Ok(decisions) => self.run(Command::Respond { decisions }, Reply::Turn),
-            Err(e) => Promise::reject(&e),
+    pub fn respond(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Decision[]")] decisions: JsValue,
+    ) -> Promise {
+        match serde_wasm_bindgen::from_value::<Vec<Decision>>(decisions) {
+            Ok(decisions) => self.run(Command::Respond { decisions }),
+            Err(e) => Promise::reject(&invalid_input(format!("invalid decisions: {e}"))),
         }
     }
 
     /// Stops the turn: `POST /cancel` (idempotent); the stream goes on until `turn.done`
     /// (`cancelled`).
     pub fn cancel(&self) -> Promise {
-        self.run(Command::Cancel, Reply::Unit)
+        self.run(Command::Cancel)
     }
 
     /// Closes the transport without cancelling the turn (it keeps running on the server; the
@@ -323,7 +301,7 @@ impl WasmSession {
 
     /// The inspector's frame log (`inspect: true` only): `[{turnId, sequenceNumber, eventType,
     /// threadId, id, bytes, atMs}]`, oldest first, at most the last 2000 frames.
-    #[wasm_bindgen(js_name = eventLog)]
+    #[wasm_bindgen(js_name = eventLog, unchecked_return_type = "LoggedFrame[]")]
     pub fn event_log(&self) -> Result<JsValue, JsValue> {
         let engine = self.engine().map_err(|e| to_js(&e))?;
         let session = engine.session.borrow();
@@ -333,51 +311,35 @@ impl WasmSession {
     /// The frames logged after the first `seen` ever logged: `{total, capacity, frames}`, where
     /// `total` counts every frame ever logged, `capacity` is the log's bound and `frames` are
     /// the newest `min(total - seen, kept)` entries, oldest first, shaped as in `eventLog`.
-    #[wasm_bindgen(js_name = eventLogSince)]
+    #[wasm_bindgen(js_name = eventLogSince, unchecked_return_type = "EventLogPage")]
     pub fn event_log_since(&self, seen: f64) -> Result<JsValue, JsValue> {
-        #[derive(serde::Serialize)]
-        struct Since<'a> {
-            total: u64,
-            capacity: usize,
-            frames: Vec<&'a session::LoggedFrame>,
-        }
         let engine = self.engine().map_err(|e| to_js(&e))?;
         let session = engine.session.borrow();
-        let (log, total) = session.event_log();
         let seen = if seen.is_finite() && seen > 0.0 {
             seen as u64
         } else {
             0
         };
-        let new = total.saturating_sub(seen);
-        let skip = log
-            .len()
-            .saturating_sub(usize::try_from(new).unwrap_or(usize::MAX));
-        let out = Since {
-            total,
-            capacity: session::EVENT_LOG_CAPACITY,
-            frames: log.iter().skip(skip).collect(),
-        };
-        snapshot::json_to_js(&out).map_err(|e| to_js(&e))
+        snapshot::json_to_js(&session.event_log_since(seen)).map_err(|e| to_js(&e))
     }
 
     /// The whole view as a plain object (camelCase), for a first render.
-    #[wasm_bindgen(js_name = snapshot)]
+    #[wasm_bindgen(js_name = snapshot, unchecked_return_type = "CoreChanges")]
     pub fn snapshot(&self) -> Result<JsValue, JsValue> {
         let engine = self.engine().map_err(|e| to_js(&e))?;
         let mut session = engine.session.borrow_mut();
         session.reset_changes();
-        snapshot::full(&session).map_err(|e| to_js(&e))
+        snapshot::to_js(session.full_changes()).map_err(|e| to_js(&e))
     }
 
     /// What changed since the last `snapshot()` / `takeChanges()`: only the changed turns'
     /// headers, changed items, and the pending set / usage / status when they changed.
-    #[wasm_bindgen(js_name = takeChanges)]
+    #[wasm_bindgen(js_name = takeChanges, unchecked_return_type = "CoreChanges")]
     pub fn take_changes(&self) -> Result<JsValue, JsValue> {
         let engine = self.engine().map_err(|e| to_js(&e))?;
         let mut session = engine.session.borrow_mut();
         let (changes, warnings) = session.take_changes();
-        snapshot::changes(&session, &changes, &warnings).map_err(|e| to_js(&e))
+        snapshot::to_js(session.changes_of(&changes, &warnings)).map_err(|e| to_js(&e))
     }
 
     /// The reducer's canonical digest of the session (`SessionView::summary`): turns, items,
@@ -387,43 +349,6 @@ impl WasmSession {
     pub fn export_events(&self) -> Result<JsValue, JsValue> {
         let engine = self.engine().map_err(|e| to_js(&e))?;
         let session = engine.session.borrow();
-        snapshot::export_events(&session).map_err(|e| to_js(&e))
+        snapshot::json_to_js(&session.view().summary()).map_err(|e| to_js(&e))
     }
-}
-
-fn parse_decisions(value: &JsValue) -> Result<Vec<Decision>, JsValue> {
-    let array: js_sys::Array = value
-        .clone()
-        .dyn_into()
-        .map_err(|_| invalid_input("decisions must be an array"))?;
-    let get = |o: &JsValue, k: &str| {
-        js_sys::Reflect::get(o, &JsValue::from_str(k))
-            .ok()
-            .and_then(|v| v.as_string())
-    };
-    let mut out = Vec::with_capacity(array.length() as usize);
-    for d in array.iter() {
-        let kind = get(&d, "kind").unwrap_or_default();
-        let call = get(&d, "toolCallId");
-        let need_call = || {
-            call.clone()
-                .ok_or_else(|| invalid_input(format!("decision {kind:?} needs toolCallId")))
-        };
-        out.push(match kind.as_str() {
-            "allow" => Decision::Allow {
-                tool_call_id: need_call()?,
-            },
-            "deny" => Decision::Deny {
-                tool_call_id: need_call()?,
-                reason: get(&d, "reason"),
-            },
-            "answer" => Decision::Answer {
-                tool_call_id: need_call()?,
-                content: get(&d, "content").unwrap_or_default(),
-            },
-            "authDone" => Decision::AuthDone,
-            other => return Err(invalid_input(format!("unknown decision kind {other:?}"))),
-        });
-    }
-    Ok(out)
 }

@@ -9,10 +9,9 @@
 use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 
-use forgestream_core::resume;
 use forgestream_core::session::{
-    self, Command, CommandId, Effect, HttpRequest, Input, RequestId, ResponseKind, Session,
-    SessionError, Settled,
+    self, Command, CommandId, Credentials, Effect, HttpRequest, Input, RequestId, ResponseKind,
+    Session, SessionError, Settled,
 };
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
@@ -40,21 +39,7 @@ impl ClientShared {
     /// share an engine.
     fn same_configuration(&self, other: &ClientShared) -> bool {
         let (a, b) = (&self.options, &other.options);
-        a.api.base() == b.api.base()
-            && a.api.flavor == b.api.flavor
-            && a.transport == b.transport
-            && a.credentials == b.credentials
-            && a.storage == b.storage
-            && a.storage_namespace == b.storage_namespace
-            && a.max_frame_bytes == b.max_frame_bytes
-            && a.inspect == b.inspect
-            && resume::Config {
-                jitter_seed: 0,
-                ..a.reconnect
-            } == resume::Config {
-                jitter_seed: 0,
-                ..b.reconnect
-            }
+        a.config.same_as(&b.config)
             && match (&a.headers, &b.headers) {
                 (None, None) => true,
                 (Some(x), Some(y)) => JsValue::from(x) == JsValue::from(y),
@@ -93,19 +78,6 @@ pub fn engine_for(client: &Rc<ClientShared>, id: &str) -> Rc<Engine> {
     engine
 }
 
-/// How a settled command crosses into JS.
-#[derive(Clone, Copy)]
-pub enum Reply {
-    /// `undefined`.
-    Unit,
-    /// The turn id (`send`, `respond`).
-    Turn,
-    /// The turn id or `null` (`resume`).
-    Resumed,
-    /// `true` / `false` (`restore`: the session exists).
-    Restored,
-}
-
 /// One session's engine plus the I/O that carries out its effects.
 pub struct Engine {
     pub client: Rc<ClientShared>,
@@ -129,8 +101,8 @@ struct Io {
     /// The pending `setTimeout` with its deadline, and its persistent callback.
     timer: Option<(u64, JsValue)>,
     timer_callback: Option<Closure<dyn FnMut()>>,
-    /// Promises waiting for their command: (command, resolve, reject, reply shape).
-    pending: Vec<(CommandId, Function, Function, Reply)>,
+    /// Promises waiting for their command: (command, resolve, reject).
+    pending: Vec<(CommandId, Function, Function)>,
     /// `() => void`, set by the TS layer (it coalesces per animation frame).
     listener: Option<Function>,
     /// The `online` / `offline` listeners.
@@ -164,14 +136,11 @@ impl Engine {
     }
 
     /// Sends `command` and returns the promise it settles.
-    pub fn command(self: &Rc<Self>, command: Command, reply: Reply) -> js_sys::Promise {
+    pub fn command(self: &Rc<Self>, command: Command) -> js_sys::Promise {
         let id = self.next_command.get();
         self.next_command.set(id + 1);
         let promise = js_sys::Promise::new(&mut |resolve, reject| {
-            self.io
-                .borrow_mut()
-                .pending
-                .push((id, resolve, reject, reply));
+            self.io.borrow_mut().pending.push((id, resolve, reject));
         });
         feed(self, Input::Command { id, command });
         promise
@@ -204,7 +173,7 @@ impl Engine {
         drop(io);
         detach_network(network);
         let closed = SessionError::new(session::ErrorCode::Aborted, "the session was closed");
-        for (_, _, reject, _) in pending {
+        for (_, _, reject) in pending {
             let _ = reject.call1(&JsValue::UNDEFINED, &crate::error::to_js(&closed));
         }
         let me: *const Engine = Rc::as_ptr(self);
@@ -316,20 +285,19 @@ fn settle(engine: &Rc<Engine>, command: CommandId, outcome: Result<Settled, Sess
         let i = io.pending.iter().position(|(c, ..)| *c == command);
         i.map(|i| io.pending.swap_remove(i))
     };
-    let Some((_, resolve, reject, reply)) = entry else {
+    let Some((_, resolve, reject)) = entry else {
         return;
     };
+    // The settlement's own shape: `undefined`, the turn id, the followed turn or `null`, found.
     let _ = match outcome {
-        Ok(settled) => {
-            let value = match (reply, settled) {
-                (Reply::Turn, Settled::Turn(t)) => JsValue::from_str(&t),
-                (Reply::Resumed, Settled::Resumed(t)) => {
-                    t.map_or(JsValue::NULL, |t| JsValue::from_str(&t))
-                }
-                (Reply::Restored, Settled::Restored(found)) => JsValue::from_bool(found),
-                _ => JsValue::UNDEFINED,
-            };
-            resolve.call1(&JsValue::UNDEFINED, &value)
+        Ok(Settled::Done) => resolve.call1(&JsValue::UNDEFINED, &JsValue::UNDEFINED),
+        Ok(Settled::Turn(t)) => resolve.call1(&JsValue::UNDEFINED, &JsValue::from_str(&t)),
+        Ok(Settled::Resumed(t)) => resolve.call1(
+            &JsValue::UNDEFINED,
+            &t.map_or(JsValue::NULL, |t| JsValue::from_str(&t)),
+        ),
+        Ok(Settled::Restored(found)) => {
+            resolve.call1(&JsValue::UNDEFINED, &JsValue::from_bool(found))
         }
         Err(e) => reject.call1(&JsValue::UNDEFINED, &crate::error::to_js(&e)),
     };
@@ -355,10 +323,24 @@ async fn perform(weak: Weak<Engine>, request: HttpRequest, abort: AbortControlle
             if let Some(cursor) = request.last_event_id {
                 headers.push(("last-event-id".into(), cursor.to_string()));
             }
-            stream(&weak, &request, &headers, &options.credentials, &abort).await
+            stream(
+                &weak,
+                &request,
+                &headers,
+                options.config.credentials.as_str(),
+                &abort,
+            )
+            .await
         }
         ResponseKind::Whole => {
-            match http::send(&request, &headers, &options.credentials, &abort.signal()).await {
+            match http::send(
+                &request,
+                &headers,
+                options.config.credentials.as_str(),
+                &abort.signal(),
+            )
+            .await
+            {
                 Ok(r) => {
                     feed_weak(
                         &weak,
@@ -452,7 +434,7 @@ async fn stream(
 }
 
 fn open_event_source(engine: &Rc<Engine>, id: RequestId, url: &str) {
-    let with_credentials = engine.client.options.credentials == "include";
+    let with_credentials = engine.client.options.config.credentials == Credentials::Include;
     let weak = Rc::downgrade(engine);
     let sink_weak = weak.clone();
     let sink = move |event: SourceEvent| match event {

@@ -8,31 +8,10 @@
 use std::cell::RefCell;
 
 pub use forgestream_core::session::checkpoint::SCHEMA_VERSION;
-use forgestream_core::session::checkpoint::{self, CheckpointIssue, Pointer};
+use forgestream_core::session::checkpoint::{self, Pointer};
 pub use forgestream_core::session::Checkpoint;
 
-/// Default key namespace: records live under `forgestream:v1:session:<id>` and
-/// `forgestream:v1:last`.
-pub const DEFAULT_NAMESPACE: &str = "forgestream";
-
-/// Which Web Storage area backs the store.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StorageKind {
-    Local,
-    Session,
-    Memory,
-}
-
-impl StorageKind {
-    /// Parses the `storage` client option (`"local"` default, `"session"`, `"memory"`).
-    pub fn parse(name: Option<&str>) -> Self {
-        match name {
-            Some("session") => StorageKind::Session,
-            Some("memory") => StorageKind::Memory,
-            _ => StorageKind::Local,
-        }
-    }
-}
+pub use forgestream_core::session::{StorageKind, DEFAULT_NAMESPACE};
 
 /// A warning about storage, reported once per cause to the app's warning hook.
 #[derive(Clone, Debug, PartialEq)]
@@ -171,27 +150,12 @@ impl CheckpointStore {
     }
 
     fn parse_record(&self, raw: &str, session_id: &str) -> Option<Checkpoint> {
-        match checkpoint::parse_checkpoint(raw, session_id) {
-            Ok(record) => Some(record),
-            Err(CheckpointIssue::OldSchema) => {
-                self.warn(
-                    "old-schema",
-                    "ignoring a checkpoint of another schema".into(),
-                );
-                None
-            }
-            Err(CheckpointIssue::Foreign) => {
-                self.warn(
-                    "corrupt",
-                    "ignoring a checkpoint stored under another session's key".into(),
-                );
-                None
-            }
-            Err(CheckpointIssue::Corrupt) => {
-                self.warn("corrupt", "ignoring an unreadable checkpoint".into());
-                None
-            }
-        }
+        checkpoint::parse_checkpoint(raw, session_id)
+            .map_err(|issue| {
+                let (kind, message) = issue.warning();
+                self.warn(kind, message.into());
+            })
+            .ok()
     }
 
     /// Writes a checkpoint unless the stored one is for the same turn with a higher or equal
@@ -199,13 +163,8 @@ impl CheckpointStore {
     /// and points "last active session" at it. Returns whether the record was written.
     pub fn save(&mut self, record: &Checkpoint) -> bool {
         let key = [self.key_prefix.as_str(), record.session_id.as_str()].concat();
-        if let Some(existing) = self.load(&record.session_id) {
-            if existing.turn_id == record.turn_id
-                && existing.seq >= record.seq
-                && record.turn_id.is_some()
-            {
-                return false;
-            }
+        if !checkpoint::supersedes(record, self.load(&record.session_id).as_ref()) {
+            return false;
         }
         let Ok(json) = serde_json::to_string(record) else {
             return false;

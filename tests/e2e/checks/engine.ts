@@ -250,3 +250,74 @@ export const twoHandlesOneStream: Check<"page"> = async ({ page }) => {
   expect(streams.filter((r) => r.url.includes("/subscribe")).length).toBe(0);
   expect(streams.length).toBe(1);
 };
+
+/** Polls `f` inside the page every 20 ms until it is true or `ms` passed. */
+const until = `async (f, ms) => { const end = Date.now() + ms; while (!f() && Date.now() < end) await new Promise((r) => setTimeout(r, 20)); return f(); }`;
+
+// Issue 14's finding: `disconnect()` closed the socket but the snapshot kept showing `live`.
+export const disconnectShowsIdleAtOnce: Check<"page"> = async ({ page }) => {
+  await openSdk(page);
+  const result = await page.evaluate(async (untilSrc) => {
+    const wait = (0, eval)(untilSrc) as (f: () => boolean, ms: number) => Promise<boolean>;
+    const { AgentClient } = window.forgestream;
+    const client = new AgentClient({ baseUrl: "", storage: "memory" });
+    const s = await client.createSession({ agent: { name: "storyteller" } });
+    await s.send("Tell a story, 2000 words, 20 ms");
+    await wait(() => s.getSnapshot().connection.status === "live" && (s.getSnapshot().turns.at(-1)?.items.length ?? 0) > 0, 5000);
+    const before = s.getSnapshot().connection.status;
+    let notified = 0;
+    s.subscribe(() => notified++);
+    s.disconnect();
+    // At once: no waiting for a frame or a timer.
+    const at = s.getSnapshot().connection.status;
+    const text = JSON.stringify(s.getSnapshot().turns.at(-1)?.items);
+    await new Promise((r) => setTimeout(r, 800));
+    const later = s.getSnapshot();
+    const out = { before, at, later: later.connection.status, grew: JSON.stringify(later.turns.at(-1)?.items) !== text, notified };
+    window.release(s);
+    return out;
+  }, until);
+  expect(result.before).toBe("live");
+  expect(result.at).toBe("idle");
+  expect(result.notified).toBeGreaterThan(0);
+  // Still idle, and the turn (still running on the server) no longer streams into the view.
+  expect(result.later).toBe("idle");
+  expect(result.grew).toBe(false);
+};
+
+// Found by a user: closing the React hook's own handle (`handle.session.close()`) left the page
+// showing `live`: nothing told the hook, and a re-render would have read a closed handle.
+export const reactHandleCloseLeavesNoLiveBadge: Check<"page"> = async ({ page }) => {
+  await openSdk(page);
+  await page.evaluate(async () => {
+    type Hook = { session: { id: string; close(): void } | null; snapshot: { connection: { status: string } }; send(m: string): Promise<string> };
+    const { React, createRoot, useAgentSession } = window.forgestreamReact as {
+      React: { createElement(type: unknown, props?: unknown, ...children: unknown[]): unknown };
+      createRoot(el: Element): { render(node: unknown): void };
+      useAgentSession(client: unknown, options: unknown): Hook;
+    };
+    const { AgentClient } = window.forgestream;
+    const client = new AgentClient({ baseUrl: "", storage: "memory" });
+    const created = await client.createSession({ agent: { name: "storyteller" } });
+    const sessionId = created.id;
+    created.close();
+    function App() {
+      const handle = useAgentSession(client, { sessionId, restore: false });
+      window.hook = handle;
+      return React.createElement("p", { id: "badge" }, handle.snapshot.connection.status);
+    }
+    const root = document.createElement("div");
+    document.body.append(root);
+    createRoot(root).render(React.createElement(App));
+  });
+  await page.evaluate(async (untilSrc) => {
+    const wait = (0, eval)(untilSrc) as (f: () => boolean, ms: number) => Promise<boolean>;
+    const hook = () => window.hook as { session: unknown; send(m: string): Promise<string> } | undefined;
+    await wait(() => Boolean(hook()?.session), 5000);
+    await hook()!.send("Tell a story, 2000 words, 20 ms");
+  }, until);
+  await expect(page.locator("#badge")).toHaveText("live");
+  await page.evaluate(() => (window.hook as { session: { close(): void } }).session.close());
+  // What the page shows: the badge leaves `live` (this handle follows nothing any more).
+  await expect(page.locator("#badge")).toHaveText("idle");
+};

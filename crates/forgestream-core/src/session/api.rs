@@ -3,8 +3,10 @@
 use alloc::format;
 use alloc::string::{String, ToString};
 
-/// Which server family the client talks to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Which server family the client talks to (option `flavor`: `"trueforge"` | `"gateway"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "lowercase")]
 pub enum Flavor {
     /// Open-source TrueForge: `/api/v1`, `GET …/subscribe?after_sequence_number=N`.
     TrueForge,
@@ -13,17 +15,6 @@ pub enum Flavor {
 }
 
 impl Flavor {
-    /// Parses the `flavor` option: `"trueforge"` (default) or `"gateway"`.
-    pub fn parse(name: Option<&str>) -> Result<Self, String> {
-        match name {
-            None | Some("trueforge") => Ok(Flavor::TrueForge),
-            Some("gateway") => Ok(Flavor::Gateway),
-            Some(other) => Err(format!(
-                "unknown flavor {other:?} (expected \"trueforge\" or \"gateway\")"
-            )),
-        }
-    }
-
     fn prefix(self) -> &'static str {
         match self {
             Flavor::TrueForge => "/api/v1",
@@ -33,7 +24,7 @@ impl Flavor {
 }
 
 /// Builds request URLs under one base URL (`http://host:port` or `https://gw/<tenant>`).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Api {
     base: String,
     pub flavor: Flavor,

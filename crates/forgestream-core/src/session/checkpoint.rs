@@ -73,6 +73,29 @@ pub enum CheckpointIssue {
     Foreign,
 }
 
+impl CheckpointIssue {
+    /// The storage warning it is reported as: `(code, message)`.
+    pub fn warning(self) -> (&'static str, &'static str) {
+        match self {
+            CheckpointIssue::OldSchema => ("old-schema", "ignoring a checkpoint of another schema"),
+            CheckpointIssue::Foreign => (
+                "corrupt",
+                "ignoring a checkpoint stored under another session's key",
+            ),
+            CheckpointIssue::Corrupt => ("corrupt", "ignoring an unreadable checkpoint"),
+        }
+    }
+}
+
+/// Whether `record` may replace the `stored` one: not when both are for the same turn and the
+/// stored cursor is as far or further (writes stay monotonic across tabs: another tab may have
+/// written since this engine last did). A settled record (`turnId: null`) always replaces.
+pub fn supersedes(record: &Checkpoint, stored: Option<&Checkpoint>) -> bool {
+    !stored.is_some_and(|s| {
+        record.turn_id.is_some() && s.turn_id == record.turn_id && s.seq >= record.seq
+    })
+}
+
 /// Parses a stored checkpoint of `session_id`. Never trusts it: a bad record is an issue (the
 /// store reports it as a warning), never an error.
 pub fn parse_checkpoint(raw: &str, session_id: &str) -> Result<Checkpoint, CheckpointIssue> {
@@ -105,6 +128,23 @@ mod tests {
         }
         let long = "a".repeat(MAX_ID_BYTES + 1);
         assert_eq!(parse_pointer(Some(&long)), Pointer::Corrupt);
+    }
+
+    #[test]
+    fn writes_are_monotonic_per_turn() {
+        let at = |turn: Option<&str>, seq| Checkpoint {
+            v: SCHEMA_VERSION,
+            session_id: "s".into(),
+            turn_id: turn.map(String::from),
+            seq,
+            saved_at: 0,
+        };
+        assert!(supersedes(&at(Some("t"), 5), None));
+        assert!(supersedes(&at(Some("t"), 5), Some(&at(Some("t"), 4))));
+        assert!(!supersedes(&at(Some("t"), 5), Some(&at(Some("t"), 5))));
+        assert!(!supersedes(&at(Some("t"), 3), Some(&at(Some("t"), 9))));
+        assert!(supersedes(&at(Some("u"), 0), Some(&at(Some("t"), 9))));
+        assert!(supersedes(&at(None, 0), Some(&at(Some("t"), 9))));
     }
 
     #[test]

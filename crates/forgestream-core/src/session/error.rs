@@ -5,10 +5,15 @@
 use alloc::format;
 use alloc::string::{String, ToString};
 
+use serde::Serialize;
+
 use crate::resume::ConnectionError;
 
-/// Stable error codes. Apps branch on these, never on messages.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Stable error codes. Apps branch on these, never on messages. Serialised (and declared to
+/// TypeScript) in kebab-case, the spelling of [`ErrorCode::as_str`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "kebab-case")]
 pub enum ErrorCode {
     /// The request never got a response (offline, DNS, CORS, reset), or recovery gave up.
     Network,
@@ -70,8 +75,10 @@ impl ErrorCode {
     }
 }
 
-/// An error of a session command or of the connection (shown with the `failed` badge).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// An error of a session command or of the connection (shown with the `failed` badge). Crosses
+/// to JS as `{code, message, retryable, status?}` (the TS layer makes it a `ForgestreamError`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 pub struct SessionError {
     /// Stable code.
     pub code: ErrorCode,
@@ -80,6 +87,8 @@ pub struct SessionError {
     /// Whether trying again later may succeed.
     pub retryable: bool,
     /// HTTP status, when the server answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub status: Option<u16>,
 }
 

@@ -30,19 +30,29 @@
 //! Notifications: at most one [`Effect::Notify`] per drain of the changes
 //! ([`Session::take_changes`]).
 mod api;
+mod changes;
 pub mod checkpoint;
+mod create;
 mod effect;
 mod error;
 mod history;
 mod input;
+mod options;
 mod requests;
 mod stream;
 
 pub use api::{Api, Flavor};
+pub use changes::{
+    ConnectionState, CoreChanges, ItemAppend, ItemUpdate, ReportedWarning, TurnHeader,
+};
 pub use checkpoint::{Checkpoint, CheckpointIssue, Pointer};
+pub use create::{create_session_request, created_session_id};
 pub use effect::{CommandId, Effect, HttpRequest, Method, RequestId, ResponseKind, Settled};
 pub use error::{ErrorCode, SessionError};
 pub use input::{retry_after_ms, Command, Input};
+pub use options::{
+    ClientConfig, ClientOptions, Credentials, ReconnectOptions, StorageKind, DEFAULT_NAMESPACE,
+};
 
 use alloc::collections::VecDeque;
 use alloc::format;
@@ -56,8 +66,10 @@ use crate::resume::{self, Connection, ConnectionStatus, StartMode};
 use crate::sse::{ParserConfig, SseParser};
 use crate::wire;
 
-/// How subscribes are carried.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How subscribes are carried (option `transport`: `"fetch"` | `"eventsource"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "lowercase")]
 pub enum Transport {
     /// `fetch` + a streaming body (any method, custom headers).
     Fetch,
@@ -93,6 +105,8 @@ const TURN_CHECK_STEP_MS: u64 = 250;
 
 /// One received frame as the inspector shows it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", tsify(missing_as_null))]
 #[serde(rename_all = "camelCase")]
 pub struct LoggedFrame {
     /// The turn of the stream.
@@ -109,6 +123,18 @@ pub struct LoggedFrame {
     pub bytes: usize,
     /// `now_ms` when it was applied.
     pub at_ms: u64,
+}
+
+/// The frames logged after the first `seen` ever logged ([`Session::event_log_since`]).
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+pub struct EventLogPage<'a> {
+    /// Every frame ever logged.
+    pub total: u64,
+    /// The log's bound ([`EVENT_LOG_CAPACITY`]).
+    pub capacity: usize,
+    /// The newest `min(total - seen, kept)` entries, oldest first.
+    pub frames: Vec<&'a LoggedFrame>,
 }
 
 /// The connection badge as the UI shows it.
@@ -302,7 +328,14 @@ impl Session {
     /// The connection badge.
     pub fn connection(&self) -> ConnectionView<'_> {
         ConnectionView {
-            status: self.run.as_ref().map(|r| &r.status),
+            // A run the app disconnected follows nothing any more: its connection machine is
+            // finished without `Done` (it emits no status of its own for that), so the badge
+            // is idle at once, not the `live` it had before the socket closed.
+            status: self
+                .run
+                .as_ref()
+                .filter(|r| !(r.conn.is_finished() && r.status != ConnectionStatus::Done))
+                .map(|r| &r.status),
             turn_id: self.run.as_ref().and_then(|r| r.turn_id.as_deref()),
         }
     }
@@ -384,6 +417,21 @@ impl Session {
         (&self.event_log, self.event_log_total)
     }
 
+    /// The frames logged after the first `seen` ever logged (an inspector polling the log
+    /// passes the `total` it saw last; frames that fell out of the bounded log are skipped).
+    pub fn event_log_since(&self, seen: u64) -> EventLogPage<'_> {
+        let new = self.event_log_total.saturating_sub(seen);
+        let skip = self
+            .event_log
+            .len()
+            .saturating_sub(usize::try_from(new).unwrap_or(usize::MAX));
+        EventLogPage {
+            total: self.event_log_total,
+            capacity: EVENT_LOG_CAPACITY,
+            frames: self.event_log.iter().skip(skip).collect(),
+        }
+    }
+
     /// Feeds one input at `now_ms` (ms; a clock going backwards is treated as standing still).
     pub fn handle(&mut self, input: Input<'_>, now_ms: u64) {
         self.now_ms = self.now_ms.max(now_ms);
@@ -455,6 +503,8 @@ impl Session {
                 self.feed_conn(resume::Input::Disconnect);
                 self.drain_run();
                 self.abort_run_request();
+                // The badge changed (to idle): tell the listener.
+                self.dirty = true;
                 self.settle(id, Ok(Settled::Done));
             }
             Command::DropConnection => {

@@ -415,6 +415,39 @@ fn close_aborts_everything_and_refuses_later_commands() {
 }
 
 #[test]
+fn disconnect_shows_idle_at_once_and_notifies() {
+    let mut d = Driver::new();
+    let (post, _) = running_turn(&mut d, "t1", None);
+    assert_eq!(
+        d.s.connection_state(),
+        ConnectionState::Live {
+            turn_id: Some("t1")
+        }
+    );
+    d.s.take_changes();
+    let (_, out) = d.command(Command::Disconnect);
+    assert!(out.contains(&Effect::Abort { id: post }));
+    assert!(out.contains(&Effect::Notify), "{out:?}");
+    assert_eq!(
+        d.s.connection_state(),
+        ConnectionState::Idle {
+            turn_id: Some("t1")
+        }
+    );
+    // The turn is followed again on request.
+    let (_, out) = d.command(Command::Attach {
+        turn_id: "t1".into(),
+    });
+    assert!(requests(&out).iter().any(|r| r.url.contains("/turns/t1")));
+    assert_ne!(
+        d.s.connection_state(),
+        ConnectionState::Idle {
+            turn_id: Some("t1")
+        }
+    );
+}
+
+#[test]
 fn notifications_come_once_per_drain() {
     let mut d = Driver::new();
     let (post, _) = running_turn(&mut d, "t1", None);

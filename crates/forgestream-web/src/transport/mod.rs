@@ -7,14 +7,3 @@ pub mod fetch;
 pub mod http;
 
 pub use forgestream_core::session::Transport as TransportKind;
-
-/// Parses the `transport` option: `"fetch"` (default) or `"eventsource"`.
-pub fn parse_transport(name: Option<&str>) -> Result<TransportKind, String> {
-    match name {
-        None | Some("fetch") => Ok(TransportKind::Fetch),
-        Some("eventsource") => Ok(TransportKind::EventSource),
-        Some(other) => Err(format!(
-            "unknown transport {other:?} (expected \"fetch\" or \"eventsource\")"
-        )),
-    }
-}

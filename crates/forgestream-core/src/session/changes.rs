@@ -1,0 +1,425 @@
+//! The view as it crosses to the UI layer: [`Session::full_changes`] (everything) and
+//! [`Session::changes_of`] (only what a drained change set names) build one shape,
+//! [`CoreChanges`], so the TS `SnapshotStore` has a single patch routine. Every type here derives
+//! `Serialize` (camelCase, the JS spelling) and, with the `tsify` feature, its TypeScript
+//! declaration, which the TS layer imports instead of keeping a hand-written copy.
+//!
+//! Cost per drain is O(changed items), never O(history); a message that only gained text since
+//! the last drain costs O(new text): it crosses as [`ItemAppend`] (the suffixes) instead of the
+//! whole item. Each drain is numbered (`drain`), so a consumer can tell whether an append is
+//! relative to the copy it holds.
+use alloc::collections::BTreeSet;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use serde::Serialize;
+
+use crate::reduce::{
+    ChangeSet, ContentView, ItemBody, ItemView, PendingAction, TextAppend, ThreadView, TurnStatus,
+    TurnView, UsageView,
+};
+use crate::resume::ConnectionStatus;
+
+use super::{Session, SessionError};
+
+/// A turn without its items, plus the item keys in stream order (the TS layer rebuilds the turn
+/// from its header and its items, so an unchanged item keeps its identity).
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", tsify(missing_as_null))]
+#[serde(rename_all = "camelCase")]
+pub struct TurnHeader<'a> {
+    /// Turn id.
+    pub turn_id: &'a str,
+    /// Chain parent.
+    pub previous_turn_id: Option<&'a str>,
+    /// Status (paused = done with required actions).
+    pub status: TurnStatus,
+    /// `cancelled` reason (wire spelling, e.g. `cancelled-for-next-turn`).
+    pub cancel_reason: Option<&'a str>,
+    /// `error` message.
+    pub error_message: Option<&'a str>,
+    /// Input items the turn was created with (wire shape).
+    #[cfg_attr(feature = "tsify", tsify(type = "unknown[] | null"))]
+    pub input: Option<&'a serde_json::Value>,
+    /// ISO-8601.
+    pub created_at: Option<&'a str>,
+    /// ISO-8601.
+    pub completed_at: Option<&'a str>,
+    /// Turn usage.
+    pub usage: &'a UsageView,
+    /// Highest sequence number applied from a live stream.
+    pub last_sequence_number: Option<u64>,
+    /// Live events ignored because they came after the turn ended (PROTOCOL §9).
+    pub late_events_ignored: u64,
+    /// Bumped on every header change.
+    pub version: u64,
+    /// The turn's item keys (event ids) in stream order.
+    pub item_keys: Vec<&'a str>,
+}
+
+impl<'a> TurnHeader<'a> {
+    /// The header of `t`.
+    pub fn of(t: &'a TurnView) -> Self {
+        TurnHeader {
+            turn_id: &t.turn_id,
+            previous_turn_id: t.previous_turn_id.as_deref(),
+            status: t.status,
+            cancel_reason: t.cancel_reason.as_deref(),
+            error_message: t.error_message.as_deref(),
+            input: t.input.as_ref(),
+            created_at: t.created_at.as_deref(),
+            completed_at: t.completed_at.as_deref(),
+            usage: &t.usage,
+            last_sequence_number: t.last_sequence_number,
+            late_events_ignored: t.late_events_ignored,
+            version: t.version,
+            item_keys: t.items.keys().map(String::as_str).collect(),
+        }
+    }
+}
+
+/// One changed item: its new value, its appended text, or its removal.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct ItemUpdate<'a> {
+    /// The item's turn.
+    pub turn_id: &'a str,
+    /// The item's key (its event id).
+    pub key: &'a str,
+    /// The item is gone.
+    pub removed: bool,
+    /// The whole item (absent when removed or when `append` describes it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub value: Option<&'a ItemView>,
+    /// Instead of `value` when the item only gained text since the last drain.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub append: Option<ItemAppend<'a>>,
+}
+
+/// A message that only grew since the consumer's copy (at `base_version`): the new text of each
+/// field (absent: unchanged) and the new version. The TS layer builds the new item as the old one
+/// plus these suffixes, so a long streaming message costs O(new text) per drain, not O(all).
+#[derive(Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct ItemAppend<'a> {
+    /// The item's version the suffixes apply to.
+    pub base_version: u64,
+    /// The item's version after them.
+    pub version: u64,
+    /// Text appended to `content` (plain-text content only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub content: Option<&'a str>,
+    /// Text appended to `reasoning`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub reasoning: Option<&'a str>,
+    /// Text appended to `refusal`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub refusal: Option<&'a str>,
+}
+
+impl<'a> ItemAppend<'a> {
+    /// The text `item` gained after `at`, or `None` when it cannot be described as a pure append
+    /// (then the whole item is sent). Re-checked against the item itself, so a stale or
+    /// inconsistent description degrades to a full item, never to a wrong view.
+    pub fn of(item: &'a ItemView, at: TextAppend) -> Option<Self> {
+        let ItemBody::Message(m) = &item.body else {
+            return None;
+        };
+        fn suffix(text: Option<&str>, from: usize) -> Option<Option<&str>> {
+            let rest = text.unwrap_or_default().get(from..)?;
+            Some((!rest.is_empty()).then_some(rest))
+        }
+        let content = match &m.content {
+            None => None,
+            Some(ContentView::Text(text)) => Some(text.as_str()),
+            Some(ContentView::Parts(_)) => return None,
+        };
+        Some(ItemAppend {
+            base_version: at.base_version,
+            version: item.version,
+            content: suffix(content, at.content_from)?,
+            reasoning: suffix(m.reasoning.as_deref(), at.reasoning_from)?,
+            refusal: suffix(m.refusal.as_deref(), at.refusal_from)?,
+        })
+    }
+}
+
+/// The connection badge (`snapshot.connection`): the followed turn's connection status and the
+/// turn, once known. Only `reconnecting` carries the attempt and when it runs (ms, wall clock).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", tsify(missing_as_null))]
+#[serde(tag = "status", rename_all = "camelCase")]
+pub enum ConnectionState<'a> {
+    /// No turn followed (nothing started, or `disconnect()`).
+    #[serde(rename_all = "camelCase")]
+    Idle { turn_id: Option<&'a str> },
+    /// Opening the stream (or checking the turn before it).
+    #[serde(rename_all = "camelCase")]
+    Connecting { turn_id: Option<&'a str> },
+    /// The stream is open.
+    #[serde(rename_all = "camelCase")]
+    Live { turn_id: Option<&'a str> },
+    /// Waiting before reconnect `attempt` (1, 2, …), due at `next_at_ms`.
+    #[serde(rename_all = "camelCase")]
+    Reconnecting {
+        attempt: u32,
+        next_at_ms: u64,
+        turn_id: Option<&'a str>,
+    },
+    /// Rebuilding the turn from the listings (412).
+    #[serde(rename_all = "camelCase")]
+    Rebuilding { turn_id: Option<&'a str> },
+    /// The browser is offline; reconnects wait for `online`.
+    #[serde(rename_all = "camelCase")]
+    Offline { turn_id: Option<&'a str> },
+    /// The turn ended (`turn.done` or its state).
+    #[serde(rename_all = "camelCase")]
+    Done { turn_id: Option<&'a str> },
+    /// The turn still runs on the server but has no live stream (PROTOCOL §9).
+    #[serde(rename_all = "camelCase")]
+    LiveUnavailable { turn_id: Option<&'a str> },
+    /// The connection stopped; `CoreChanges::error` says why.
+    #[serde(rename_all = "camelCase")]
+    Failed { turn_id: Option<&'a str> },
+}
+
+impl<'a> ConnectionState<'a> {
+    /// The badge of `status` (`None`: no turn followed) for `turn_id`.
+    pub fn of(status: Option<&ConnectionStatus>, turn_id: Option<&'a str>) -> Self {
+        match status {
+            None => ConnectionState::Idle { turn_id },
+            Some(ConnectionStatus::Connecting) => ConnectionState::Connecting { turn_id },
+            Some(ConnectionStatus::Live) => ConnectionState::Live { turn_id },
+            Some(ConnectionStatus::Reconnecting {
+                attempt,
+                next_at_ms,
+            }) => ConnectionState::Reconnecting {
+                attempt: *attempt,
+                next_at_ms: *next_at_ms,
+                turn_id,
+            },
+            Some(ConnectionStatus::Rebuilding) => ConnectionState::Rebuilding { turn_id },
+            Some(ConnectionStatus::Offline) => ConnectionState::Offline { turn_id },
+            Some(ConnectionStatus::Done) => ConnectionState::Done { turn_id },
+            Some(ConnectionStatus::LiveUnavailable) => ConnectionState::LiveUnavailable { turn_id },
+            Some(ConnectionStatus::Failed(_)) => ConnectionState::Failed { turn_id },
+        }
+    }
+}
+
+/// A non-fatal finding as the app's `onWarning` hook receives it: `code` is `"protocol"` for the
+/// reducer's findings (the message is the finding as JSON) or the storage cause
+/// (`"unavailable" | "write-failed" | "corrupt" | "old-schema"`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+pub struct ReportedWarning {
+    /// What kind of finding.
+    pub code: String,
+    /// Human-readable; never parsed.
+    pub message: String,
+}
+
+/// `snapshot()` / `takeChanges()`: absent fields did not change.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", tsify(missing_as_null))]
+#[serde(rename_all = "camelCase")]
+pub struct CoreChanges<'a> {
+    /// The session id.
+    pub session_id: &'a str,
+    /// Which drain this is (1, 2, …): a consumer that sees a gap knows another drain took
+    /// changes it never saw, and that appends are not relative to its copy.
+    pub drain: u64,
+    /// Turn ids in chain order, when the order changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub order: Option<&'a [String]>,
+    /// Headers of the turns whose header or items changed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub turns: Vec<TurnHeader<'a>>,
+    /// Changed items.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub items: Vec<ItemUpdate<'a>>,
+    /// The pending set (newest turn), when it changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub pending: Option<&'a [PendingAction]>,
+    /// Subagent threads, when they changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub threads: Option<Vec<&'a ThreadView>>,
+    /// Session totals, when they changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub usage: Option<&'a UsageView>,
+    /// The connection badge (always: it is tiny).
+    pub connection: ConnectionState<'a>,
+    /// Why the connection stopped, while it shows `failed`.
+    pub error: Option<&'a SessionError>,
+    /// Findings since the last drain.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub warnings: Vec<ReportedWarning>,
+}
+
+impl Session {
+    /// The connection badge as it crosses to JS.
+    pub fn connection_state(&self) -> ConnectionState<'_> {
+        let view = self.connection();
+        ConnectionState::of(view.status, view.turn_id)
+    }
+
+    /// Everything: every turn header and item, the pending set, threads, usage, connection.
+    pub fn full_changes(&self) -> CoreChanges<'_> {
+        let view = self.view();
+        CoreChanges {
+            session_id: self.id(),
+            drain: self.drains(),
+            order: Some(view.turn_ids()),
+            turns: view.turns().map(TurnHeader::of).collect(),
+            items: view
+                .turns()
+                .flat_map(|t| {
+                    t.items.values().map(move |item| ItemUpdate {
+                        turn_id: &t.turn_id,
+                        key: &item.key,
+                        removed: false,
+                        value: Some(item),
+                        append: None,
+                    })
+                })
+                .collect(),
+            pending: Some(view.pending_actions()),
+            threads: Some(view.threads().values().collect()),
+            usage: Some(view.usage()),
+            connection: self.connection_state(),
+            error: self.error(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Only what `changes` (from [`Session::take_changes`]) names, plus the connection badge
+    /// and error; `extra` are the drain's storage and engine warnings `(code, message)`.
+    pub fn changes_of<'a>(
+        &'a self,
+        changes: &'a ChangeSet,
+        extra: &[(String, String)],
+    ) -> CoreChanges<'a> {
+        let view = self.view();
+        // Turns whose header or items changed, each once, in first-change order.
+        let mut seen = BTreeSet::new();
+        let turns = changes
+            .turns
+            .iter()
+            .map(String::as_str)
+            .chain(changes.items.iter().map(|i| i.turn_id.as_str()))
+            .filter(|id| seen.insert(*id))
+            .filter_map(|id| view.turn(id))
+            .map(TurnHeader::of)
+            .collect();
+        let items = changes
+            .items
+            .iter()
+            .map(|c| {
+                let value = if c.removed {
+                    None
+                } else {
+                    view.item(&c.turn_id, &c.key)
+                };
+                let append = value
+                    .zip(c.appended)
+                    .and_then(|(v, at)| ItemAppend::of(v, at));
+                ItemUpdate {
+                    turn_id: &c.turn_id,
+                    key: &c.key,
+                    removed: value.is_none(),
+                    value: value.filter(|_| append.is_none()),
+                    append,
+                }
+            })
+            .collect();
+        let warnings = changes
+            .warnings
+            .iter()
+            .map(|w| ReportedWarning {
+                code: String::from("protocol"),
+                message: serde_json::to_string(w).unwrap_or_default(),
+            })
+            .chain(extra.iter().map(|(code, message)| ReportedWarning {
+                code: code.clone(),
+                message: message.clone(),
+            }))
+            .collect();
+        CoreChanges {
+            session_id: self.id(),
+            drain: self.drains(),
+            order: changes.order_changed.then(|| view.turn_ids()),
+            turns,
+            items,
+            pending: changes.pending_changed.then(|| view.pending_actions()),
+            threads: changes
+                .threads_changed
+                .then(|| view.threads().values().collect()),
+            usage: changes.usage_changed.then(|| view.usage()),
+            connection: self.connection_state(),
+            error: self.error(),
+            warnings,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connection_state_is_tagged_by_status() {
+        let json = |s: ConnectionState<'_>| serde_json::to_string(&s).unwrap();
+        assert_eq!(
+            json(ConnectionState::of(None, None)),
+            r#"{"status":"idle","turnId":null}"#
+        );
+        assert_eq!(
+            json(ConnectionState::of(
+                Some(&ConnectionStatus::Reconnecting {
+                    attempt: 2,
+                    next_at_ms: 1500
+                }),
+                Some("t1")
+            )),
+            r#"{"status":"reconnecting","attempt":2,"nextAtMs":1500,"turnId":"t1"}"#
+        );
+        assert_eq!(
+            json(ConnectionState::of(
+                Some(&ConnectionStatus::LiveUnavailable),
+                Some("t1")
+            )),
+            r#"{"status":"liveUnavailable","turnId":"t1"}"#
+        );
+    }
+
+    #[test]
+    fn errors_cross_with_their_kebab_case_code() {
+        let e = SessionError::http(404, b"");
+        assert_eq!(
+            serde_json::to_string(&e).unwrap(),
+            r#"{"code":"not-found","message":"HTTP 404","retryable":false,"status":404}"#
+        );
+        let e = SessionError::new(crate::session::ErrorCode::TurnRunning, "busy");
+        assert_eq!(
+            serde_json::to_string(&e).unwrap(),
+            r#"{"code":"turn-running","message":"busy","retryable":false}"#
+        );
+    }
+}

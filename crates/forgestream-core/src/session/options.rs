@@ -1,0 +1,296 @@
+//! The `AgentClient` options the engine reads (`new AgentClient({...})`), as they arrive from JS
+//! ([`ClientOptions`], deserialised by serde, declared to TypeScript by tsify), and their
+//! checked form ([`ClientConfig`]). The app's callbacks (`headers`, `onWarning`) are functions,
+//! not data: the TS layer and the web crate take those themselves.
+use alloc::format;
+use alloc::string::String;
+
+use serde::Deserialize;
+
+use super::{Api, Config, ErrorCode, Flavor, SessionError, Transport};
+use crate::resume;
+
+/// Default key namespace: records live under `forgestream:v1:session:<id>` and
+/// `forgestream:v1:last`.
+pub const DEFAULT_NAMESPACE: &str = "forgestream";
+
+/// `fetch` credentials mode (and EventSource `withCredentials` for `include`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "kebab-case")]
+pub enum Credentials {
+    /// Never send cookies.
+    Omit,
+    /// Cookies for same-origin requests (the `fetch` default).
+    #[default]
+    SameOrigin,
+    /// Cookies also cross-origin.
+    Include,
+}
+
+impl Credentials {
+    /// The `RequestCredentials` spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Credentials::Omit => "omit",
+            Credentials::SameOrigin => "same-origin",
+            Credentials::Include => "include",
+        }
+    }
+}
+
+/// Which Web Storage area backs the checkpoint store.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub enum StorageKind {
+    /// `localStorage` (survives the tab).
+    #[default]
+    Local,
+    /// `sessionStorage` (this tab only).
+    Session,
+    /// Memory only (nothing survives a reload).
+    Memory,
+}
+
+/// `reconnect` option: full-jitter exponential backoff (ms) between `minDelayMs` (default 250)
+/// and `maxDelayMs` (default 30 000), base `baseDelayMs` (500), and the idle watchdog.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase", default)]
+pub struct ReconnectOptions {
+    /// First backoff ceiling, ms.
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub base_delay_ms: Option<f64>,
+    /// The backoff floor, ms (never wait less).
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub min_delay_ms: Option<f64>,
+    /// The backoff cap, ms.
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub max_delay_ms: Option<f64>,
+    /// Reconnect when a live stream is silent this long, ms.
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub idle_timeout_ms: Option<f64>,
+    /// Give up after this many failed attempts in a row.
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub max_attempts: Option<f64>,
+}
+
+/// The data part of the `AgentClient` options. Every field is optional.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase", default)]
+pub struct ClientOptions {
+    /// Server origin (+ tenant path for the gateway); `""` = same origin.
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub base_url: Option<String>,
+    /// Server family: open-source TrueForge (default) or the TrueFoundry gateway.
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub flavor: Option<Flavor>,
+    /// `fetch` credentials mode (default `"same-origin"`); `"include"` also sets EventSource
+    /// `withCredentials`.
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub credentials: Option<Credentials>,
+    /// `"fetch"` (default; any method, custom headers) or `"eventsource"` (GET + cookies,
+    /// TrueForge only).
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub transport: Option<Transport>,
+    /// Where resume checkpoints live (default `"local"`). Only IDs and cursors are stored.
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub storage: Option<StorageKind>,
+    /// Key namespace of the checkpoints (default `"forgestream"`, 1–64 characters), for several
+    /// clients per origin.
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub storage_namespace: Option<String>,
+    /// Reconnect policy (ms).
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub reconnect: Option<ReconnectOptions>,
+    /// Per-frame byte cap of the SSE parser (default 16 MiB, at least 1024).
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub max_frame_bytes: Option<f64>,
+    /// Keep a bounded log of received frames for `session.eventLog()` (inspectors, demos).
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub inspect: Option<bool>,
+}
+
+/// The checked options: everything a client's engines need, fixed for the client's life.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClientConfig {
+    /// Endpoint builder (base URL + flavor).
+    pub api: Api,
+    /// Subscribe transport.
+    pub transport: Transport,
+    /// `fetch` credentials mode.
+    pub credentials: Credentials,
+    /// Checkpoint storage.
+    pub storage: StorageKind,
+    /// Checkpoint key namespace.
+    pub storage_namespace: String,
+    /// Reconnect policy (its `jitter_seed` is replaced per engine).
+    pub reconnect: resume::Config,
+    /// Per-frame byte cap, bytes.
+    pub max_frame_bytes: usize,
+    /// Keep the inspector's frame log.
+    pub inspect: bool,
+}
+
+fn invalid(message: String) -> SessionError {
+    SessionError::new(ErrorCode::InvalidInput, message)
+}
+
+/// A non-negative finite number of ms (or a count), truncated.
+fn ms(value: Option<f64>, key: &str) -> Result<Option<u64>, SessionError> {
+    match value {
+        None => Ok(None),
+        Some(n) if n.is_finite() && n >= 0.0 => Ok(Some(n as u64)),
+        Some(_) => Err(invalid(format!(
+            "option `{key}` must be a non-negative number"
+        ))),
+    }
+}
+
+impl ClientOptions {
+    /// Checks the options. Errors (`invalid-input`): `eventsource` with the gateway (which
+    /// subscribes by POST), a namespace outside 1–64 characters, a negative or non-finite
+    /// number.
+    pub fn check(self) -> Result<ClientConfig, SessionError> {
+        let flavor = self.flavor.unwrap_or(Flavor::TrueForge);
+        let transport = self.transport.unwrap_or(Transport::Fetch);
+        if transport == Transport::EventSource && flavor == Flavor::Gateway {
+            return Err(invalid(
+                "the eventsource transport needs GET subscribe: use flavor \"trueforge\" or transport \"fetch\"".into(),
+            ));
+        }
+        let storage_namespace = self
+            .storage_namespace
+            .unwrap_or_else(|| DEFAULT_NAMESPACE.into());
+        if storage_namespace.is_empty() || storage_namespace.chars().count() > 64 {
+            return Err(invalid(
+                "option `storageNamespace` must be 1 to 64 characters".into(),
+            ));
+        }
+        let mut reconnect = resume::Config::default();
+        let r = self.reconnect.unwrap_or_default();
+        if let Some(v) = ms(r.base_delay_ms, "reconnect.baseDelayMs")? {
+            reconnect.backoff_base_ms = v.max(1);
+        }
+        if let Some(v) = ms(r.max_delay_ms, "reconnect.maxDelayMs")? {
+            reconnect.backoff_cap_ms = v.max(1);
+        }
+        if let Some(v) = ms(r.min_delay_ms, "reconnect.minDelayMs")? {
+            reconnect.backoff_floor_ms = v;
+        }
+        if let Some(v) = ms(r.idle_timeout_ms, "reconnect.idleTimeoutMs")? {
+            reconnect.idle_timeout_ms = v.max(1);
+        }
+        if let Some(v) = ms(r.max_attempts, "reconnect.maxAttempts")? {
+            reconnect.max_attempts = u32::try_from(v).unwrap_or(u32::MAX).max(1);
+        }
+        let max_frame_bytes = ms(self.max_frame_bytes, "maxFrameBytes")?
+            .map(|v| usize::try_from(v).unwrap_or(usize::MAX).max(1024))
+            .unwrap_or(16 * 1024 * 1024);
+        Ok(ClientConfig {
+            api: Api::new(self.base_url.as_deref().unwrap_or_default(), flavor),
+            transport,
+            credentials: self.credentials.unwrap_or_default(),
+            storage: self.storage.unwrap_or_default(),
+            storage_namespace,
+            reconnect,
+            max_frame_bytes,
+            inspect: self.inspect.unwrap_or(false),
+        })
+    }
+}
+
+impl ClientConfig {
+    /// The configuration of one engine, whose reconnects spread with `jitter_seed`.
+    pub fn session_config(&self, jitter_seed: u64) -> Config {
+        Config {
+            api: self.api.clone(),
+            transport: self.transport,
+            reconnect: resume::Config {
+                jitter_seed,
+                ..self.reconnect
+            },
+            max_frame_bytes: self.max_frame_bytes,
+            inspect: self.inspect,
+        }
+    }
+
+    /// Whether engines of `self` may serve `other`'s handles (the page-wide registry): equal in
+    /// everything but the jitter seed. The header provider (auth) is compared by the caller.
+    pub fn same_as(&self, other: &ClientConfig) -> bool {
+        let seedless = |c: &ClientConfig| resume::Config {
+            jitter_seed: 0,
+            ..c.reconnect
+        };
+        ClientConfig {
+            reconnect: seedless(self),
+            ..self.clone()
+        } == ClientConfig {
+            reconnect: seedless(other),
+            ..other.clone()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(json: &str) -> Result<ClientConfig, SessionError> {
+        serde_json::from_str::<ClientOptions>(json)
+            .map_err(|e| invalid(format!("{e}")))?
+            .check()
+    }
+
+    #[test]
+    fn defaults_and_values() {
+        let c = options("{}").unwrap();
+        assert_eq!(c.transport, Transport::Fetch);
+        assert_eq!(c.credentials, Credentials::SameOrigin);
+        assert_eq!(c.storage, StorageKind::Local);
+        assert_eq!(c.storage_namespace, DEFAULT_NAMESPACE);
+        assert_eq!(c.max_frame_bytes, 16 * 1024 * 1024);
+        assert_eq!(c.reconnect, resume::Config::default());
+        let c = options(
+            r#"{"baseUrl":"https://gw/t/","flavor":"gateway","credentials":"include",
+                "storage":"memory","storageNamespace":"app","maxFrameBytes":10,
+                "reconnect":{"minDelayMs":100,"maxDelayMs":0,"maxAttempts":2.7},"inspect":true}"#,
+        )
+        .unwrap();
+        assert_eq!(c.api.flavor, Flavor::Gateway);
+        assert_eq!(c.credentials.as_str(), "include");
+        assert_eq!(c.max_frame_bytes, 1024, "raised to the minimum");
+        assert_eq!(c.reconnect.backoff_floor_ms, 100);
+        assert_eq!(c.reconnect.backoff_cap_ms, 1, "at least 1 ms");
+        assert_eq!(c.reconnect.max_attempts, 2);
+        assert!(c.inspect);
+    }
+
+    #[test]
+    fn bad_options_are_invalid_input() {
+        for bad in [
+            r#"{"transport":"websocket"}"#,
+            r#"{"flavor":"gateway","transport":"eventsource"}"#,
+            r#"{"credentials":"always"}"#,
+            r#"{"storage":"disk"}"#,
+            r#"{"storageNamespace":""}"#,
+            r#"{"reconnect":{"baseDelayMs":-1}}"#,
+            r#"{"maxFrameBytes":"big"}"#,
+        ] {
+            let e = options(bad).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidInput, "{bad}");
+        }
+    }
+
+    #[test]
+    fn engines_share_across_jitter_seeds_only() {
+        let a = options("{}").unwrap();
+        let mut b = a.clone();
+        b.reconnect.jitter_seed = 99;
+        assert!(a.same_as(&b));
+        b.storage_namespace = "other".into();
+        assert!(!a.same_as(&b));
+    }
+}
