@@ -42,8 +42,9 @@ use crate::wire;
 /// Reducer limits.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReducerConfig {
-    /// Events accepted per turn (live frames after dedupe, plus listing events) before
-    /// [`ReduceError::EventCapExceeded`]. Default 1,000,000.
+    /// Events accepted per turn before [`ReduceError::EventCapExceeded`], counted apart for
+    /// live frames (after dedupe) and listing events; `turn.done` is never refused.
+    /// Default 1,000,000.
     pub max_events_per_turn: usize,
     /// Warnings kept on the view (older ones are discarded; the count keeps growing).
     /// Default 256.
@@ -271,6 +272,13 @@ impl SessionView {
         }
         self.finish(&mut cs);
         result.map(|()| cs)
+    }
+
+    /// Whether a live event of `turn_id` was refused by
+    /// [`ReducerConfig::max_events_per_turn`] (its live view is incomplete: rebuild it from the
+    /// listings once it ended).
+    pub fn event_cap_reached(&self, turn_id: &str) -> bool {
+        self.turns.get(turn_id).is_some_and(|t| t.internal.capped)
     }
 
     /// The highest live sequence number applied for `turn_id` (the reconnect cursor).

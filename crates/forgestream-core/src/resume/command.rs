@@ -99,6 +99,9 @@ pub enum ConnectionError {
     /// The create POST failed mid-flight and the lookup showed it created no turn: sending
     /// again is safe.
     TurnNotCreated,
+    /// A stream request answered 2xx with something that is not an event stream (a login page,
+    /// JSON, a followed redirect). Never retried: the same request gets the same answer.
+    NotEventStream,
 }
 
 impl ConnectionError {
@@ -110,6 +113,7 @@ impl ConnectionError {
             ConnectionError::NotFound => "not-found",
             ConnectionError::Http(409) => "conflict",
             ConnectionError::BadRequest | ConnectionError::Http(_) => "http",
+            ConnectionError::NotEventStream => "invalid-response",
             ConnectionError::TooManyAttempts
             | ConnectionError::CreateOutcomeUnknown
             | ConnectionError::TurnNotCreated => "network",
@@ -127,7 +131,8 @@ impl ConnectionError {
             ConnectionError::Auth
             | ConnectionError::Forbidden
             | ConnectionError::NotFound
-            | ConnectionError::BadRequest => false,
+            | ConnectionError::BadRequest
+            | ConnectionError::NotEventStream => false,
         }
     }
 }
@@ -148,6 +153,9 @@ impl fmt::Display for ConnectionError {
             }
             ConnectionError::TurnNotCreated => {
                 f.write_str("creating the turn failed; no turn was created")
+            }
+            ConnectionError::NotEventStream => {
+                f.write_str("the server did not answer with an event stream")
             }
         }
     }

@@ -390,6 +390,12 @@ impl Session {
         match input {
             Input::Command { id, command } => self.command(id, command),
             Input::StreamOpened { request, status } => self.on_stream_opened(request, status),
+            Input::NotEventStream {
+                request,
+                status,
+                content_type,
+                redirected,
+            } => self.on_not_event_stream(request, status, content_type, redirected),
             Input::Bytes { request, bytes } => self.on_bytes(request, bytes),
             Input::Frame {
                 request,
