@@ -268,9 +268,9 @@ impl Connection {
                 turn_done,
             } => self.on_event(sequence_number, turn_done),
             Input::OutOfOrder => self.on_out_of_order(),
-            Input::NotEventStream => {
+            Input::InvalidResponse => {
                 if self.is_stream_open() {
-                    self.fail(ConnectionError::NotEventStream);
+                    self.fail(ConnectionError::InvalidResponse);
                 }
             }
             Input::TurnDoneIncomplete => {

@@ -30,9 +30,13 @@ struct Driver {
 
 impl Driver {
     fn new(transport: Transport) -> Self {
+        Self::for_session("s1", transport)
+    }
+
+    fn for_session(session_id: &str, transport: Transport) -> Self {
         Driver {
             s: Session::new(
-                "s1",
+                session_id,
                 Config {
                     api: Api::new("http://h", Flavor::TrueForge),
                     transport,
@@ -403,7 +407,7 @@ fn a_200_that_is_not_an_event_stream_fails_at_once_naming_what_came_back() {
         });
         assert_eq!(
             d.status(),
-            Some(ConnectionStatus::Failed(ConnectionError::NotEventStream)),
+            Some(ConnectionStatus::Failed(ConnectionError::InvalidResponse)),
             "{named}"
         );
         assert!(
@@ -424,4 +428,77 @@ fn a_200_that_is_not_an_event_stream_fails_at_once_naming_what_came_back() {
         assert!(requests(&late).is_empty());
         assert!(d.s.view().turn("t1").is_none(), "{named}");
     }
+}
+
+/// Ids `.` and `..` (and anything else that is not 1–256 bytes of `A–Z a–z 0–9 . _ - ~ :`)
+/// would step out of their URL segment (`%2e%2e` is no cure: URL parsers treat it as `..`).
+/// A session id like that requests nothing; a `turn.created` naming one fails the turn.
+#[test]
+fn unsafe_ids_never_become_urls() {
+    for bad in [".", "..", "a/b", "a?b", "a#b", "é", ""] {
+        let mut d = Driver::for_session(bad, Transport::Fetch);
+        let out = d.feed(Input::Command {
+            id: 1,
+            command: Command::Load,
+        });
+        assert!(requests(&out).is_empty(), "session {bad:?}: {out:#?}");
+        let refused = out.iter().any(|e| {
+            matches!(e, Effect::Settle { command: 1, outcome: Err(err) }
+                if err.code == ErrorCode::InvalidInput && err.message.contains("not a safe id"))
+        });
+        assert!(refused, "session {bad:?}: {out:#?}");
+    }
+    for bad in ["..", ".", "t/../../x"] {
+        let mut d = Driver::new(Transport::Fetch);
+        let post = d.send();
+        d.open(post);
+        let frame = created().replace("\"turn_id\":\"t1\"", &format!("\"turn_id\":{bad:?}"));
+        let out = d.frames(post, &[("1", frame), ("2", base())]);
+        assert!(requests(&out).is_empty(), "turn {bad:?}: {out:#?}");
+        assert_eq!(
+            d.status(),
+            Some(ConnectionStatus::Failed(ConnectionError::InvalidResponse)),
+            "turn {bad:?}"
+        );
+        let error = d.s.error().expect("shown").clone();
+        assert_eq!(error.code, ErrorCode::InvalidResponse);
+        assert!(error.message.contains("not a safe id"), "{}", error.message);
+        assert!(d.effects.iter().all(|e| match e {
+            Effect::Request(r) => !r.url.contains(bad),
+            Effect::WriteCheckpoint(c) => c.turn_id.as_deref() != Some(bad),
+            _ => true,
+        }));
+    }
+}
+
+/// `maxFrameBytes` holds for the `EventSource` transport too (the browser parses the frame, the
+/// engine refuses it): before, a 100 MB frame was applied whole.
+#[test]
+fn an_eventsource_frame_over_max_frame_bytes_is_refused_with_a_warning() {
+    let mut d = Driver::new(Transport::EventSource);
+    let post = d.send();
+    d.open(post);
+    d.frames(post, &[("1", created()), ("2", base()), ("3", delta("A"))]);
+    let out = d.feed(Input::End { request: post });
+    let get = request(&out, Method::Get, "/turns/t1").id;
+    let out = d.respond(get, TURN_RUNNING);
+    let es = out
+        .iter()
+        .find_map(|e| match e {
+            Effect::OpenEventSource { id, .. } => Some(*id),
+            _ => None,
+        })
+        .expect("an EventSource");
+    d.open(es);
+    let huge = delta(&"x".repeat((1 << 20) + 1));
+    for (id, data) in [("4", huge), ("5", delta("B")), ("6", done())] {
+        d.feed(Input::Frame {
+            request: es,
+            data: &data,
+            last_event_id: id,
+        });
+    }
+    assert_eq!(d.text(), "AB", "the oversize frame is not applied");
+    assert_eq!(d.protocol_warnings("exceeded the 1048576-byte cap"), 1);
+    assert_eq!(d.status(), Some(ConnectionStatus::Done));
 }

@@ -247,7 +247,14 @@ fn warnings(changes: &ChangeSet, extra: &[(String, String)]) -> Vec<WarningOut> 
 }
 
 /// Everything: every turn header and item, pending set, threads, usage, connection.
-pub fn full(session: &Session) -> Result<JsValue, SdkError> {
+/// `changes` / `extra_warnings`: what was pending since the last drain; only their warnings are
+/// carried (the view is whole), so a warning raised before the first snapshot (a corrupt
+/// checkpoint read by `restore()`) still reaches the app.
+pub fn full(
+    session: &Session,
+    changes: &ChangeSet,
+    extra_warnings: &[(String, String)],
+) -> Result<JsValue, SdkError> {
     let view = session.view();
     let out = Out {
         session_id: session.id(),
@@ -271,7 +278,7 @@ pub fn full(session: &Session) -> Result<JsValue, SdkError> {
         usage: Some(view.usage()),
         connection: connection(session),
         error: error(session),
-        warnings: Vec::new(),
+        warnings: warnings(changes, extra_warnings),
     };
     to_js(out)
 }

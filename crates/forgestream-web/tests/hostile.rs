@@ -25,6 +25,8 @@ fn replay_client(base: &str) -> WasmClient {
 
 /// What the app saw while one turn ran: every warning, the text at each poll, the last badge.
 struct Followed {
+    /// What `send()` settled with.
+    sent: Result<wasm_bindgen::JsValue, wasm_bindgen::JsValue>,
     warnings: Vec<(String, String)>,
     texts: Vec<String>,
     status: String,
@@ -50,10 +52,9 @@ async fn follow(
         .open_new_session("{\"agent\":{\"name\":\"recorded\"}}")
         .await
         .expect("create session");
-    await_js(session.send(message("recorded"), false))
-        .await
-        .expect("send");
+    let sent = await_js(session.send(message("recorded"), false)).await;
     let mut seen = Followed {
+        sent,
         warnings: Vec::new(),
         texts: Vec::new(),
         status: String::new(),
@@ -102,6 +103,7 @@ async fn an_id_above_2_pow_53_warns_and_never_pins_the_cursor() {
     for id in ["18446744073709551615", "9007199254740993"] {
         let (base, session, seen) =
             follow(&format!("text~id=3:{id}~hang"), &["done", "failed"], 10_000).await;
+        assert!(seen.sent.is_ok(), "id {id}: {:?}", seen.sent);
         assert_eq!(seen.status, "done", "id {id}: {:?}", seen.warnings);
         assert!(
             seen.warned(
@@ -127,6 +129,7 @@ async fn an_id_above_2_pow_53_warns_and_never_pins_the_cursor() {
 #[wasm_bindgen_test]
 async fn a_skipped_sequence_number_is_never_shown_and_the_turn_is_rebuilt() {
     let (base, session, seen) = follow("text~cut=10~gap=5~hang", &["done", "failed"], 10_000).await;
+    assert!(seen.sent.is_ok(), "{:?}", seen.sent);
     let history = recorded_history(&base, &session.id()).await;
     let full = all_text(&history);
     for text in &seen.texts {
@@ -158,8 +161,9 @@ async fn an_opaque_page_token_reaches_the_server_unchanged() {
 
 /// The create POST is answered 200 with a login page, a JSON body, no `Content-Type`, or a 302 to
 /// a login page. Before the fix the page was parsed as SSE, the badge showed `live` and the SDK
-/// recovered for minutes before failing with a message that did not say why. Now: `failed` at
-/// once, code `invalid-response`, not retryable, the message naming what came back.
+/// recovered for minutes before failing with a message that did not say why. Now: `send()`
+/// rejects and the badge is `failed` at once, code `invalid-response`, not retryable, the message
+/// naming what came back.
 #[wasm_bindgen_test]
 async fn a_200_that_is_not_an_event_stream_fails_at_once_naming_it() {
     for (spec, named) in [
@@ -170,6 +174,13 @@ async fn a_200_that_is_not_an_event_stream_fails_at_once_naming_it() {
     ] {
         let (_, session, seen) = follow(&format!("text~{spec}"), &["failed", "done"], 3_000).await;
         assert_eq!(seen.status, "failed", "{spec}: {:?}", seen.warnings);
+        // `send()` itself rejects with the same typed error.
+        let refused = seen.sent.as_ref().expect_err("send must reject");
+        assert_eq!(
+            get(refused, "code").as_string().as_deref(),
+            Some("invalid-response"),
+            "{spec}: {refused:?}"
+        );
         assert!(
             !seen.texts.iter().any(|t| t.contains("not an event")),
             "{spec}: the page was never parsed as frames"
@@ -183,5 +194,82 @@ async fn a_200_that_is_not_an_event_stream_fails_at_once_naming_it() {
         assert_eq!(get(&error, "retryable").as_bool(), Some(false), "{spec}");
         let message = get(&error, "message").as_string().unwrap_or_default();
         assert!(message.contains(named), "{spec}: {message}");
+    }
+}
+
+/// A session id `.` or `..` (from the app, a poisoned store or the server) would leave its URL
+/// segment: `…/sessions/../turns` is `GET /api/v1/turns`, and `%2e%2e` is no cure (URL parsers
+/// treat it as `..`). Before the fix the request went out (and failed as whatever that other path
+/// answered); now nothing is requested and the promise rejects with `invalid-input`.
+#[wasm_bindgen_test]
+async fn a_dot_dot_session_id_requests_nothing() {
+    for bad in ["..", ".", "%2e%2e"] {
+        let session = replay_client(&replay_base("text")).session(bad.to_string());
+        let refused = await_js(session.load())
+            .await
+            .expect_err("an unsafe id must be refused");
+        assert_eq!(
+            get(&refused, "code").as_string().as_deref(),
+            Some("invalid-input"),
+            "{bad}: {refused:?}"
+        );
+        let message = get(&refused, "message").as_string().unwrap_or_default();
+        assert!(message.contains("not a safe id"), "{bad}: {message}");
+    }
+}
+
+/// Checkpoints a restore must not trust — corrupt, old, future schema, another session's, an
+/// unsafe turn id, a negative or fractional cursor — are ignored with a `storage` warning, and
+/// the warning reaches the app with the first snapshot the handle gives. Before the fix none of
+/// them did: the first `snapshot()` dropped pending warnings, and a restored session that then
+/// changed no more never drained them (`onWarning` was never called).
+#[wasm_bindgen_test]
+async fn storage_warnings_on_restore_reach_the_first_snapshot() {
+    let storage = web_sys::window().unwrap().local_storage().unwrap().unwrap();
+    let record = |v: &str, sid: &str, tid: &str, seq: &str| {
+        format!(r#"{{"v":{v},"sessionId":"{sid}","turnId":"{tid}","seq":{seq},"savedAt":1}}"#)
+    };
+    for (name, raw) in [
+        ("corrupt", "{not json".to_string()),
+        ("old", record("0", "s-restore", "t1", "3")),
+        ("future", record("99", "s-restore", "t1", "3")),
+        ("foreign", record("1", "s-other", "t1", "3")),
+        ("dotdot", record("1", "s-restore", "..", "3")),
+        ("negative", record("1", "s-restore", "t1", "-3")),
+        ("fraction", record("1", "s-restore", "t1", "2.5")),
+    ] {
+        let ns = format!("t-restore-{name}");
+        storage
+            .set_item(&format!("{ns}:v1:last"), "s-restore")
+            .unwrap();
+        storage
+            .set_item(&format!("{ns}:v1:session:s-restore"), &raw)
+            .unwrap();
+        let o = options("local", "trueforge", "fetch", None);
+        set(&o, "baseUrl", replay_base("text"));
+        set(&o, "storageNamespace", ns.as_str());
+        let client = WasmClient::new(o).unwrap();
+        let handle = await_js(client.restore()).await.expect("restore");
+        assert!(!handle.is_null(), "{name}: the session itself is fine");
+        // A second handle on the same engine (the registry shares it), to read it from Rust.
+        let session = client.session("s-restore".into());
+        let snapshot = js_sys::JSON::stringify(&session.snapshot().unwrap())
+            .unwrap()
+            .as_string()
+            .unwrap();
+        let snapshot: serde_json::Value = serde_json::from_str(&snapshot).unwrap();
+        let storage_warnings: Vec<&serde_json::Value> = snapshot["warnings"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|w| w["code"] == "storage")
+            .collect();
+        assert_eq!(storage_warnings.len(), 1, "{name}: {snapshot}");
+        session.close();
+        let close: js_sys::Function = js_sys::Reflect::get(&handle, &"close".into())
+            .unwrap()
+            .into();
+        close.call0(&handle).unwrap();
+        clear_local_storage(&ns);
     }
 }

@@ -527,6 +527,30 @@ impl SessionView {
             // The merged message already holds everything its deltas carry.
             return Ok(());
         }
+        let content = match &delta.content {
+            Some(wire::Content::Text(t)) => Some(t.as_str()),
+            _ => None,
+        };
+        let incoming = super::live::delta_text_bytes(
+            content,
+            delta.reasoning_content.as_deref(),
+            delta.refusal.as_deref(),
+        );
+        if let Some((bound, limit_bytes)) = super::live::text_bound(
+            &self.config,
+            super::live::message_text_bytes(message),
+            turn.internal.text_bytes,
+            incoming,
+        ) {
+            turn.internal.text_limited = true;
+            return Err(ReduceError::TextTooLong {
+                turn_id: String::from(turn_id),
+                event_id: key,
+                bound,
+                limit_bytes,
+            });
+        }
+        turn.internal.text_bytes = turn.internal.text_bytes.saturating_add(incoming);
         let fx = merge::apply_delta(message, &delta);
         if fx.changed {
             item.version += 1;

@@ -621,6 +621,10 @@ pub(crate) struct TurnInternal {
     pub(crate) persisted_count: usize,
     /// A live event was refused by the cap: the live view of the turn is incomplete.
     pub(crate) capped: bool,
+    /// Streamed text (deltas' content + reasoning + refusal) applied to this turn, bytes.
+    pub(crate) text_bytes: usize,
+    /// A delta was refused by a text bound.
+    pub(crate) text_limited: bool,
     /// A `turn.done` event (not just a fetched state) was applied.
     pub(crate) done_event_seen: bool,
     /// The terminal state was applied.

@@ -99,9 +99,10 @@ pub enum ConnectionError {
     /// The create POST failed mid-flight and the lookup showed it created no turn: sending
     /// again is safe.
     TurnNotCreated,
-    /// A stream request answered 2xx with something that is not an event stream (a login page,
-    /// JSON, a followed redirect). Never retried: the same request gets the same answer.
-    NotEventStream,
+    /// The stream's answer broke the protocol beyond recovery: a 2xx that is not an event stream
+    /// (a login page, JSON, a followed redirect) or an unsafe turn id. Never retried: the same
+    /// request gets the same answer.
+    InvalidResponse,
 }
 
 impl ConnectionError {
@@ -113,7 +114,7 @@ impl ConnectionError {
             ConnectionError::NotFound => "not-found",
             ConnectionError::Http(409) => "conflict",
             ConnectionError::BadRequest | ConnectionError::Http(_) => "http",
-            ConnectionError::NotEventStream => "invalid-response",
+            ConnectionError::InvalidResponse => "invalid-response",
             ConnectionError::TooManyAttempts
             | ConnectionError::CreateOutcomeUnknown
             | ConnectionError::TurnNotCreated => "network",
@@ -132,7 +133,7 @@ impl ConnectionError {
             | ConnectionError::Forbidden
             | ConnectionError::NotFound
             | ConnectionError::BadRequest
-            | ConnectionError::NotEventStream => false,
+            | ConnectionError::InvalidResponse => false,
         }
     }
 }
@@ -154,8 +155,8 @@ impl fmt::Display for ConnectionError {
             ConnectionError::TurnNotCreated => {
                 f.write_str("creating the turn failed; no turn was created")
             }
-            ConnectionError::NotEventStream => {
-                f.write_str("the server did not answer with an event stream")
+            ConnectionError::InvalidResponse => {
+                f.write_str("the server's answer broke the protocol")
             }
         }
     }

@@ -56,10 +56,11 @@ pub enum Input {
     /// from the listings once, then `Done` (or `LiveUnavailable` if the server still reports
     /// it running).
     TurnDoneIncomplete,
-    /// The stream request answered 2xx with something that is not an event stream (checked
-    /// with [`crate::sse::check_event_stream`]; the web layer drops the body). Ends in
-    /// `Failed(NotEventStream)` at once, for the create POST too (a login page created no turn).
-    NotEventStream,
+    /// The open stream's answer broke the protocol beyond recovery: a 2xx that is not an event
+    /// stream ([`crate::sse::check_event_stream`]; the web layer drops the body), or a
+    /// `turn.created` naming an unsafe turn id. Ends in `Failed(InvalidResponse)` at once, for
+    /// the create POST too (a login page created no turn).
+    InvalidResponse,
     /// A `:` comment line arrived: liveness only (FIELD C3).
     Comment,
     /// A `retry:` field arrived (ms): it becomes the backoff base, clamped to

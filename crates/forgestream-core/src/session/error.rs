@@ -122,7 +122,7 @@ impl SessionError {
             ConnectionError::NotFound => ErrorCode::NotFound,
             ConnectionError::Http(409) => ErrorCode::Conflict,
             ConnectionError::BadRequest | ConnectionError::Http(_) => ErrorCode::Http,
-            ConnectionError::NotEventStream => ErrorCode::InvalidResponse,
+            ConnectionError::InvalidResponse => ErrorCode::InvalidResponse,
             ConnectionError::TooManyAttempts
             | ConnectionError::CreateOutcomeUnknown
             | ConnectionError::TurnNotCreated => ErrorCode::Network,

@@ -448,6 +448,17 @@ impl Session {
             );
             return;
         }
+        if !checkpoint::is_valid_id(&self.id) && !matches!(command, Command::Close) {
+            // `..` as a session id would turn every URL of the session into another path.
+            self.settle(
+                id,
+                Err(SessionError::new(
+                    ErrorCode::InvalidInput,
+                    "the session id is not a safe id (1–256 bytes of A–Z a–z 0–9 . _ - ~ :, not . or ..); nothing was requested",
+                )),
+            );
+            return;
+        }
         match command {
             Command::Load => self.load(Some(id), false),
             Command::Restore { checkpoint } => self.restore(id, checkpoint),

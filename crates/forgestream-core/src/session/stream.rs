@@ -11,7 +11,7 @@ use super::{
 };
 use crate::reduce::TurnStatus;
 use crate::resume;
-use crate::session::checkpoint::SCHEMA_VERSION;
+use crate::session::checkpoint::{is_valid_id, SCHEMA_VERSION};
 use crate::session::Effect;
 use crate::sse::SseItemRef;
 use crate::wire;
@@ -70,7 +70,7 @@ impl Session {
                 retryable: false,
                 status: Some(status),
             });
-            self.feed_conn(resume::Input::NotEventStream);
+            self.feed_conn(resume::Input::InvalidResponse);
         }
     }
 
@@ -81,6 +81,27 @@ impl Session {
             return;
         }
         let now = self.now_ms;
+        // The browser parsed the frame whole; the same cap as the fetch transport's parser keeps
+        // it out of the reducer (a 100 MB frame would otherwise be applied whole).
+        if data.len() > self.config.max_frame_bytes {
+            let e = crate::sse::SseError::FrameTooLarge {
+                limit_bytes: self.config.max_frame_bytes,
+            };
+            self.warn("protocol", format!("{e}"));
+            // Its number counts as processed (as a malformed frame's does), so the next frame
+            // is no gap.
+            let seq = self.sequence_number(last_event_id);
+            if let Some(run) = self.run.as_mut() {
+                run.conn.handle(
+                    resume::Input::Event {
+                        sequence_number: seq,
+                        turn_done: false,
+                    },
+                    now,
+                );
+            }
+            return;
+        }
         let seq = self.sequence_number(last_event_id);
         self.apply_frame(seq, data, now);
     }
@@ -127,6 +148,20 @@ impl Session {
             Some(id) => id,
             // A create stream names its turn only in its first event (`turn.created`).
             None => match wire::Event::from_json(data) {
+                Ok(wire::Event::TurnCreated(created)) if !is_valid_id(&created.turn_id) => {
+                    // `..` as a turn id would make every later URL of the turn another path.
+                    self.cause = Some(SessionError {
+                        code: ErrorCode::InvalidResponse,
+                        message: format!(
+                            "turn.created names turn id {:?}, which is not a safe id",
+                            shown(&created.turn_id)
+                        ),
+                        retryable: false,
+                        status: None,
+                    });
+                    self.feed_conn(resume::Input::InvalidResponse);
+                    return;
+                }
                 Ok(wire::Event::TurnCreated(created)) => {
                     let id = created.turn_id;
                     self.turn_discovered(&id, created.previous_turn_id.as_deref());
@@ -165,6 +200,7 @@ impl Session {
             }
         }
         let capped_before = self.view.event_cap_reached(&turn_id);
+        let text_limited_before = self.view.text_limit_reached(&turn_id);
         // Recorded straight into the pending change set (drained by `take_changes`), so a burst
         // of deltas on one message costs no change-set allocation per frame.
         let applied = self
@@ -210,6 +246,14 @@ impl Session {
                     }
                 }
             }
+            Err(crate::reduce::ReduceError::TextTooLong { .. }) if text_limited_before => {
+                // Warned at the first refused delta; the stream goes on (its `turn.done` ends
+                // the turn) and what was received stays.
+                resume::Input::Event {
+                    sequence_number: seq,
+                    turn_done: false,
+                }
+            }
             Err(crate::reduce::ReduceError::EventCapExceeded { .. }) if capped_before => {
                 // Warned at the first refused event; the frame still counts as processed.
                 resume::Input::Event {
@@ -247,7 +291,7 @@ impl Session {
             saved_at: self.now_ms,
         }));
         self.effects.push_back(Effect::WritePointer);
-        if let Some(previous) = previous {
+        if let Some(previous) = previous.filter(|p| is_valid_id(p)) {
             self.check_if_running(previous);
         }
     }
@@ -276,4 +320,13 @@ impl Session {
         });
         self.event_log_total += 1;
     }
+}
+
+/// At most the first 64 bytes of a hostile id, for a message.
+fn shown(id: &str) -> &str {
+    let mut end = id.len().min(64);
+    while !id.is_char_boundary(end) {
+        end -= 1;
+    }
+    &id[..end]
 }

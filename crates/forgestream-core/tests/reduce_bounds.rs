@@ -1,4 +1,8 @@
-//! The per-turn event cap (issue 18 item 8): it never refuses `turn.done` (before, a capped turn
+//! The reducer's bounds (issue 18). The text bounds (item 3): a message's and a turn's streamed
+//! text stop growing at their bound with `ReduceError::TextTooLong`, keeping what was received
+//! (300 MB of deltas used to take a tab to 1.9 GB and kill it).
+//!
+//! The per-turn event cap (item 8): it never refuses `turn.done` (before, a capped turn
 //! stayed `running`, was rebuilt one delta short, or replayed again and again while the server
 //! still reported it running), and live and persisted events count apart, so a turn capped live
 //! is rebuilt whole from its listing, once.
@@ -140,4 +144,58 @@ fn the_machine_rebuilds_a_capped_turn_once_then_settles() {
     conn.handle(Input::RebuildDone { terminal: true }, 4);
     assert_eq!(conn.status(), Some(&ConnectionStatus::Done));
     assert!(drain(&mut conn).contains(&Command::ClearPersisted));
+}
+
+#[test]
+fn text_stops_growing_at_the_message_and_turn_bounds_and_keeps_what_came() {
+    let mut view = SessionView::new(
+        "s1",
+        ReducerConfig {
+            max_message_text_bytes: 10,
+            max_turn_text_bytes: 16,
+            ..ReducerConfig::default()
+        },
+    );
+    view.apply_live("t1", Some(1), CREATED).unwrap();
+    view.apply_live("t1", Some(2), BASE).unwrap();
+    view.apply_live("t1", Some(3), &delta("aaaa")).unwrap();
+    view.apply_live("t1", Some(4), &delta("bbbbbb")).unwrap();
+    assert!(!view.text_limit_reached("t1"));
+    // 10 bytes is the message bound: one more byte is refused, whole (no half delta).
+    assert_eq!(
+        view.apply_live("t1", Some(5), &delta("c")),
+        Err(ReduceError::TextTooLong {
+            turn_id: "t1".into(),
+            event_id: "m1".into(),
+            bound: "message",
+            limit_bytes: 10,
+        })
+    );
+    assert!(view.text_limit_reached("t1"));
+    assert_eq!(text(&view), "aaaabbbbbb", "what was received is kept");
+    // A second message may grow until the turn's 16 bytes.
+    let second = r#"{"type":"model.message","id":"m2","thread_id":"main"}"#;
+    view.apply_live("t1", Some(6), second).unwrap();
+    let delta2 = |t: &str| {
+        format!(
+            r#"{{"type":"model.message.delta","id":"m2","thread_id":"main","reasoning_content":"{t}"}}"#
+        )
+    };
+    view.apply_live("t1", Some(7), &delta2("xxxxxx")).unwrap();
+    assert!(matches!(
+        view.apply_live("t1", Some(8), &delta2("y")),
+        Err(ReduceError::TextTooLong {
+            bound: "turn",
+            limit_bytes: 16,
+            ..
+        })
+    ));
+    // Decoded events take the general path: the same rule.
+    let event = wire::Event::from_json(&delta2("z")).unwrap();
+    assert!(matches!(
+        view.apply_event("t1", Some(9), event),
+        Err(ReduceError::TextTooLong { bound: "turn", .. })
+    ));
+    view.apply_live("t1", Some(10), DONE).unwrap();
+    assert_eq!(view.turn("t1").unwrap().status, TurnStatus::Done);
 }
