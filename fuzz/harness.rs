@@ -328,6 +328,7 @@ pub fn reduce(data: &[u8]) {
     let config = ReducerConfig {
         max_events_per_turn: 400,
         max_kept_warnings: 8,
+        ..ReducerConfig::default()
     };
     let mut view = SessionView::new("s", config);
     let Some((&mode, rest)) = data.split_first() else {

@@ -7,6 +7,18 @@
 // stream that does not start with `turn.created`). Both force recovery. `~bad-listing` answers
 // the turn-events listing with truncated JSON. Specs combine: `/text~cut=5~bad-listing`.
 //
+// Hostile modes (issue 18), also on the first create stream only: `~id=N:VALUE` rewrites frame
+// N's `id:` line to VALUE (e.g. `18446744073709551615`, `-1`); `~gap=N` leaves frame N out (a
+// sequence number skipped); `~hang` never ends the stream after its last byte (a server that
+// keeps the connection open, so only the frames can end the turn; with `~cut=N`, after frame N).
+// Frame numbers count the frames as recorded. `~paged-turns` answers the turns listing with an
+// empty first page whose `next_page_token` is `PAGE_TOKEN` (`+`, `/`, `&`, `=`, `#`, `%`, a space,
+// non-ASCII) and serves the recorded turns only for that exact token (else 400): a token that is
+// not percent-encoded arrives changed (`+` as a space, `&limit=…` as parameters, `#…` cut off).
+// `~ctype=TYPE` answers the create POST 200 with a small page of that `Content-Type` (`html`,
+// `json` and `none` stand for `text/html; charset=utf-8`, `application/json` and no header);
+// `~redirect` answers it 302 to `/<scenario>/login`, a 200 HTML login page.
+//
 // Usage: node tests/replay/server.mjs [--port 0]   → prints "listening on http://127.0.0.1:PORT"
 import { createServer } from "node:http";
 import { readFileSync, existsSync, readdirSync } from "node:fs";
@@ -65,6 +77,36 @@ function afterFrame(bytes, n) {
   return bytes.length;
 }
 
+/** `body` with frame `idFrame`'s `id:` line replaced by `id: idValue` and frame `gap` left out
+ * (1-based; 0 = none). */
+function rewriteFrames(body, idFrame, idValue, gap) {
+  const frames = body.toString("utf8").split("\n\n").filter((f) => f.length > 0);
+  return Buffer.from(
+    frames
+      .map((frame, i) => (i + 1 === idFrame ? frame.replace(/^id:.*$/m, `id: ${idValue}`) : frame))
+      .filter((_, i) => i + 1 !== gap)
+      .map((frame) => `${frame}\n\n`)
+      .join(""),
+    "utf8",
+  );
+}
+
+/** A 200 page that is not an event stream (`type` null: no `Content-Type` at all). */
+function page(res, type) {
+  const body = type === "application/json" ? '{"ok":true}' : "<!doctype html><title>Sign in</title><form>data: not an event</form>\n\n";
+  if (type === null) {
+    res.removeHeader("content-type");
+    res.sendDate = false;
+    res.writeHead(200);
+  } else {
+    res.writeHead(200, { "content-type": type });
+  }
+  return res.end(body);
+}
+
+/** The opaque paging token of `~paged-turns`. */
+const PAGE_TOKEN = "a+b/c&limit=1000&x=1 %2F é#frag";
+
 const server = createServer((req, res) => {
   cors(req, res);
   if (req.method === "OPTIONS") return res.writeHead(204).end();
@@ -76,6 +118,11 @@ const server = createServer((req, res) => {
   const cut = Number(spec("cut")?.slice(4) ?? 0);
   const skip = Number(spec("skip")?.slice(5) ?? 0);
   const badListing = spec("bad-listing") !== undefined;
+  const idRewrite = spec("id")?.slice(3).match(/^(\d+):(.*)$/);
+  const gap = Number(spec("gap")?.slice(4) ?? 0);
+  const hang = spec("hang") !== undefined;
+  const ctype = spec("ctype")?.slice(6);
+  const redirect = spec("redirect") !== undefined;
   const path = "/" + rest.join("/");
   // Drain the request body before answering.
   req.resume();
@@ -83,6 +130,15 @@ const server = createServer((req, res) => {
     if (req.method === "POST" && path === "/api/v1/sessions") {
       created.set(scenario, 0);
       return json(res, 201, read(scenario, "session.json"));
+    }
+    if (path === "/login") return page(res, "text/html; charset=utf-8");
+    if (req.method === "POST" && /^\/api\/v1\/sessions\/[^/]+\/turns$/.test(path) && ctype !== undefined) {
+      const types = { html: "text/html; charset=utf-8", json: "application/json", none: null };
+      return page(res, ctype in types ? types[ctype] : decodeURIComponent(ctype));
+    }
+    if (req.method === "POST" && /^\/api\/v1\/sessions\/[^/]+\/turns$/.test(path) && redirect) {
+      res.writeHead(302, { location: `/${head}/login` });
+      return res.end();
     }
     if (req.method === "POST" && /^\/api\/v1\/sessions\/[^/]+\/turns$/.test(path)) {
       const n = (created.get(scenario) ?? 0) + 1;
@@ -92,9 +148,12 @@ const server = createServer((req, res) => {
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
       // A cut stream ends (cleanly, without turn.done) after frame N; a skipped one lacks its
       // first N frames (so it does not start with turn.created): the SDK must recover either way.
-      if (n === 1 && cut > 0) return res.end(body.subarray(0, afterFrame(body, cut)));
-      if (n === 1 && skip > 0) return res.end(body.subarray(afterFrame(body, skip)));
-      return res.end(body);
+      if (n !== 1) return res.end(body);
+      let out = body;
+      if (cut > 0) out = out.subarray(0, afterFrame(out, cut));
+      if (skip > 0) out = out.subarray(afterFrame(out, skip));
+      if (idRewrite || gap > 0) out = rewriteFrames(out, idRewrite ? Number(idRewrite[1]) : 0, idRewrite?.[2], gap);
+      return hang ? res.write(out) : res.end(out);
     }
     let m = path.match(/^\/api\/v1\/sessions\/[^/]+\/turns\/([^/]+)\/subscribe$/);
     if (m) {
@@ -116,6 +175,14 @@ const server = createServer((req, res) => {
     if (m) {
       const body = turnFile(scenario, m[1], "turn");
       return body ? json(res, 200, body) : json(res, 404, '{"error":{"message":"not found"}}');
+    }
+    if (/^\/api\/v1\/sessions\/[^/]+\/turns$/.test(path) && spec("paged-turns") !== undefined) {
+      const token = url.searchParams.get("page_token");
+      if (token === null) return json(res, 200, JSON.stringify({ data: [], pagination: { next_page_token: PAGE_TOKEN } }));
+      if (token !== PAGE_TOKEN || url.searchParams.getAll("limit").length !== 1) {
+        return json(res, 400, JSON.stringify({ error: { message: `page_token arrived as ${JSON.stringify(token)}` } }));
+      }
+      return json(res, 200, read(scenario, "turns.json"));
     }
     if (/^\/api\/v1\/sessions\/[^/]+\/turns$/.test(path)) return json(res, 200, read(scenario, "turns.json"));
     if (/^\/api\/v1\/sessions\/[^/]+\/events$/.test(path)) return json(res, 200, read(scenario, "session-events.json"));

@@ -16,6 +16,9 @@
 //!   bounds; 429/503 honour `Retry-After` within bounds; the attempt counter resets when a
 //!   stream delivers a new sequence number; `max_attempts` ends in `TooManyAttempts`.
 //! - EOF without `turn.done` resubscribes after the last processed sequence number (FIELD C4).
+//! - Frames out of order (a gap the web layer did not apply, [`Input::OutOfOrder`], or a stream whose
+//!   numbers step back) close the stream and rebuild from the listings once, then resubscribe
+//!   after the cursor if the turn still runs; a second time ends `LiveUnavailable`.
 //! - The idle watchdog aborts a request silent for `idle_timeout_ms`; comments count (C3).
 //! - Offline aborts and pauses; online reconnects at once. Page visibility is no input at all.
 //! - 401 → `RefreshHeaders` once, then the same request with the same cursor; a second 401 →
@@ -131,6 +134,14 @@ pub struct Connection {
     auth_refreshed: bool,
     cancel_requested: bool,
     cancel_sent: bool,
+    /// The last sequence number of the open stream (a step back within one stream is out of
+    /// order; a new stream may replay from below the cursor).
+    stream_last: Option<u64>,
+    /// A rebuild for frames out of order was already made: a second one ends live-unavailable.
+    order_rebuilt: bool,
+    /// The rebuild in flight was for frames out of order: a turn still running is resubscribed
+    /// after the cursor.
+    resubscribe_after_rebuild: bool,
 }
 
 impl Connection {
@@ -158,6 +169,9 @@ impl Connection {
             auth_refreshed: false,
             cancel_requested: false,
             cancel_sent: false,
+            stream_last: None,
+            order_rebuilt: false,
+            resubscribe_after_rebuild: false,
         }
     }
 
@@ -204,6 +218,13 @@ impl Connection {
         self.cursor
     }
 
+    /// The last sequence number the open stream delivered (`None` before its first numbered
+    /// frame). A lower one on the same stream is out of order: [`Input::Event`] with it
+    /// rebuilds, as [`Input::OutOfOrder`] does.
+    pub fn stream_sequence_number(&self) -> Option<u64> {
+        self.stream_last
+    }
+
     /// The last checkpoint handed out with `Persist` (or the cursor attached with).
     pub fn persisted_cursor(&self) -> Option<u64> {
         self.persisted
@@ -246,6 +267,19 @@ impl Connection {
                 sequence_number,
                 turn_done,
             } => self.on_event(sequence_number, turn_done),
+            Input::OutOfOrder => self.on_out_of_order(),
+            Input::InvalidResponse => {
+                if self.is_stream_open() {
+                    self.fail(ConnectionError::InvalidResponse);
+                }
+            }
+            Input::TurnDoneIncomplete => {
+                if self.is_stream_open() {
+                    self.flush_persist();
+                    self.resubscribe_after_rebuild = false;
+                    self.begin(Step::Rebuild);
+                }
+            }
             Input::Comment => self.on_liveness(),
             Input::Retry(ms) => {
                 if self.phase != Phase::Idle {
@@ -298,8 +332,13 @@ impl Connection {
             Input::RebuildDone { terminal } => {
                 if self.take_in_flight(Step::Rebuild) {
                     self.auth_refreshed = false;
+                    let resubscribe = core::mem::take(&mut self.resubscribe_after_rebuild);
                     if terminal {
                         self.finish_done();
+                    } else if resubscribe {
+                        // Rebuilt for frames out of order: the live stream may still be good
+                        // from the cursor on (the refused frame comes again).
+                        self.begin(Step::Subscribe);
                     } else {
                         self.live_unavailable();
                     }
@@ -432,6 +471,16 @@ impl Connection {
             self.turn_known = true;
         }
         self.maybe_send_cancel();
+        if let (Some(seq), Some(last)) = (sequence_number, self.stream_last) {
+            if seq < last {
+                // A stream that steps back is not the server's per-turn sequence (PROTOCOL §3).
+                self.on_out_of_order();
+                return;
+            }
+        }
+        if sequence_number.is_some() {
+            self.stream_last = sequence_number;
+        }
         let advanced = match (sequence_number, self.cursor) {
             (Some(seq), Some(cursor)) => seq > cursor,
             (Some(_), None) => true,
@@ -448,6 +497,22 @@ impl Connection {
         } else if advanced {
             self.maybe_persist();
         }
+    }
+
+    /// Frames out of order on the open stream (a gap left unapplied, or the stream stepped
+    /// back): close it and rebuild from the listings; the first time, a turn still running is
+    /// then resubscribed after the cursor, a second time ends `LiveUnavailable` (never a loop).
+    fn on_out_of_order(&mut self) {
+        let Phase::InFlight { step, .. } = self.phase else {
+            return;
+        };
+        if !step.is_stream() {
+            return;
+        }
+        self.flush_persist();
+        self.resubscribe_after_rebuild = !self.order_rebuilt;
+        self.order_rebuilt = true;
+        self.begin(Step::Rebuild);
     }
 
     fn on_liveness(&mut self) {
@@ -708,6 +773,7 @@ impl Connection {
         };
         self.last_activity_ms = self.now_ms;
         self.progressed = false;
+        self.stream_last = None;
     }
 
     fn abort_if_open(&mut self) {

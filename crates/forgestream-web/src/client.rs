@@ -328,8 +328,9 @@ impl WasmSession {
     pub fn snapshot(&self) -> Result<JsValue, JsValue> {
         let engine = self.engine().map_err(|e| to_js(&e))?;
         let mut session = engine.session.borrow_mut();
-        session.reset_changes();
-        snapshot::to_js(session.full_changes()).map_err(|e| to_js(&e))
+        // The pending changes are superseded by the whole view; their warnings are not.
+        let (changes, warnings) = session.take_changes();
+        snapshot::to_js(session.full_changes(&changes, &warnings)).map_err(|e| to_js(&e))
     }
 
     /// What changed since the last `snapshot()` / `takeChanges()`: only the changed turns'

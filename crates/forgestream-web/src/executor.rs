@@ -404,6 +404,24 @@ async fn stream(
         );
         return Ok(());
     }
+    // A login page, a JSON body or a redirect answered 200 is no stream: the core fails the
+    // turn at once, naming what came back (the body is never read).
+    let content_type = response.header("content-type");
+    let redirected = response.redirected();
+    if forgestream_core::sse::check_event_stream(status, content_type.as_deref(), redirected)
+        .is_err()
+    {
+        feed_weak(
+            weak,
+            Input::NotEventStream {
+                request: id,
+                status,
+                content_type: content_type.as_deref(),
+                redirected,
+            },
+        );
+        return Ok(());
+    }
     feed_weak(
         weak,
         Input::StreamOpened {

@@ -319,6 +319,19 @@ pub enum ReduceError {
         /// What did not match.
         reason: String,
     },
+    /// A delta would grow a message's or a turn's streamed text past its bound
+    /// ([`super::ReducerConfig::max_message_text_bytes`] / `max_turn_text_bytes`); it was not
+    /// applied, the text received so far is kept.
+    TextTooLong {
+        /// Turn.
+        turn_id: String,
+        /// The message's event id.
+        event_id: String,
+        /// `"message"` or `"turn"`: which bound.
+        bound: &'static str,
+        /// The bound, bytes.
+        limit_bytes: usize,
+    },
     /// A `turn.created` for another turn arrived on this turn's stream.
     TurnMismatch {
         /// The stream's turn.
@@ -354,6 +367,17 @@ impl fmt::Display for ReduceError {
                 write!(
                     f,
                     "event {event_id} in turn {turn_id} does not fit its base: {reason}"
+                )
+            }
+            ReduceError::TextTooLong {
+                turn_id,
+                event_id,
+                bound,
+                limit_bytes,
+            } => {
+                write!(
+                    f,
+                    "message {event_id} in turn {turn_id} reached the {bound} text bound of {limit_bytes} bytes; later text is not applied"
                 )
             }
             ReduceError::TurnMismatch { expected, received } => {

@@ -165,7 +165,7 @@ impl SessionView {
             }
             return Ok(());
         }
-        self.apply_one(turn_id, event, cs)
+        self.apply_one(turn_id, event, cs, false)
     }
 
     /// A persisted event: errors other than the cap become warnings.
@@ -175,7 +175,7 @@ impl SessionView {
         event: wire::Event,
         cs: &mut ChangeSet,
     ) -> Result<(), ReduceError> {
-        match self.apply_one(turn_id, event, cs) {
+        match self.apply_one(turn_id, event, cs, true) {
             Err(err @ ReduceError::EventCapExceeded { .. }) => Err(err),
             Err(other) => {
                 let reason = other.to_string();
@@ -192,23 +192,37 @@ impl SessionView {
         }
     }
 
+    /// One event after the live rules (`persisted`: from a listing). The cap counts live and
+    /// persisted events apart, so a turn capped live can still be rebuilt from its listing (far
+    /// fewer events: no deltas), and it never refuses `turn.done`: the turn's end is always
+    /// applied, whatever came before (a refused `turn.done` left the turn running, to be
+    /// replayed again and again).
     fn apply_one(
         &mut self,
         turn_id: &str,
         event: wire::Event,
         cs: &mut ChangeSet,
+        persisted: bool,
     ) -> Result<(), ReduceError> {
         let cap = self.config.max_events_per_turn;
         let Some(turn) = self.turns.get_mut(turn_id) else {
             return Ok(());
         };
-        if turn.internal.event_count >= cap {
+        let count = if persisted {
+            &mut turn.internal.persisted_count
+        } else {
+            &mut turn.internal.event_count
+        };
+        if *count >= cap && !matches!(event, wire::Event::TurnDone(_)) {
+            if !persisted {
+                turn.internal.capped = true;
+            }
             return Err(ReduceError::EventCapExceeded {
                 turn_id: String::from(turn_id),
                 cap,
             });
         }
-        turn.internal.event_count += 1;
+        *count = count.saturating_add(1);
         match event {
             wire::Event::TurnCreated(e) => {
                 if e.turn_id != turn_id {
@@ -513,6 +527,30 @@ impl SessionView {
             // The merged message already holds everything its deltas carry.
             return Ok(());
         }
+        let content = match &delta.content {
+            Some(wire::Content::Text(t)) => Some(t.as_str()),
+            _ => None,
+        };
+        let incoming = super::live::delta_text_bytes(
+            content,
+            delta.reasoning_content.as_deref(),
+            delta.refusal.as_deref(),
+        );
+        if let Some((bound, limit_bytes)) = super::live::text_bound(
+            &self.config,
+            super::live::message_text_bytes(message),
+            turn.internal.text_bytes,
+            incoming,
+        ) {
+            turn.internal.text_limited = true;
+            return Err(ReduceError::TextTooLong {
+                turn_id: String::from(turn_id),
+                event_id: key,
+                bound,
+                limit_bytes,
+            });
+        }
+        turn.internal.text_bytes = turn.internal.text_bytes.saturating_add(incoming);
         let fx = merge::apply_delta(message, &delta);
         if fx.changed {
             item.version += 1;

@@ -35,7 +35,7 @@ impl SessionView {
         delta: &TextDelta<'_>,
         cs: &mut ChangeSet,
     ) -> bool {
-        let cap = self.config.max_events_per_turn;
+        let config = &self.config;
         let Some(turn) = self.turns.get_mut(turn_id) else {
             return false;
         };
@@ -47,7 +47,7 @@ impl SessionView {
             Some(n) if n != hwm.map_or(1, |h| h.saturating_add(1)) => return false,
             Some(n) => Some(n),
         };
-        let Some(applied) = append_to_turn(turn, cap, delta) else {
+        let Some(applied) = append_to_turn(turn, config, delta) else {
             return false;
         };
         turn.last_sequence_number = next;
@@ -62,11 +62,11 @@ impl SessionView {
         delta: TextDelta<'_>,
         cs: &mut ChangeSet,
     ) -> Result<(), ReduceError> {
-        let cap = self.config.max_events_per_turn;
+        let config = &self.config;
         let applied = self
             .turns
             .get_mut(turn_id)
-            .and_then(|turn| append_to_turn(turn, cap, &delta));
+            .and_then(|turn| append_to_turn(turn, config, &delta));
         match applied {
             Some(applied) => {
                 record(cs, turn_id, &delta.id, applied);
@@ -83,10 +83,17 @@ impl SessionView {
 
 /// The fast path's rules on one turn: `None` (nothing changed) when the general path must
 /// decide, else the delta is applied and counted.
-fn append_to_turn(turn: &mut TurnView, cap: usize, delta: &TextDelta<'_>) -> Option<Applied> {
-    // Late events after `turn.done` and frozen turns have their own rules; so does the cap (an
-    // error).
-    if turn.internal.done_event_seen || turn.internal.terminal || turn.internal.event_count >= cap {
+fn append_to_turn(
+    turn: &mut TurnView,
+    config: &super::ReducerConfig,
+    delta: &TextDelta<'_>,
+) -> Option<Applied> {
+    // Late events after `turn.done` and frozen turns have their own rules; so do the cap and the
+    // text bounds (errors).
+    if turn.internal.done_event_seen
+        || turn.internal.terminal
+        || turn.internal.event_count >= config.max_events_per_turn
+    {
         return None;
     }
     let item = turn.items.get_mut(&*delta.id)?;
@@ -101,6 +108,22 @@ fn append_to_turn(turn: &mut TurnView, cap: usize, delta: &TextDelta<'_>) -> Opt
             return None;
         }
     }
+    let incoming = delta_text_bytes(
+        delta.content.as_deref(),
+        delta.reasoning_content.as_deref(),
+        delta.refusal.as_deref(),
+    );
+    if text_bound(
+        config,
+        message_text_bytes(message),
+        turn.internal.text_bytes,
+        incoming,
+    )
+    .is_some()
+    {
+        return None;
+    }
+    turn.internal.text_bytes = turn.internal.text_bytes.saturating_add(incoming);
     turn.internal.event_count += 1;
     // Lengths before this delta, for the change set's append description; a parts array is
     // not plain text, so it is reported as a whole-item change.
@@ -133,6 +156,48 @@ fn append_to_turn(turn: &mut TurnView, cap: usize, delta: &TextDelta<'_>) -> Opt
         item.version += 1;
     }
     Some(changed.then_some((item.version, at)))
+}
+
+/// Bytes of text a delta carries (content + reasoning + refusal).
+pub(super) fn delta_text_bytes(
+    content: Option<&str>,
+    reasoning: Option<&str>,
+    refusal: Option<&str>,
+) -> usize {
+    [content, reasoning, refusal]
+        .iter()
+        .map(|t| t.map_or(0, str::len))
+        .fold(0, usize::saturating_add)
+}
+
+/// Bytes of text a message holds now (content parts count as text).
+pub(super) fn message_text_bytes(message: &super::view::MessageView) -> usize {
+    let content = match &message.content {
+        None => 0,
+        Some(ContentView::Text(t)) => t.len(),
+        Some(ContentView::Parts(_)) => 0,
+    };
+    content
+        .saturating_add(message.reasoning.as_ref().map_or(0, String::len))
+        .saturating_add(message.refusal.as_ref().map_or(0, String::len))
+}
+
+/// Which text bound `incoming` more bytes would cross: `("message" | "turn", limit)`.
+pub(super) fn text_bound(
+    config: &super::ReducerConfig,
+    message_bytes: usize,
+    turn_bytes: usize,
+    incoming: usize,
+) -> Option<(&'static str, usize)> {
+    if incoming == 0 {
+        None
+    } else if message_bytes.saturating_add(incoming) > config.max_message_text_bytes {
+        Some(("message", config.max_message_text_bytes))
+    } else if turn_bytes.saturating_add(incoming) > config.max_turn_text_bytes {
+        Some(("turn", config.max_turn_text_bytes))
+    } else {
+        None
+    }
 }
 
 /// Records what [`append_to_turn`] did in the change set.

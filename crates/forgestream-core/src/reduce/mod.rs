@@ -42,12 +42,20 @@ use crate::wire;
 /// Reducer limits.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReducerConfig {
-    /// Events accepted per turn (live frames after dedupe, plus listing events) before
-    /// [`ReduceError::EventCapExceeded`]. Default 1,000,000.
+    /// Events accepted per turn before [`ReduceError::EventCapExceeded`], counted apart for
+    /// live frames (after dedupe) and listing events; `turn.done` is never refused.
+    /// Default 1,000,000.
     pub max_events_per_turn: usize,
     /// Warnings kept on the view (older ones are discarded; the count keeps growing).
     /// Default 256.
     pub max_kept_warnings: usize,
+    /// Bytes of streamed text (content + reasoning + refusal, UTF-8) one message may grow to
+    /// through deltas; a delta past it is refused with [`ReduceError::TextTooLong`] and the
+    /// message keeps what it had. Default 64 MiB.
+    pub max_message_text_bytes: usize,
+    /// The same bound for all streamed text of one turn. Default 256 MiB (a browser tab dies
+    /// near 1 GB of strings: "Invalid string length").
+    pub max_turn_text_bytes: usize,
 }
 
 impl Default for ReducerConfig {
@@ -55,6 +63,8 @@ impl Default for ReducerConfig {
         ReducerConfig {
             max_events_per_turn: 1_000_000,
             max_kept_warnings: 256,
+            max_message_text_bytes: 64 << 20,
+            max_turn_text_bytes: 256 << 20,
         }
     }
 }
@@ -271,6 +281,21 @@ impl SessionView {
         }
         self.finish(&mut cs);
         result.map(|()| cs)
+    }
+
+    /// Whether a live event of `turn_id` was refused by
+    /// [`ReducerConfig::max_events_per_turn`] (its live view is incomplete: rebuild it from the
+    /// listings once it ended).
+    pub fn event_cap_reached(&self, turn_id: &str) -> bool {
+        self.turns.get(turn_id).is_some_and(|t| t.internal.capped)
+    }
+
+    /// Whether a delta of `turn_id` was refused by the text bounds
+    /// ([`ReducerConfig::max_message_text_bytes`], [`ReducerConfig::max_turn_text_bytes`]).
+    pub fn text_limit_reached(&self, turn_id: &str) -> bool {
+        self.turns
+            .get(turn_id)
+            .is_some_and(|t| t.internal.text_limited)
     }
 
     /// The highest live sequence number applied for `turn_id` (the reconnect cursor).

@@ -622,8 +622,16 @@ pub(crate) struct RequiredRecord {
 pub(crate) struct TurnInternal {
     /// Deltas whose base has not arrived, by message id, in arrival order.
     pub(crate) held_deltas: BTreeMap<String, Vec<wire::MessageDelta>>,
-    /// Events accepted for this turn (the cap counts these).
+    /// Live events accepted for this turn (the cap counts these).
     pub(crate) event_count: usize,
+    /// Persisted (listing) events accepted for this turn, counted against the same cap.
+    pub(crate) persisted_count: usize,
+    /// A live event was refused by the cap: the live view of the turn is incomplete.
+    pub(crate) capped: bool,
+    /// Streamed text (deltas' content + reasoning + refusal) applied to this turn, bytes.
+    pub(crate) text_bytes: usize,
+    /// A delta was refused by a text bound.
+    pub(crate) text_limited: bool,
     /// A `turn.done` event (not just a fetched state) was applied.
     pub(crate) done_event_seen: bool,
     /// The terminal state was applied.

@@ -99,6 +99,10 @@ pub enum ConnectionError {
     /// The create POST failed mid-flight and the lookup showed it created no turn: sending
     /// again is safe.
     TurnNotCreated,
+    /// The stream's answer broke the protocol beyond recovery: a 2xx that is not an event stream
+    /// (a login page, JSON, a followed redirect) or an unsafe turn id. Never retried: the same
+    /// request gets the same answer.
+    InvalidResponse,
 }
 
 impl ConnectionError {
@@ -110,6 +114,7 @@ impl ConnectionError {
             ConnectionError::NotFound => "not-found",
             ConnectionError::Http(409) => "conflict",
             ConnectionError::BadRequest | ConnectionError::Http(_) => "http",
+            ConnectionError::InvalidResponse => "invalid-response",
             ConnectionError::TooManyAttempts
             | ConnectionError::CreateOutcomeUnknown
             | ConnectionError::TurnNotCreated => "network",
@@ -127,7 +132,8 @@ impl ConnectionError {
             ConnectionError::Auth
             | ConnectionError::Forbidden
             | ConnectionError::NotFound
-            | ConnectionError::BadRequest => false,
+            | ConnectionError::BadRequest
+            | ConnectionError::InvalidResponse => false,
         }
     }
 }
@@ -148,6 +154,9 @@ impl fmt::Display for ConnectionError {
             }
             ConnectionError::TurnNotCreated => {
                 f.write_str("creating the turn failed; no turn was created")
+            }
+            ConnectionError::InvalidResponse => {
+                f.write_str("the server's answer broke the protocol")
             }
         }
     }

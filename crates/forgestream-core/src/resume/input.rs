@@ -45,6 +45,22 @@ pub enum Input {
         /// The frame was this turn's `turn.done`.
         turn_done: bool,
     },
+    /// A frame of the open stream skipped ahead of the cursor (a gap: PROTOCOL §3 numbers +1
+    /// per event); the web layer did not apply it. The stream is closed and the turn rebuilt from
+    /// the listings once; a turn still running is then resubscribed after the cursor. A second
+    /// time in one run the rebuild ends `LiveUnavailable`. (A stream whose numbers step back is
+    /// detected by the machine itself from [`Input::Event`].)
+    OutOfOrder,
+    /// The frame just applied was this turn's `turn.done`, but its live view is incomplete (the
+    /// reducer's event cap refused some of its events): instead of `Done`, the turn is rebuilt
+    /// from the listings once, then `Done` (or `LiveUnavailable` if the server still reports
+    /// it running).
+    TurnDoneIncomplete,
+    /// The open stream's answer broke the protocol beyond recovery: a 2xx that is not an event
+    /// stream ([`crate::sse::check_event_stream`]; the web layer drops the body), or a
+    /// `turn.created` naming an unsafe turn id. Ends in `Failed(InvalidResponse)` at once, for
+    /// the create POST too (a login page created no turn).
+    InvalidResponse,
     /// A `:` comment line arrived: liveness only (FIELD C3).
     Comment,
     /// A `retry:` field arrived (ms): it becomes the backoff base, clamped to

@@ -281,7 +281,11 @@ impl Session {
     }
 
     /// Everything: every turn header and item, the pending set, threads, usage, connection.
-    pub fn full_changes(&self) -> CoreChanges<'_> {
+    /// `changes` / `extra` are what was pending since the last drain (from
+    /// [`Session::take_changes`]): the view is whole, so only their warnings are carried — a
+    /// warning raised before the first snapshot (a corrupt checkpoint read by `restore()`)
+    /// still reaches the app.
+    pub fn full_changes(&self, changes: &ChangeSet, extra: &[(String, String)]) -> CoreChanges<'_> {
         let view = self.view();
         CoreChanges {
             session_id: self.id(),
@@ -305,7 +309,7 @@ impl Session {
             usage: Some(view.usage()),
             connection: self.connection_state(),
             error: self.error(),
-            warnings: Vec::new(),
+            warnings: reported_warnings(changes, extra),
         }
     }
 
@@ -349,18 +353,6 @@ impl Session {
                 }
             })
             .collect();
-        let warnings = changes
-            .warnings
-            .iter()
-            .map(|w| ReportedWarning {
-                code: String::from("protocol"),
-                message: serde_json::to_string(w).unwrap_or_default(),
-            })
-            .chain(extra.iter().map(|(code, message)| ReportedWarning {
-                code: code.clone(),
-                message: message.clone(),
-            }))
-            .collect();
         CoreChanges {
             session_id: self.id(),
             drain: self.drains(),
@@ -374,9 +366,26 @@ impl Session {
             usage: changes.usage_changed.then(|| view.usage()),
             connection: self.connection_state(),
             error: self.error(),
-            warnings,
+            warnings: reported_warnings(changes, extra),
         }
     }
+}
+
+/// The drain's findings as they cross: the reducer's protocol warnings, then the storage and
+/// engine warnings `(code, message)`.
+fn reported_warnings(changes: &ChangeSet, extra: &[(String, String)]) -> Vec<ReportedWarning> {
+    changes
+        .warnings
+        .iter()
+        .map(|w| ReportedWarning {
+            code: String::from("protocol"),
+            message: serde_json::to_string(w).unwrap_or_default(),
+        })
+        .chain(extra.iter().map(|(code, message)| ReportedWarning {
+            code: code.clone(),
+            message: message.clone(),
+        }))
+        .collect()
 }
 
 #[cfg(test)]

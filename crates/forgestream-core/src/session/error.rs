@@ -131,6 +131,7 @@ impl SessionError {
             ConnectionError::NotFound => ErrorCode::NotFound,
             ConnectionError::Http(409) => ErrorCode::Conflict,
             ConnectionError::BadRequest | ConnectionError::Http(_) => ErrorCode::Http,
+            ConnectionError::InvalidResponse => ErrorCode::InvalidResponse,
             ConnectionError::TooManyAttempts
             | ConnectionError::CreateOutcomeUnknown
             | ConnectionError::TurnNotCreated => ErrorCode::Network,

@@ -80,6 +80,20 @@ pub enum Input<'a> {
         /// HTTP status (200 for an EventSource).
         status: u16,
     },
+    /// A [`ResponseKind::Stream`](super::ResponseKind::Stream) request answered 2xx with a
+    /// body that is not an event stream ([`crate::sse::check_event_stream`] refused its
+    /// `Content-Type` or the redirect); the executor reads no body. Fails the turn's connection
+    /// at once with code `invalid-response`, not retryable, naming what came back.
+    NotEventStream {
+        /// The request.
+        request: RequestId,
+        /// HTTP status.
+        status: u16,
+        /// The `Content-Type` header, if any.
+        content_type: Option<&'a str>,
+        /// The fetch followed a redirect.
+        redirected: bool,
+    },
     /// One body read of an open stream, exactly as the network delivered it.
     Bytes {
         /// The request.

@@ -399,14 +399,6 @@ impl Session {
         (changes, core::mem::take(&mut self.warnings))
     }
 
-    /// Forgets the pending changes (the caller renders the whole view) and re-arms
-    /// [`Effect::Notify`].
-    pub fn reset_changes(&mut self) {
-        self.drains += 1;
-        self.notified = false;
-        self.changes = ChangeSet::default();
-    }
-
     /// A new listener was set: it has not been told anything yet.
     pub fn listener_changed(&mut self) {
         self.notified = false;
@@ -438,6 +430,12 @@ impl Session {
         match input {
             Input::Command { id, command } => self.command(id, command),
             Input::StreamOpened { request, status } => self.on_stream_opened(request, status),
+            Input::NotEventStream {
+                request,
+                status,
+                content_type,
+                redirected,
+            } => self.on_not_event_stream(request, status, content_type, redirected),
             Input::Bytes { request, bytes } => self.on_bytes(request, bytes),
             Input::Frame {
                 request,
@@ -486,6 +484,17 @@ impl Session {
                 Err(SessionError::new(
                     ErrorCode::Aborted,
                     "the session is closed",
+                )),
+            );
+            return;
+        }
+        if !checkpoint::is_valid_id(&self.id) && !matches!(command, Command::Close) {
+            // `..` as a session id would turn every URL of the session into another path.
+            self.settle(
+                id,
+                Err(SessionError::new(
+                    ErrorCode::InvalidInput,
+                    "the session id is not a safe id (1–256 bytes of A–Z a–z 0–9 . _ - ~ :, not . or ..); nothing was requested",
                 )),
             );
             return;

@@ -594,8 +594,11 @@ impl Session {
     fn lookup_result(&mut self, page: wire::Listing<wire::Turn>) -> resume::Input {
         let before = self.run.as_ref().and_then(|r| r.previous_turn_id.clone());
         let newest = page.data.into_iter().next();
-        let ours =
-            newest.filter(|t| Some(&t.id) != before.as_ref() && t.previous_turn_id == before);
+        let ours = newest.filter(|t| {
+            Some(&t.id) != before.as_ref()
+                && t.previous_turn_id == before
+                && super::checkpoint::is_valid_id(&t.id)
+        });
         match ours {
             Some(turn) => {
                 if let Some(run) = self.run.as_mut() {

@@ -5,10 +5,13 @@ use alloc::borrow::Cow;
 use alloc::format;
 use alloc::string::String;
 
-use super::{Checkpoint, LoggedFrame, RequestId, RunStep, Session, Settled, EVENT_LOG_CAPACITY};
+use super::{
+    Checkpoint, ErrorCode, LoggedFrame, RequestId, RunStep, Session, SessionError, Settled,
+    EVENT_LOG_CAPACITY,
+};
 use crate::reduce::TurnStatus;
 use crate::resume;
-use crate::session::checkpoint::SCHEMA_VERSION;
+use crate::session::checkpoint::{is_valid_id, SCHEMA_VERSION};
 use crate::session::Effect;
 use crate::sse::SseItemRef;
 use crate::wire;
@@ -49,6 +52,28 @@ impl Session {
         }
     }
 
+    /// A 2xx stream response that is not an event stream: fail at once, naming what came back.
+    pub(super) fn on_not_event_stream(
+        &mut self,
+        id: RequestId,
+        status: u16,
+        content_type: Option<&str>,
+        redirected: bool,
+    ) {
+        if !self.is_open_stream(id) {
+            return;
+        }
+        if let Err(e) = crate::sse::check_event_stream(status, content_type, redirected) {
+            self.cause = Some(SessionError {
+                code: ErrorCode::InvalidResponse,
+                message: format!("{e}"),
+                retryable: false,
+                status: Some(status),
+            });
+            self.feed_conn(resume::Input::InvalidResponse);
+        }
+    }
+
     /// One `EventSource` message. `last_event_id` is this frame's id (TrueForge sends one with
     /// every frame).
     pub(super) fn on_frame(&mut self, id: RequestId, data: &str, last_event_id: &str) {
@@ -56,13 +81,48 @@ impl Session {
             return;
         }
         let now = self.now_ms;
-        self.apply_frame(last_event_id.trim().parse::<u64>().ok(), data, now);
+        // The browser parsed the frame whole; the same cap as the fetch transport's parser keeps
+        // it out of the reducer (a 100 MB frame would otherwise be applied whole).
+        if data.len() > self.config.max_frame_bytes {
+            let e = crate::sse::SseError::FrameTooLarge {
+                limit_bytes: self.config.max_frame_bytes,
+            };
+            self.warn("protocol", format!("{e}"));
+            // Its number counts as processed (as a malformed frame's does), so the next frame
+            // is no gap.
+            let seq = self.sequence_number(last_event_id);
+            if let Some(run) = self.run.as_mut() {
+                run.conn.handle(
+                    resume::Input::Event {
+                        sequence_number: seq,
+                        turn_done: false,
+                    },
+                    now,
+                );
+            }
+            return;
+        }
+        let seq = self.sequence_number(last_event_id);
+        self.apply_frame(seq, data, now);
+    }
+
+    /// A frame's `id:` as its sequence number; an id that is not one (not an integer in
+    /// `0 ..= 2^53 − 1`) is a protocol warning and `None`: the frame is applied but does not
+    /// move the cursor (one `id: 18446744073709551615` would otherwise pin it).
+    fn sequence_number(&mut self, id: &str) -> Option<u64> {
+        match wire::sequence::parse_sequence_number(id) {
+            Ok(seq) => seq,
+            Err(e) => {
+                self.warn("protocol", format!("{e}"));
+                None
+            }
+        }
     }
 
     fn apply_item(&mut self, item: SseItemRef<'_>, now: u64) {
         match item {
             SseItemRef::Event(event) => {
-                let seq = event.id.and_then(|id| id.trim().parse::<u64>().ok());
+                let seq = event.id.and_then(|id| self.sequence_number(id));
                 self.apply_frame(seq, event.data, now);
             }
             SseItemRef::Comment => self.feed_conn(resume::Input::Comment),
@@ -78,12 +138,30 @@ impl Session {
         let Some(run) = self.run.as_mut() else {
             return;
         };
+        // Frames after one out of order in the same read: the machine closed the stream.
+        if !run.conn.is_stream_open() {
+            return;
+        }
         // Hot path: the turn id is moved out of the run for this frame and put back below, so
         // a delta costs no string copy.
         let turn_id = match run.turn_id.take() {
             Some(id) => id,
             // A create stream names its turn only in its first event (`turn.created`).
             None => match wire::Event::from_json(data) {
+                Ok(wire::Event::TurnCreated(created)) if !is_valid_id(&created.turn_id) => {
+                    // `..` as a turn id would make every later URL of the turn another path.
+                    self.cause = Some(SessionError {
+                        code: ErrorCode::InvalidResponse,
+                        message: format!(
+                            "turn.created names turn id {:?}, which is not a safe id",
+                            shown(&created.turn_id)
+                        ),
+                        retryable: false,
+                        status: None,
+                    });
+                    self.feed_conn(resume::Input::InvalidResponse);
+                    return;
+                }
                 Ok(wire::Event::TurnCreated(created)) => {
                     let id = created.turn_id;
                     self.turn_discovered(&id, created.previous_turn_id.as_deref());
@@ -101,6 +179,28 @@ impl Session {
         if self.config.inspect {
             self.log_frame(&turn_id, seq, data, now);
         }
+        // A number past the next one due (PROTOCOL §3: +1 per event, no gaps) is never applied:
+        // the frames in between were not seen, so the view would show a hole. The machine's
+        // cursor is the last number processed in this run (replays included).
+        let cursor = self.run.as_ref().and_then(|r| r.conn.cursor());
+        if let (Some(n), Some(c)) = (seq, cursor) {
+            if n > c.saturating_add(1) {
+                self.warn(
+                    "protocol",
+                    format!(
+                        "sequence gap in turn {turn_id}: expected {}, received {n}; the frame is not applied and the turn is rebuilt from the listings",
+                        c.saturating_add(1)
+                    ),
+                );
+                if let Some(run) = self.run.as_mut() {
+                    run.turn_id = Some(turn_id);
+                    run.conn.handle(resume::Input::OutOfOrder, now);
+                }
+                return;
+            }
+        }
+        let capped_before = self.view.event_cap_reached(&turn_id);
+        let text_limited_before = self.view.text_limit_reached(&turn_id);
         // Recorded straight into the pending change set (drained by `take_changes`), so a burst
         // of deltas on one message costs no change-set allocation per frame.
         let applied = self
@@ -109,25 +209,69 @@ impl Session {
         if !self.changes.is_empty() {
             self.dirty = true;
         }
-        let turn_done = match applied {
-            Ok(()) => self
-                .view
-                .turn(&turn_id)
-                .is_some_and(|t| t.status != TurnStatus::Running),
+        let stepped_back = match (seq, self.run.as_ref()) {
+            (Some(n), Some(run)) => run
+                .conn
+                .stream_sequence_number()
+                .is_some_and(|last| n < last),
+            _ => false,
+        };
+        if stepped_back {
+            self.warn(
+                "protocol",
+                format!(
+                    "sequence number {} steps back on the open stream; the turn is rebuilt from the listings",
+                    seq.unwrap_or_default()
+                ),
+            );
+        }
+        let input = match applied {
+            Ok(()) => {
+                let turn_done = self
+                    .view
+                    .turn(&turn_id)
+                    .is_some_and(|t| t.status != TurnStatus::Running);
+                if turn_done && self.view.event_cap_reached(&turn_id) {
+                    self.warn(
+                        "protocol",
+                        format!(
+                            "turn {turn_id} ended with events refused by the event cap; it is rebuilt from the listings"
+                        ),
+                    );
+                    resume::Input::TurnDoneIncomplete
+                } else {
+                    resume::Input::Event {
+                        sequence_number: seq,
+                        turn_done,
+                    }
+                }
+            }
+            Err(crate::reduce::ReduceError::TextTooLong { .. }) if text_limited_before => {
+                // Warned at the first refused delta; the stream goes on (its `turn.done` ends
+                // the turn) and what was received stays.
+                resume::Input::Event {
+                    sequence_number: seq,
+                    turn_done: false,
+                }
+            }
+            Err(crate::reduce::ReduceError::EventCapExceeded { .. }) if capped_before => {
+                // Warned at the first refused event; the frame still counts as processed.
+                resume::Input::Event {
+                    sequence_number: seq,
+                    turn_done: false,
+                }
+            }
             Err(e) => {
                 self.warn("protocol", format!("{e}"));
-                false
+                resume::Input::Event {
+                    sequence_number: seq,
+                    turn_done: false,
+                }
             }
         };
         if let Some(run) = self.run.as_mut() {
             run.turn_id = Some(turn_id);
-            run.conn.handle(
-                resume::Input::Event {
-                    sequence_number: seq,
-                    turn_done,
-                },
-                now,
-            );
+            run.conn.handle(input, now);
         }
     }
 
@@ -147,7 +291,7 @@ impl Session {
             saved_at: self.now_ms,
         }));
         self.effects.push_back(Effect::WritePointer);
-        if let Some(previous) = previous {
+        if let Some(previous) = previous.filter(|p| is_valid_id(p)) {
             self.check_if_running(previous);
         }
     }
@@ -176,4 +320,13 @@ impl Session {
         });
         self.event_log_total += 1;
     }
+}
+
+/// At most the first 64 bytes of a hostile id, for a message.
+fn shown(id: &str) -> &str {
+    let mut end = id.len().min(64);
+    while !id.is_char_boundary(end) {
+        end -= 1;
+    }
+    &id[..end]
 }

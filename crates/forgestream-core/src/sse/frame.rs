@@ -40,6 +40,17 @@ impl<'c> Frame<'c> {
             .saturating_add(len(self.id.as_ref()))
     }
 
+    /// Bytes this frame has allocated (owned values' capacity; borrowed values cost nothing).
+    pub(super) fn retained_capacity(&self) -> usize {
+        let owned = |value: Option<&Cow<'_, str>>| match value {
+            Some(Cow::Owned(s)) => s.capacity(),
+            _ => 0,
+        };
+        owned(self.data.as_ref())
+            .saturating_add(owned(self.event_type.as_ref()))
+            .saturating_add(owned(self.id.as_ref()))
+    }
+
     /// "Append the field value to the data buffer, then append a single U+000A LINE FEED (LF)
     /// character to the data buffer."
     pub(super) fn append_data(&mut self, value: Cow<'c, str>) {

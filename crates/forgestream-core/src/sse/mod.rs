@@ -24,6 +24,7 @@
 //! inside one read); [`SseParser::feed`] gives owned [`SseItem`]s.
 
 mod config;
+mod content_type;
 mod error;
 mod field;
 mod frame;
@@ -31,6 +32,7 @@ mod item;
 mod parser;
 
 pub use config::{ParserConfig, DEFAULT_MAX_FRAME_BYTES};
+pub use content_type::{check_event_stream, NotEventStream};
 pub use error::SseError;
 pub use item::{SseEvent, SseEventRef, SseItem, SseItemRef};
 pub use parser::SseParser;

@@ -191,6 +191,15 @@ impl SseParser {
         self.frame.retained_bytes().saturating_add(self.line.len())
     }
 
+    /// Bytes the parser has allocated for the frame and line being received (capacity, not
+    /// length). After a long line it gives memory back: once the line is done this is at most
+    /// 64 KiB plus the frame's own size, whatever the longest line was.
+    pub fn retained_capacity(&self) -> usize {
+        self.frame
+            .retained_capacity()
+            .saturating_add(self.line.capacity())
+    }
+
     /// The configuration this parser was built with.
     pub fn config(&self) -> ParserConfig {
         self.config

@@ -10,12 +10,14 @@
 //! - [`turn`]: [`Turn`], [`TurnState`], metrics.
 //! - [`input`]: turn input items (`user.message`, `user.tool_approval`, `user.tool_response`).
 //! - [`listing`]: `{data, pagination}`, `{data}`, session timeline items, the error body.
+//! - [`sequence`]: a frame's SSE `id:` as a sequence number (only `0 ..= 2^53 − 1`).
 
 pub mod event;
 pub(crate) mod fast;
 pub mod input;
 pub mod listing;
 pub mod message;
+pub mod sequence;
 mod tagged;
 pub mod turn;
 

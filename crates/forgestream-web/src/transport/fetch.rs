@@ -148,6 +148,11 @@ impl HttpResponse {
         self.response.headers().get(name).ok().flatten()
     }
 
+    /// Whether the fetch followed a redirect to get this response (`Response.redirected`).
+    pub fn redirected(&self) -> bool {
+        self.response.redirected()
+    }
+
     /// `Retry-After` in ms when given as delta-seconds (the HTTP-date form is ignored).
     pub fn retry_after_ms(&self) -> Option<u64> {
         let value = self.header("retry-after")?;
