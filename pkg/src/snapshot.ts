@@ -22,6 +22,9 @@ export const EMPTY_SNAPSHOT: SessionSnapshot = Object.freeze({
   error: null,
 });
 
+/** Longest an update waits for an animation frame before a timer publishes it (ms). */
+const FALLBACK_MS = 100;
+
 export class SnapshotStore {
   readonly #core: WasmSession;
   readonly #onWarning: (w: Warning) => void;
@@ -34,6 +37,9 @@ export class SnapshotStore {
   #scheduled = false;
   #frame: number | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
+  /** The stalled-frame fallback (see `schedule`) and when the pending update was scheduled (ms). */
+  #fallback: ReturnType<typeof setTimeout> | undefined;
+  #scheduledAt = 0;
   #drain = 0;
   #onFirstContent: (() => void) | undefined;
 
@@ -68,7 +74,8 @@ export class SnapshotStore {
     this.#scheduled = false;
     if (this.#frame !== undefined) cancelAnimationFrame(this.#frame);
     if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#frame = this.#timer = undefined;
+    if (this.#fallback !== undefined) clearTimeout(this.#fallback);
+    this.#frame = this.#timer = this.#fallback = undefined;
     this.#listeners.clear();
   }
 
@@ -97,15 +104,28 @@ export class SnapshotStore {
     const run = () => this.#scheduled && this.flush();
     const visible = typeof document !== "undefined" && document.visibilityState === "visible";
     if (visible && typeof requestAnimationFrame === "function") {
-      // rAF stops in hidden tabs; the timer makes sure a frame that never comes cannot stall us.
-      // `flush` cancels both, so one update runs per schedule (a leftover timer of an earlier
-      // frame firing while a newer frame waits used to run a second one).
+      // rAF stops in hidden tabs; the fallback timer makes sure a frame that never comes cannot
+      // stall us for more than ~100 ms. `flush` cancels the frame, so one update runs per
+      // schedule (a leftover timer of an earlier frame firing while a newer frame waits used to
+      // run a second one: the fallback runs only an update that has waited its full delay).
       this.#frame = requestAnimationFrame(run);
-      this.#timer = setTimeout(run, 100);
+      this.#scheduledAt = Date.now();
+      // One timer at a time, re-armed when it fires, instead of a setTimeout + clearTimeout per
+      // frame (at 60 updates a second those were a visible share of the SDK's main-thread time).
+      this.#fallback ??= setTimeout(this.#onFallback, FALLBACK_MS);
     } else {
       this.#timer = setTimeout(run, 0);
     }
   }
+
+  /** The fallback timer fired: flush an update that has waited too long, or wait out the rest. */
+  readonly #onFallback = (): void => {
+    this.#fallback = undefined;
+    if (!this.#scheduled) return;
+    const waited = Date.now() - this.#scheduledAt;
+    if (waited >= FALLBACK_MS || waited < 0) this.flush();
+    else this.#fallback = setTimeout(this.#onFallback, FALLBACK_MS - waited);
+  };
 
   /**
    * The core's changes since our last drain. When they are not relative to our copy (another

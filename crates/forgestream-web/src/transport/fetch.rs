@@ -1,17 +1,18 @@
 //! The `fetch` + `ReadableStream` transport: one HTTP request whose body is read as it arrives
 //! (everything already received handed to the core at once, never waiting on rendering). Also
 //! used for plain JSON requests.
-use js_sys::{Array, Promise, Uint8Array};
-use wasm_bindgen::prelude::wasm_bindgen;
+use js_sys::Uint8Array;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{
-    AbortController, Headers, ReadableStreamDefaultReader, Request, RequestCache,
-    RequestCredentials, RequestInit, Response,
+    AbortController, Headers, Request, RequestCache, RequestCredentials, RequestInit, Response,
 };
 
 use super::failure::{self, describe};
 use crate::js;
+
+mod body;
+use body::BodyReader;
 
 /// What to send. `headers` are `(name, value)` pairs (the header provider's output plus ours).
 pub struct HttpRequest<'a> {
@@ -26,42 +27,15 @@ pub struct HttpRequest<'a> {
     pub credentials: &'a str,
 }
 
-/// Most bytes of a body chunk copied into wasm memory at once (64 KiB).
-///
-/// The network hands over whatever has arrived: when the page is busy, one read can hold
-/// megabytes. Copying such a read whole made the wasm linear memory (which never shrinks) grow
-/// by its size; taking it in slices of this size bounds the copy, and the SSE parser does not
-/// care where reads are cut.
-const SLICE_BYTES: u32 = 64 * 1024;
-
-#[wasm_bindgen]
-extern "C" {
-    /// The `{done, value}` object a `ReadableStreamDefaultReader.read()` resolves to. Read
-    /// through getters: no property-name string is built per read, as `Reflect::get` needs.
-    type ReadResult;
-    #[wasm_bindgen(method, getter)]
-    fn done(this: &ReadResult) -> bool;
-    #[wasm_bindgen(method, getter)]
-    fn value(this: &ReadResult) -> JsValue;
-}
-
 /// A response whose headers have arrived; the body is still streaming.
 pub struct HttpResponse {
     response: Response,
-    reader: Option<ReadableStreamDefaultReader>,
-    /// The body chunk being handed out in slices, and the offset of its next slice. Comes
-    /// before [`Self::next_read`] in body order.
-    pending: Option<(Uint8Array, u32)>,
-    /// A `read()` issued while draining that did not resolve at once: the next call awaits it
-    /// (its chunk, the end of the body or the stream's error comes next, in order).
-    next_read: Option<Promise>,
-    /// An already-fulfilled promise (value `undefined`) raced against a fresh `read()` to learn
-    /// whether the read resolved without waiting; made with the reader.
-    settled: Option<Promise>,
+    /// The body's read loop, started by the first [`Self::next_chunk`].
+    body: Option<BodyReader>,
 }
 
 /// Why a request produced no usable response.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum FetchError {
     /// `fetch` rejected (offline, DNS, CORS, connection reset) or the body stream errored.
     Network(String),
@@ -130,10 +104,7 @@ pub async fn send(
         .map_err(|_| FetchError::Network("fetch resolved to a non-Response".into()))?;
     Ok(HttpResponse {
         response,
-        reader: None,
-        pending: None,
-        next_read: None,
-        settled: None,
+        body: None,
     })
 }
 
@@ -165,108 +136,26 @@ impl HttpResponse {
 
     /// Reads what the body has delivered so far; `Ok(None)` at the end of the body.
     ///
-    /// Waits only when nothing has arrived: once a `read()` resolves, every chunk the stream
-    /// already holds is drained too and handed back concatenated, up to [`SLICE_BYTES`] (a
-    /// larger read is handed out in slices of that size). A live stream written one small frame
-    /// per write queues one chunk per frame, and `read()` returns one chunk: reading them one
-    /// call at a time, or waiting for anything (an animation frame) between reads, let the view
-    /// fall behind the network. An empty read gives an empty chunk. Errors: `Aborted` when the
-    /// request's controller aborted, `Network` when the body stream errored (bytes drained
-    /// before the error are returned first, the error on the next call).
+    /// Waits only when nothing has arrived: the browser pipes the body into a sink that
+    /// queues every chunk as it comes (`fetch/body.rs`; no read waits on anything but the
+    /// network), and this hands back everything queued since the last call concatenated, up to
+    /// [`SLICE_BYTES`](body::SLICE_BYTES) (a larger chunk is handed out in slices of that size).
+    /// A live stream written one small frame per write arrives as one chunk per frame: taking
+    /// them one call at a time, or waiting for anything (an animation frame) between reads, let
+    /// the view fall behind the network. An empty chunk gives an empty read. Errors: `Aborted`
+    /// when the request's controller aborted, `Network` when the body stream errored (bytes
+    /// received before the error are returned first, the error on the next call).
     pub async fn next_chunk(&mut self) -> Result<Option<Vec<u8>>, FetchError> {
-        if let Some(slice) = self.next_slice() {
-            return Ok(Some(slice));
-        }
-        if self.reader.is_none() {
+        if self.body.is_none() {
             let Some(body) = self.response.body() else {
                 return Ok(None);
             };
-            let reader: ReadableStreamDefaultReader = body
-                .get_reader()
-                .dyn_into()
-                .map_err(|_| FetchError::Network("body reader unavailable".into()))?;
-            self.reader = Some(reader);
-            self.settled = Some(Promise::resolve(&JsValue::UNDEFINED));
+            self.body = Some(BodyReader::new(&body)?);
         }
-        let (Some(reader), Some(settled)) = (self.reader.as_ref(), self.settled.as_ref()) else {
-            return Ok(None);
-        };
-        let read = self.next_read.take().unwrap_or_else(|| reader.read());
-        let result = JsFuture::from(read).await.map_err(|e| failure::body(&e))?;
-        let Some(first) = chunk_of(result)? else {
-            return Ok(None);
-        };
-        if first.length() > SLICE_BYTES {
-            self.pending = Some((first, 0));
-            return Ok(Some(self.next_slice().unwrap_or_default()));
+        match self.body.as_mut() {
+            Some(body) => body.next_chunk().await,
+            None => Ok(None),
         }
-        let mut drained = first.to_vec();
-        let race = Array::new_with_length(2);
-        race.set(1, settled.clone().into());
-        while drained.len() < SLICE_BYTES as usize {
-            // `read()` on a stream that holds a chunk resolves its promise at once (WHATWG
-            // Streams, ReadableStreamDefaultReaderRead → the chunk steps): raced against an
-            // already-fulfilled promise, its reaction job is queued first and wins. All of this
-            // runs in microtasks, so nothing else (no rendering, no network task) runs between.
-            let read = reader.read();
-            race.set(0, read.clone().into());
-            let winner = JsFuture::from(Promise::race(&race)).await;
-            let bytes = match winner {
-                Ok(value) if !value.is_undefined() => match chunk_of(value) {
-                    Ok(Some(bytes)) => bytes,
-                    // The end of the body, or a bad value: the next call awaits the same read
-                    // and reports it, after the bytes drained so far.
-                    _ => {
-                        self.next_read = Some(read);
-                        break;
-                    }
-                },
-                // Not resolved yet (the sentinel won), or rejected: kept for the next call,
-                // which waits for its chunk or reports its error.
-                _ => {
-                    self.next_read = Some(read);
-                    break;
-                }
-            };
-            let room = SLICE_BYTES as usize - drained.len();
-            let length = bytes.length() as usize;
-            let start = drained.len();
-            if length <= room {
-                drained.resize(start + length, 0);
-                bytes.copy_to(&mut drained[start..]);
-            } else {
-                // Fill up to the bound; the rest is handed out first by the next call.
-                drained.resize(start + room, 0);
-                bytes
-                    .subarray(0, room as u32)
-                    .copy_to(&mut drained[start..]);
-                self.pending = Some((bytes, room as u32));
-                break;
-            }
-        }
-        Ok(Some(drained))
-    }
-
-    /// The next slice of the pending chunk, if any of it is left.
-    fn next_slice(&mut self) -> Option<Vec<u8>> {
-        let (bytes, offset) = self.pending.as_mut()?;
-        let length = bytes.length();
-        let start = *offset;
-        if start == 0 && length <= SLICE_BYTES {
-            // The usual read: small, copied whole without a `subarray` view.
-            let all = bytes.to_vec();
-            self.pending = None;
-            return (length > 0).then_some(all);
-        }
-        let end = start.saturating_add(SLICE_BYTES).min(length);
-        if end >= length {
-            // Last slice: drop the JS array now rather than at the next read.
-            let last = (start < length).then(|| bytes.subarray(start, end).to_vec());
-            self.pending = None;
-            return last;
-        }
-        *offset = end;
-        Some(bytes.subarray(start, end).to_vec())
     }
 
     /// Reads the whole body as bytes (`arrayBuffer()`, one copy into wasm memory): JSON listings
@@ -281,20 +170,6 @@ impl HttpResponse {
         let value = body(self.response.text()).await?;
         Ok(value.as_string().unwrap_or_default())
     }
-}
-
-/// The chunk a `read()` resolved to: `Ok(None)` when `done`. A missing or non-boolean `done`
-/// reads as false; the `value` check then rejects anything that is not a chunk (`Network`).
-fn chunk_of(result: JsValue) -> Result<Option<Uint8Array>, FetchError> {
-    let result: ReadResult = result.unchecked_into();
-    if result.done() {
-        return Ok(None);
-    }
-    result
-        .value()
-        .dyn_into()
-        .map(Some)
-        .map_err(|_| FetchError::Network("body chunk is not a Uint8Array".into()))
 }
 
 /// Awaits a body-reading promise (`text()`, `arrayBuffer()`): an abort while reading is
