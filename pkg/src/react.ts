@@ -87,8 +87,10 @@ export function useAgentSession(client: AgentClient | null, options: OpenSession
   const refresh = useCallback(() => session?.refresh(), [session]);
 
   const shown = error ?? snapshot.error;
-  return useMemo(
-    () => ({ session, snapshot, messages: snapshot.messages, status: error ? ("error" as const) : snapshot.status, error: shown, send, respond, continueAfterAuth, cancel, disconnect, refresh }),
-    [session, snapshot, error, shown, send, respond, continueAfterAuth, cancel, disconnect, refresh],
-  );
+  return useMemo(() => {
+    const handle = { session, snapshot, status: error ? ("error" as const) : snapshot.status, error: shown, send, respond, continueAfterAuth, cancel, disconnect, refresh };
+    // `messages` is derived on first read (snapshot.messages): an app that renders only the
+    // turns/items view never pays for it.
+    return Object.defineProperty(handle, "messages", { enumerable: true, get: () => snapshot.messages }) as AgentSessionHandle;
+  }, [session, snapshot, error, shown, send, respond, continueAfterAuth, cancel, disconnect, refresh]);
 }

@@ -128,17 +128,31 @@ export const stalePointerRestoresNull: Check<"page"> = async ({ page }) => {
     expect(r.restored).toBeNull();
     expect(r.pointer).toBeNull();
   }
-  // The Vue page restores by default: with a stale pointer it must fall back to creating.
+  // The Vue page restores by default: with a stale pointer it must fall back to creating. Its
+  // pointer is scoped by agent (`vue@<hash>:v1:last`) and written as soon as a session is
+  // created, so open the page once, then make that pointer stale.
   await page.goto("/vue.html");
-  await page.evaluate(() => {
-    sessionStorage.setItem("vue:v1:last", "01JDEADDEADDEADDEADDEADDEAD");
+  await expect(page.getByTestId("session-id")).not.toHaveText("creating…");
+  const key = await page.evaluate(async () => {
+    for (let tries = 0; tries < 200; tries++) {
+      for (let i = 0; i < sessionStorage.length; i++) {
+        const k = sessionStorage.key(i) ?? "";
+        if (k.startsWith("vue@") && k.endsWith(":v1:last")) {
+          sessionStorage.setItem(k, "01JDEADDEADDEADDEADDEADDEAD");
+          return k;
+        }
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return "";
   });
+  expect(key).not.toBe("");
   await page.reload();
   await expect(page.getByTestId("session-id")).not.toHaveText("creating…");
   await expect(page.getByTestId("error")).toHaveCount(0);
   const created = await page.getByTestId("session-id").textContent();
   expect(created).not.toBe("01JDEADDEADDEADDEADDEADDEAD");
-  expect(await page.evaluate(() => sessionStorage.getItem("vue:v1:last"))).not.toBe("01JDEADDEADDEADDEADDEADDEAD");
+  expect(await page.evaluate((k) => sessionStorage.getItem(k), key)).not.toBe("01JDEADDEADDEADDEADDEADDEAD");
 };
 
 export const respondRightAfterRestore: Check<"page"> = async ({ page }) => {
