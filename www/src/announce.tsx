@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import type { PendingAction, SessionSnapshot, TurnSnapshot } from "forgestream";
 import { contentText } from "./format";
 import { isMainItem, isMessage } from "./indexes";
@@ -15,6 +15,15 @@ export interface Announcements {
   reply: string;
   /** What the newest pending actions ask for ("" when nothing waits). */
   pending: string;
+}
+
+export interface AnnouncementState extends Announcements {
+  /**
+   * Call before the page starts a turn (send, respond, continue): every turn that appears after
+   * it is announced when it ends, even one that ends before a snapshot showed it running (a fast
+   * turn can start and pause within one published frame).
+   */
+  expectTurn: () => void;
 }
 
 /** The longest reply read out, characters (the transcript has the whole text). */
@@ -49,17 +58,27 @@ function describePending(p: PendingAction): string {
   return `Approval needed: ${p.toolName ?? p.toolInfo?.name ?? "a tool call"}${server}. Allow or deny it in the card below.`;
 }
 
-export function useAnnouncements(snapshot: SessionSnapshot, agent: string): Announcements {
+export function useAnnouncements(snapshot: SessionSnapshot, agent: string): AnnouncementState {
   const [reply, setReply] = useState("");
   const [pending, setPending] = useState("");
-  /** Turns seen running on this page: only their end is announced, not history loaded later. */
+  const latest = useRef(snapshot);
+  latest.current = snapshot;
+  /**
+   * Turns whose end is announced: those seen running here, and those new since `expectTurn()`
+   * (the turn ids known then) — not the finished turns of the history loaded on open.
+   */
   const watched = useRef(new Set<string>());
+  const knownBefore = useRef<Set<string> | null>(null);
+  const ended = useRef(new Set<string>());
   const announced = useRef(new Set<string>());
 
   useEffect(() => {
     for (const turn of snapshot.turns) {
-      if (turn.status === "running") watched.current.add(turn.turnId);
-      else if (watched.current.delete(turn.turnId)) {
+      const id = turn.turnId;
+      if (turn.status === "running") watched.current.add(id);
+      else if ((watched.current.has(id) || (knownBefore.current !== null && !knownBefore.current.has(id))) && !ended.current.has(id)) {
+        watched.current.delete(id);
+        ended.current.add(id);
         const text = finished(agent, turn);
         if (text) setReply(text);
       }
@@ -73,7 +92,11 @@ export function useAnnouncements(snapshot: SessionSnapshot, agent: string): Anno
     else if (fresh.length > 0) setPending(fresh.map(describePending).join(" "));
   }, [snapshot.pending]);
 
-  return { reply, pending };
+  const expectTurn = useCallback(() => {
+    knownBefore.current = new Set(latest.current.turns.map((t) => t.turnId));
+  }, []);
+
+  return { reply, pending, expectTurn };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState, useSyncExternalStore, type KeyboardEvent } from "react";
+import { useRef, useSyncExternalStore, type KeyboardEvent } from "react";
 
 /**
  * Below this width (CSS px) the three columns (sessions, chat, inspector) become one panel at a
@@ -49,20 +49,16 @@ export interface TabSpec {
  */
 export function PanelTabs({ tabs, active, onSelect }: { tabs: readonly TabSpec[]; active: PanelName; onSelect: (name: PanelName) => void }) {
   const refs = useRef(new Map<PanelName, HTMLButtonElement>());
-  const [moved, setMoved] = useState(false);
-  useEffect(() => {
-    // Focus follows a keyboard move only (a click already focused the tab).
-    if (moved) refs.current.get(active)?.focus();
-    setMoved(false);
-  }, [active, moved]);
   const onKeyDown = (e: KeyboardEvent) => {
-    const i = tabs.findIndex((t) => t.name === active);
+    // From the focused tab, not from `active`: keys pressed faster than React re-renders must
+    // each move on from where the previous one went.
+    const i = tabs.findIndex((t) => refs.current.get(t.name) === e.target);
     const to = e.key === "ArrowRight" ? i + 1 : e.key === "ArrowLeft" ? i - 1 : e.key === "Home" ? 0 : e.key === "End" ? tabs.length - 1 : null;
     if (to === null) return;
     e.preventDefault();
     const next = tabs[(to + tabs.length) % tabs.length];
     if (next) {
-      setMoved(true);
+      refs.current.get(next.name)?.focus();
       onSelect(next.name);
     }
   };

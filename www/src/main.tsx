@@ -215,7 +215,7 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
   const lastTop = useRef(0);
   const ix = useMemo(() => buildIndexes(snapshot), [snapshot]);
   const info = agentInfo(stored.agent);
-  const announcements = useAnnouncements(snapshot, stored.agent);
+  const { expectTurn, ...announcements } = useAnnouncements(snapshot, stored.agent);
   const composer = useRef<HTMLTextAreaElement>(null);
   // After an action whose button goes away or is disabled (Send, Allow/Deny, an answer, Cancel),
   // focus moves on instead of falling back to the page: once the buttons are enabled again, to
@@ -283,10 +283,12 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
   const submit = async () => {
     const text = draft.trim();
     if (!canSend) return;
+    expectTurn();
     if (await run(() => handle.send(text))) setDraft("");
     setFocusNext("composer");
   };
   const respond = async (action: () => Promise<string | void>) => {
+    expectTurn();
     setFocusNext((await run(action)) ? "composer" : "pending");
   };
 
