@@ -200,7 +200,10 @@ interface SessionViewProps {
 
 function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewProps) {
   const handle = useAgentSession(client, { sessionId: stored.id, restore: false });
-  const notFound = handle.error?.code === "not-found";
+  // The hook's `error` is the one error channel (opening, actions, the connection); only a
+  // failure to open — no session to show — means the server no longer has this session.
+  const openError = handle.session ? null : handle.error;
+  const notFound = openError?.code === "not-found";
   useEffect(() => {
     if (notFound) onGone(stored.id);
   }, [notFound, onGone, stored.id]);
@@ -318,10 +321,10 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
             )}
           </div>
         </div>
-        {handle.error && (
+        {openError && (
           <div className="banner banner-error" role="alert" data-testid="error">
-            Could not open the session — {handle.error.code}
-            {handle.error.status ? ` ${handle.error.status}` : ""}: {handle.error.message}
+            Could not open the session — {openError.code}
+            {openError.status ? ` ${openError.status}` : ""}: {openError.message}
           </div>
         )}
         {snapshot.error && status === "failed" && (
@@ -365,7 +368,7 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
           }}
         >
           <div className="transcript-content" ref={content}>
-            {session ? <Transcript snapshot={snapshot} ix={ix} /> : !handle.error && <p className="empty">Opening session…</p>}
+            {session ? <Transcript snapshot={snapshot} ix={ix} /> : !openError && <p className="empty">Opening session…</p>}
             <PendingPanel pending={snapshot.pending} ix={ix} busy={busy} onRespond={(d: Decision[]) => void respond(() => handle.respond(d))} onContinueAfterAuth={() => void respond(() => handle.continueAfterAuth())} />
           </div>
         </div>
