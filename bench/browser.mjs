@@ -423,7 +423,9 @@ function serverBinary() {
 function viteConfigFor(pkgDir) {
   const file = join(BUILD, 'vite.compare.config.mjs');
   writeFileSync(file, `import base from ${JSON.stringify(join(ROOT, 'www/vite.config.ts'))};
-export default { ...base, resolve: { alias: [
+// dedupe: the other build's folder has no node_modules of its own, so its peer dependencies
+// (react, vue) must resolve from the repo's.
+export default { ...base, resolve: { dedupe: ['react', 'react-dom', 'vue'], alias: [
   { find: /^forgestream$/, replacement: ${JSON.stringify(join(pkgDir, 'dist/index.js'))} },
   { find: /^forgestream\\/(react|vue)$/, replacement: ${JSON.stringify(join(pkgDir, 'dist'))} + "/$1.js" },
 ] } };
