@@ -1,40 +1,12 @@
 import { test, expect, type Page } from "@playwright/test";
 import AxeBuilder from "@axe-core/playwright";
-import { lastTurnId, newSession, sendMessage, shot, shownText, watchErrors } from "./helpers";
+import { newSession, sendMessage } from "./helpers";
+import { approvalAnnouncedFocusMoves, newPhoneSession, PHONE, phoneLayout, REFUND, replyAnnouncedOnce, wideColumns } from "./checks/layout";
 
-// The demo as a phone user and a screen-reader / keyboard user meet it: the narrow layout (tabs
-// below 720 px), the live regions, the composer's label, focus after Allow/Deny, and axe-core.
-
-const PHONE = { width: 360, height: 740 };
-const REFUND = "Refund €49.50 on ORD-2031, it arrived broken";
-
-/** The page scrolls sideways when its content is wider than the viewport. */
-async function expectNoSidewaysScroll(page: Page, where: string): Promise<void> {
-  const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
-  expect(scrollWidth, `${where}: document scrollWidth ${scrollWidth} > innerWidth ${innerWidth}`).toBeLessThanOrEqual(innerWidth);
-}
-
-/** The element lies inside the viewport horizontally (nothing of it clipped at either edge). */
-async function expectWithinWidth(page: Page, testId: string): Promise<void> {
-  const box = await page.getByTestId(testId).first().boundingBox();
-  expect(box, `${testId} has a box`).not.toBeNull();
-  const width = page.viewportSize()?.width ?? 0;
-  expect(box!.x, `${testId} left edge`).toBeGreaterThanOrEqual(0);
-  expect(box!.x + box!.width, `${testId} right edge`).toBeLessThanOrEqual(width);
-}
-
-/** Opens a session of `agent` from the Sessions tab of the narrow layout. */
-async function newPhoneSession(page: Page, agent: string): Promise<void> {
-  await page.goto("/");
-  await expect(page.getByTestId("core-version")).toHaveText(/^\d+\.\d+\.\d+$/);
-  await expectNoSidewaysScroll(page, "first visit");
-  // A first visit starts on the agents: the chat tab has nothing yet.
-  await expect(page.getByTestId("tab-sessions")).toHaveAttribute("aria-selected", "true");
-  await page.getByTestId(`new-session-${agent}`).click();
-  await expect(page.getByTestId("agent-name")).toHaveText(agent);
-  await expect(page.getByTestId("tab-chat")).toHaveAttribute("aria-selected", "true");
-  await expect(page.getByTestId("connection")).toHaveText(/idle|done/);
-}
+// The demo as a phone user and a screen-reader / keyboard user meet it. The layout, live-region
+// and focus checks live in checks/layout.ts so that firefox.spec.ts runs the same code in Firefox;
+// axe-core stays here, Chromium-only: @axe-core/playwright needs Playwright's own page (it injects
+// axe through Playwright's frames), which the Firefox adapter does not provide.
 
 /** axe-core's serious and critical violations on the page as it is now (rule id → offending nodes). */
 async function seriousViolations(page: Page): Promise<{ id: string; impact: string; nodes: string[] }[]> {
@@ -47,64 +19,7 @@ async function seriousViolations(page: Page): Promise<{ id: string; impact: stri
 test.describe("at 360 × 740", () => {
   test.use({ viewport: PHONE });
 
-  test("no sideways scroll; tabs reach every panel; the approval card and composer fit", async ({ page }) => {
-    const errors = watchErrors(page);
-    await newPhoneSession(page, "support");
-    await expectNoSidewaysScroll(page, "empty chat");
-    const composer = page.getByTestId("composer");
-    await expect(composer).toBeVisible();
-    // The composer is usable: most of the width, not a sliver beside the Send button.
-    expect((await composer.boundingBox())!.width).toBeGreaterThan(PHONE.width * 0.6);
-    await sendMessage(page, REFUND);
-
-    const card = page.getByTestId("approval-card");
-    await expect(card).toBeVisible();
-    await expect(page.getByTestId("connection")).toHaveText("paused");
-    await card.scrollIntoViewIfNeeded();
-    await expectNoSidewaysScroll(page, "approval pending");
-    for (const id of ["approval-card", "approve", "deny", "deny-reason", "approval-arguments", "composer", "send"]) await expectWithinWidth(page, id);
-    await shot(page, "demo-360-approval");
-
-    // Inspector: usage and the frame timeline, the chat hidden meanwhile; the chat tab says
-    // something waits there.
-    await page.getByTestId("tab-inspector").click();
-    await expect(page.getByTestId("usage")).toBeVisible();
-    await expect(page.getByTestId("usage")).toContainText("Input breakdown");
-    await expect(page.getByTestId("timeline-row").first()).toBeVisible();
-    await expect(composer).toBeHidden();
-    await expect(page.getByTestId("tab-chat-waiting")).toHaveText("1 waiting");
-    await expectNoSidewaysScroll(page, "inspector");
-    await shot(page, "demo-360-inspector");
-
-    // Sessions: the new session is listed and reopens the chat.
-    await page.getByTestId("tab-sessions").click();
-    await expect(page.getByTestId("usage")).toBeHidden();
-    await expect(page.getByTestId("session-item")).toHaveCount(1);
-    await expectNoSidewaysScroll(page, "sessions");
-    await page.getByTestId("session-item").click();
-    await expect(page.getByTestId("tab-chat")).toHaveAttribute("aria-selected", "true");
-    await expect(card).toBeVisible();
-
-    // The tab bar by keyboard (WAI-ARIA tabs: arrows move and select, one tab stop).
-    await page.getByTestId("tab-chat").focus();
-    await page.keyboard.press("ArrowRight");
-    await expect(page.getByTestId("tab-inspector")).toBeFocused();
-    await expect(page.getByTestId("tab-inspector")).toHaveAttribute("aria-selected", "true");
-    await expect(page.getByTestId("timeline")).toBeVisible();
-    await page.keyboard.press("ArrowRight");
-    await expect(page.getByTestId("tab-sessions")).toBeFocused();
-    await page.keyboard.press("End");
-    await page.keyboard.press("ArrowLeft");
-    await expect(page.getByTestId("tab-chat")).toBeFocused();
-    await expect(card).toBeVisible();
-
-    await card.getByTestId("approve").click();
-    await expect(page.getByTestId("connection")).toHaveText("done");
-    await expect(page.getByTestId("message-text").last()).toContainText(/Refund .* is /);
-    await expectNoSidewaysScroll(page, "after the answer");
-    await shot(page, "demo-360-done");
-    expect(errors).toEqual([]);
-  });
+  test("no sideways scroll; tabs reach every panel; the approval card and composer fit", ({ page }) => phoneLayout({ page }));
 
   test("axe-core: no serious or critical violations (empty chat, approval pending, inspector)", async ({ page }) => {
     await newPhoneSession(page, "support");
@@ -118,13 +33,7 @@ test.describe("at 360 × 740", () => {
   });
 });
 
-test("at 1280 px the three columns show side by side, without tabs", async ({ page }) => {
-  await page.setViewportSize({ width: 1280, height: 800 });
-  await newSession(page, "support");
-  await expect(page.getByRole("tablist")).toHaveCount(0);
-  for (const id of ["session-list", "composer", "usage", "timeline"]) await expect(page.getByTestId(id)).toBeVisible();
-  await expectNoSidewaysScroll(page, "1280 px");
-});
+test("at 1280 px the three columns show side by side, without tabs", ({ page }) => wideColumns({ page }));
 
 test.describe("axe-core at 1280 px: no serious or critical violations", () => {
   test.use({ viewport: { width: 1280, height: 800 } });
@@ -163,62 +72,6 @@ test.describe("axe-core at 1280 px: no serious or critical violations", () => {
   });
 });
 
-test("screen readers: the composer is labelled; the finished reply is announced once, not per delta", async ({ page }) => {
-  await newSession(page, "storyteller");
-  await expect(page.getByRole("textbox", { name: "Message to storyteller" })).toBeVisible();
-  // Every text the reply's live region ever held, from before the turn starts.
-  await page.evaluate(() => {
-    const w = window as unknown as { __announced: string[] };
-    w.__announced = [];
-    const region = document.querySelector('[data-testid="live-reply"]')!;
-    new MutationObserver(() => {
-      const t = region.textContent ?? "";
-      if (t) w.__announced.push(t);
-    }).observe(region, { subtree: true, childList: true, characterData: true });
-  });
-  const region = page.getByTestId("live-reply");
-  await expect(region).toHaveAttribute("aria-live", "polite");
-  await expect(region).toHaveAttribute("role", "status");
-  await sendMessage(page, "Tell a story, 80 words, 15 ms");
-  await expect(page.getByTestId("message-text").first()).not.toBeEmpty();
-  await expect(page.getByTestId("turn-status").last()).toHaveText("done");
-  const turnId = await lastTurnId(page);
-  const shown = (await shownText(page, turnId)).replace(/\s+/g, " ").trim();
-  expect(shown.split(" ").length).toBeGreaterThan(40);
-  await expect(region).toHaveText(`storyteller replied: ${shown}`);
-  const announced = await page.evaluate(() => (window as unknown as { __announced: string[] }).__announced);
-  expect(announced).toEqual([`storyteller replied: ${shown}`]);
-});
+test("screen readers: the composer is labelled; the finished reply is announced once, not per delta", ({ page }) => replyAnnouncedOnce({ page }));
 
-test("screen readers: a new approval card is announced; focus moves on after Allow and after Deny", async ({ page }) => {
-  const errors = watchErrors(page);
-  await newSession(page, "support");
-  const pendingRegion = page.getByTestId("live-pending");
-  await expect(pendingRegion).toHaveAttribute("aria-live", "polite");
-  await sendMessage(page, REFUND);
-  const card = page.getByTestId("approval-card");
-  await expect(card).toBeVisible();
-  await expect(pendingRegion).toHaveText("Approval needed: process_refund on orders. Allow or deny it in the card below.");
-  await expect(page.getByTestId("live-reply")).toContainText("I need your approval to refund 49.5 EUR");
-
-  // Allow by keyboard: the card goes away and focus lands in the composer, not on the page.
-  await card.getByTestId("approve").focus();
-  await page.keyboard.press("Enter");
-  await expect(card).toHaveCount(0);
-  await expect(page.getByTestId("composer")).toBeFocused();
-  await expect(pendingRegion).toHaveText("");
-  await expect(page.getByTestId("connection")).toHaveText("done");
-
-  // Typing goes on from there; the next refund is denied with a reason, by mouse.
-  await page.keyboard.type("Refund ORD-4821, the box was empty");
-  await page.keyboard.press("Enter");
-  await expect(card).toBeVisible();
-  await expect(pendingRegion).toContainText("Approval needed: process_refund");
-  await card.getByTestId("deny-reason").fill("needs a photo first");
-  await card.getByTestId("deny").click();
-  await expect(card).toHaveCount(0);
-  await expect(page.getByTestId("composer")).toBeFocused();
-  await expect(page.getByTestId("message-text").last()).toContainText("I did not refund ORD-4821");
-  await expect(page.getByTestId("composer")).toBeFocused();
-  expect(errors).toEqual([]);
-});
+test("screen readers: a new approval card is announced; focus moves on after Allow and after Deny", ({ page }) => approvalAnnouncedFocusMoves({ page }));

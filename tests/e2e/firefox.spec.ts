@@ -9,6 +9,8 @@ import { dropConnectionMidStream, rebuildAfter412, refreshMidStream, refreshWhil
 import { twoTabs } from "./checks/tabs";
 import { cancelEndsStuckTurn, crashStuckTurnShowsLiveUnavailable, newTurnCancelsStuckTurn } from "./checks/lifecycle";
 import { interruptShowsCancelled, concurrentRestoresShareOneSubscribe, stalePointerRestoresNull, respondRightAfterRestore, reconnectGapsAboveFloor, twoHandlesOneStream, disconnectShowsIdleAtOnce, reactHandleCloseLeavesNoLiveBadge } from "./checks/engine";
+import { agentsScopeRestore, forgetInScope, optimisticWhileServerDown, rememberedAtOnce, stopKeepsText, strictModeOneSession } from "./checks/chat";
+import { approvalAnnouncedFocusMoves, phoneLayout, replyAnnouncedOnce, wideColumns } from "./checks/layout";
 import { test } from "./firefox/fixtures";
 
 // The end-to-end checks in Debian's headless Firefox ESR over WebDriver BiDi (tests/e2e/firefox/bidi.ts
@@ -50,3 +52,13 @@ test("the page is served with the CSP, has no inline scripts and no violations",
 test("markup in the user's message and in model text renders as text", ({ fx }) => markupRendersAsText(fx));
 test("an MCP auth_url that is not http(s) is not rendered as a link", ({ fx }) => unsafeAuthUrlNotLinked(fx));
 test("200 open/close cycles of sessions with listeners leave every handle and listener collectable", ({ fx }) => cyclesLeaveSessionsCollectable(fx));
+test("StrictMode's double mount creates one session and one stream", ({ fx }) => strictModeOneSession(fx));
+test("stop keeps the streamed text on the page, marked stopped; a reload shows the server's history", ({ fx }) => stopKeepsText(fx));
+test("the user's message shows at once while the server is down; once it is back the SDK finds it was not sent, and Retry sends it", ({ fx }) => optimisticWhileServerDown(fx));
+test("a new session is remembered at once: reloading the empty chat creates no second one", ({ fx }) => rememberedAtOnce(fx));
+test("two agents on one origin do not restore each other's session", ({ fx }) => agentsScopeRestore(fx));
+test("forget(id): restore() resolves null afterwards, in that scope only", ({ fx }) => forgetInScope(fx));
+test("at 360 × 740: no sideways scroll; tabs reach every panel; the approval card and composer fit", ({ fx }) => phoneLayout(fx));
+test("at 1280 px the three columns show side by side, without tabs", ({ fx }) => wideColumns(fx));
+test("screen readers: the composer is labelled; the finished reply is announced once, not per delta", ({ fx }) => replyAnnouncedOnce(fx));
+test("screen readers: a new approval card is announced; focus moves on after Allow and after Deny", ({ fx }) => approvalAnnouncedFocusMoves(fx));

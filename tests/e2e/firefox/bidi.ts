@@ -217,6 +217,8 @@ interface ResponseInfo {
 export interface RouteInfo {
   request(): RequestInfo;
   continue(): Promise<void>;
+  /** Fails the request as a network error (BiDi `network.failRequest`; the code is not sent). */
+  abort(errorCode?: string): Promise<void>;
   /** Sends the request (method, URL, headers, body as the page sent it) from Node; buffered. */
   fetch(): Promise<globalThis.Response>;
   /** Answers with `response`'s status and headers and `body` (defaults to its own body). */
@@ -233,7 +235,7 @@ interface ConsoleInfo {
 const CONSOLE_TYPE: Record<string, string> = { warn: "warning", log: "log", info: "info", error: "error", debug: "debug" };
 
 /** A locator step: a CSS query under each current match, a text filter, or picking one match. */
-type Step = { css: string } | { hasText: string | { source: string; flags: string } } | { nth: number };
+type Step = { css: string } | { hasText: string | { source: string; flags: string } } | { nth: number } | { role: string; name?: string };
 
 // Resolves a chain of steps to elements in document order; runs in the page (stringified).
 const RESOLVE = `(steps) => {
@@ -244,6 +246,26 @@ const RESOLVE = `(steps) => {
       const found = new Set();
       for (const n of nodes) for (const e of n.querySelectorAll(s.css)) found.add(e);
       nodes = [...found].sort((a, b) => (a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1));
+    } else if ("role" in s) {
+      // Playwright's getByRole for the roles the checks use: explicit \`role\`, or the implicit role
+      // of buttons and text fields; \`name\` (case-insensitive substring, as Playwright's default)
+      // against aria-label, aria-labelledby, a <label for> and, for buttons, the text.
+      const implicit = { button: "button, input[type=button], input[type=submit]", textbox: "textarea, input:not([type]), input[type=text], input[type=search]" };
+      const sel = "[role=" + JSON.stringify(s.role) + "]" + (implicit[s.role] ? ", " + implicit[s.role] : "");
+      const found = new Set();
+      for (const n of nodes) for (const e of n.querySelectorAll(sel)) found.add(e);
+      const accName = (e) => {
+        if (e.getAttribute("aria-label")) return e.getAttribute("aria-label");
+        const by = e.getAttribute("aria-labelledby");
+        if (by) return by.split(/\\s+/).map((id) => document.getElementById(id)?.textContent ?? "").join(" ");
+        if (e.id) { const l = document.querySelector("label[for=" + JSON.stringify(e.id) + "]"); if (l) return l.textContent; }
+        const wrap = e.closest("label");
+        if (wrap) return wrap.textContent;
+        return s.role === "button" ? e.textContent : "";
+      };
+      nodes = [...found]
+        .filter((e) => s.name === undefined || norm(accName(e)).toLowerCase().includes(norm(s.name).toLowerCase()))
+        .sort((a, b) => (a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1));
     } else if ("hasText" in s) {
       const t = s.hasText;
       nodes = nodes.filter((n) => typeof t === "string" ? norm(n.textContent).toLowerCase().includes(norm(t).toLowerCase()) : new RegExp(t.source, t.flags).test(n.textContent ?? ""));
@@ -269,6 +291,8 @@ export class FirefoxPage {
   private currentUrl = "about:blank";
   /** Whether `route()` was called (once per tab). */
   private routed = false;
+  /** The viewport last set (`newPage` sets Playwright's default 1280 × 720). */
+  private viewport = { width: 1280, height: 720 };
 
   constructor(
     private readonly ctx: FirefoxContext,
@@ -368,6 +392,7 @@ export class FirefoxPage {
         const route: RouteInfo = {
           request: () => strict<RequestInfo>({ method: () => p.request.method, url: () => p.request.url }, "request"),
           continue: release,
+          abort: () => client.networkFailRequest({ request: id }).then(() => {}),
           fetch: async () => {
             const headers = new Headers();
             for (const h of p.request.headers as { name: string; value: { value: string } }[]) {
@@ -449,7 +474,64 @@ export class FirefoxPage {
   locator(css: string, options?: { hasText?: TextExpected }): FirefoxLocator {
     return FirefoxLocator.create(this, []).locator(css, options);
   }
+
+  getByRole(role: string, options?: { name?: string }): FirefoxLocator {
+    return FirefoxLocator.create(this, []).getByRole(role, options);
+  }
+
+  /** Resizes the tab's viewport (CSS px), as Playwright's `page.setViewportSize`. */
+  async setViewportSize(size: { width: number; height: number }): Promise<void> {
+    await this.client.browsingContextSetViewport({ context: this.id, viewport: size });
+    this.viewport = { ...size };
+  }
+
+  viewportSize(): { width: number; height: number } {
+    return { ...this.viewport };
+  }
+
+  async waitForTimeout(ms: number): Promise<void> {
+    await sleep(ms);
+  }
+
+  /** Key input to the focused element (BiDi `input.performActions`), as Playwright's `page.keyboard`. */
+  readonly keyboard = strict(
+    {
+      /** One key by Playwright's name ("Enter", "ArrowRight", …) or a single character. */
+      press: async (key: string) => {
+        const value = KEYS[key] ?? (key.length === 1 ? key : undefined);
+        if (value === undefined) throw new Error(`keyboard.press("${key}") is not implemented in the Firefox adapter`);
+        await this.keys([value]);
+      },
+      /** Types `text` character by character. */
+      type: async (text: string) => this.keys([...text]),
+    },
+    "keyboard",
+  );
+
+  /** Presses and releases each of `values` (WebDriver key values) in turn. */
+  async keys(values: string[]): Promise<void> {
+    const actions = values.flatMap((value) => [
+      { type: "keyDown" as const, value },
+      { type: "keyUp" as const, value },
+    ]);
+    await this.client.inputPerformActions({ context: this.id, actions: [{ type: "key", id: "keyboard", actions }] });
+    await this.client.inputReleaseActions({ context: this.id });
+  }
 }
+
+// Playwright key names → WebDriver's key values (WebDriver §17.4.2), for the keys the checks press.
+const KEYS: Record<string, string> = {
+  Enter: "\uE007",
+  Tab: "\uE004",
+  Backspace: "\uE003",
+  Escape: "\uE00C",
+  End: "\uE010",
+  Home: "\uE011",
+  ArrowLeft: "\uE012",
+  ArrowUp: "\uE013",
+  ArrowRight: "\uE014",
+  ArrowDown: "\uE015",
+};
 
 /** A lazy query, re-resolved on every use. Implements the part of Playwright's `Locator` used. */
 export class FirefoxLocator {
@@ -477,6 +559,10 @@ export class FirefoxLocator {
   locator(css: string, options?: { hasText?: TextExpected }): FirefoxLocator {
     const l = this.with({ css });
     return options?.hasText === undefined ? l : l.with({ hasText: serializeText(options.hasText) });
+  }
+
+  getByRole(role: string, options?: { name?: string }): FirefoxLocator {
+    return this.with({ role, name: options?.name });
   }
 
   first(): FirefoxLocator {
@@ -537,6 +623,21 @@ export class FirefoxLocator {
 
   getAttribute(name: string): Promise<string | null> {
     return this.one(`(e, name) => e.getAttribute(name)`, [name]);
+  }
+
+  /** Focuses the single match. */
+  async focus(): Promise<void> {
+    await this.one(`(e) => { e.focus(); return true; }`);
+  }
+
+  /** Scrolls the single match into view (nothing when it is already in view). */
+  async scrollIntoViewIfNeeded(): Promise<void> {
+    await this.one(`(e) => { e.scrollIntoView({ block: "nearest", inline: "nearest" }); return true; }`);
+  }
+
+  /** The single match's box in viewport CSS px, `null` when it is not visible (as Playwright). */
+  boundingBox(): Promise<{ x: number; y: number; width: number; height: number } | null> {
+    return this.one(`(e) => { if (!(${VISIBLE})(e)) return null; const r = e.getBoundingClientRect(); return { x: r.x, y: r.y, width: r.width, height: r.height }; }`);
   }
 
   /** Calls `fn(element, arg)` in the page on the single match. */
@@ -622,12 +723,15 @@ interface Probe {
   value?: string;
   /** Every match's `textContent`, in document order (for the array form of `toHaveText`). */
   texts: string[];
+  /** The match is `document.activeElement`. */
+  focused?: boolean;
 }
 
 const PROBE = `(els) => els.length === 1
   ? { n: 1, text: els[0].textContent ?? "", visible: (${VISIBLE})(els[0]), className: els[0].getAttribute("class") ?? "",
       attributes: Object.fromEntries([...els[0].attributes].map((a) => [a.name, a.value])), disabled: els[0].disabled === true,
-      value: ["INPUT", "TEXTAREA", "SELECT"].includes(els[0].tagName) ? els[0].value : undefined, texts: [els[0].textContent ?? ""] }
+      value: ["INPUT", "TEXTAREA", "SELECT"].includes(els[0].tagName) ? els[0].value : undefined, texts: [els[0].textContent ?? ""],
+      focused: document.activeElement === els[0] }
   : { n: els.length, texts: els.map((e) => e.textContent ?? "") }`;
 
 const norm = (s: string) => s.replace(/\u200b/g, "").replace(/\s+/g, " ").trim();
@@ -665,6 +769,9 @@ export function locatorMatchers(l: FirefoxLocator, negate: boolean): object {
         : retry(l, "toHaveText", exp, negate, o?.timeout, true, (p) => p.n === 1 && textMatches(p.text!, exp, false)),
     toContainText: (exp: TextExpected, o?: { timeout?: number }) => retry(l, "toContainText", exp, negate, o?.timeout, true, (p) => p.n === 1 && textMatches(p.text!, exp, true)),
     toBeVisible: (o?: { timeout?: number }) => retry(l, "toBeVisible", "visible", negate, o?.timeout, true, (p) => p.n === 1 && p.visible === true),
+    // Playwright: no match, or a match that is not visible.
+    toBeHidden: (o?: { timeout?: number }) => retry(l, "toBeHidden", "hidden", negate, o?.timeout, true, (p) => p.n === 0 || p.visible === false),
+    toBeFocused: (o?: { timeout?: number }) => retry(l, "toBeFocused", "focused", negate, o?.timeout, true, (p) => p.n === 1 && p.focused === true),
     toHaveClass: (exp: TextExpected, o?: { timeout?: number }) =>
       retry(l, "toHaveClass", exp, negate, o?.timeout, true, (p) => p.n === 1 && (exp instanceof RegExp ? exp.test(p.className!) : norm(p.className!) === norm(exp))),
     toHaveCount: (n: number, o?: { timeout?: number }) => retry(l, "toHaveCount", n, negate, o?.timeout, false, (p) => p.n === n),

@@ -1,0 +1,187 @@
+import type { Page, Request } from "@playwright/test";
+import { expect } from "../expect";
+import type { Check } from "./types";
+import { shot, watchErrors } from "../helpers";
+
+// The chat-grade API (issue 13) through the README's React quickstart (www/quickstart.html, in
+// `<StrictMode>`): what the user sees on the page. Run in Chromium by tests/e2e/chat-quickstart.spec.ts
+// and chat-sessions.spec.ts, in Firefox by tests/e2e/firefox.spec.ts.
+
+/** Records the SDK's API requests (method + path) made by the page. */
+function recordApi(page: Page): string[] {
+  const seen: string[] = [];
+  page.on("request", (r: Request) => {
+    const url = new URL(r.url());
+    if (url.pathname.startsWith("/api/")) seen.push(`${r.method()} ${url.pathname}`);
+  });
+  return seen;
+}
+
+async function open(page: Page, agent: string): Promise<void> {
+  await page.goto(`/quickstart.html?agent=${agent}`);
+  await expect(page.getByTestId("status")).toHaveText("idle");
+}
+
+async function say(page: Page, text: string): Promise<void> {
+  await page.getByTestId("composer").fill(text);
+  await page.getByTestId("send").click();
+}
+
+/** StrictMode's double mount creates one session and one stream. */
+export const strictModeOneSession: Check<"page"> = async ({ page }) => {
+  const errors = watchErrors(page);
+  const api = recordApi(page);
+  await open(page, "storyteller");
+  expect(api.filter((r) => r === "POST /api/v1/sessions")).toHaveLength(1);
+  await say(page, "Tell a story, 30 words");
+  await expect(page.getByTestId("text").last()).toContainText("Il était une fois");
+  await expect(page.getByTestId("status")).toHaveText("idle");
+  expect(api.filter((r) => r === "POST /api/v1/sessions")).toHaveLength(1);
+  expect(api.filter((r) => /^POST \/api\/v1\/sessions\/[^/]+\/turns$/.test(r))).toHaveLength(1);
+  // The create-turn response is the stream: no second subscription was opened.
+  expect(api.filter((r) => r.endsWith("/subscribe"))).toHaveLength(0);
+  expect(errors).toEqual([]);
+};
+
+/** Stop keeps the streamed text on the page, marked stopped; a reload shows the server's history. */
+export const stopKeepsText: Check<"page"> = async ({ page }) => {
+  const errors = watchErrors(page);
+  await open(page, "storyteller");
+  await say(page, "Tell a story, 600 words, 30 ms");
+  const text = page.getByTestId("text").last();
+  await expect(text).toHaveText(/.{60,}/s);
+  await expect(page.getByTestId("status")).toHaveText("streaming");
+  await page.getByTestId("stop").click();
+  await expect(page.getByTestId("stopped")).toBeVisible();
+  await expect(page.getByTestId("status")).toHaveText("idle");
+  const kept = (await text.textContent()) ?? "";
+  expect(kept.length).toBeGreaterThanOrEqual(60);
+  expect(kept.startsWith("Il était une fois")).toBe(true);
+  await expect(text).toHaveAttribute("data-interrupted", "true");
+  await shot(page, "chat-stop-keeps-text");
+
+  // After a reload the session is restored from the server, whose history drops the
+  // unfinished message: the user's message is there, the partial reply is not.
+  await page.reload();
+  await expect(page.getByTestId("user-message")).toContainText("Tell a story, 600 words, 30 ms");
+  await expect(page.getByTestId("status")).toHaveText("idle");
+  await expect(page.getByTestId("text")).toHaveCount(0);
+  expect(errors).toEqual([]);
+};
+
+/**
+ * The user's message shows at once while the server is down; once it is back the SDK finds it
+ * was not sent, and Retry sends it.
+ */
+export const optimisticWhileServerDown: Check<"page"> = async ({ page }) => {
+  const errors = watchErrors(page, [/Failed to load resource/, /ERR_CONNECTION_REFUSED/]);
+  await open(page, "support");
+  // From now on the server is unreachable (each request refused after 1 s), until `down` ends.
+  let down = true;
+  await page.route(/\/api\//, async (route) => {
+    if (!down) return route.continue();
+    await new Promise((r) => setTimeout(r, 1000));
+    await route.abort("connectionrefused").catch(() => {});
+  });
+  await say(page, "Where is ORD-2031?");
+  const mine = page.getByTestId("user-message");
+  await expect(mine).toHaveAttribute("data-state", "pending", { timeout: 900 });
+  await expect(mine).toContainText("Where is ORD-2031?");
+  // The create POST failed mid-air: the SDK keeps asking the server whether the turn exists
+  // (effect recovery, PROTOCOL §8.3) instead of posting again; the message stays, pending.
+  await expect(page.getByTestId("status")).toHaveText("reconnecting");
+  await page.waitForTimeout(2500);
+  await expect(mine).toHaveAttribute("data-state", "pending");
+  await shot(page, "chat-optimistic-server-down");
+
+  // The server is back: the lookup shows no turn was created, so the message says it was not
+  // sent (with the error, also in the one error channel) and offers Retry.
+  down = false;
+  await expect(mine).toHaveAttribute("data-state", "failed", { timeout: 45_000 });
+  await expect(mine).toContainText("not sent");
+  await expect(page.getByTestId("error")).toContainText("network");
+  await expect(page.getByTestId("status")).toHaveText("error");
+  await mine.getByRole("button", { name: "Retry" }).click();
+  await expect(mine).toHaveAttribute("data-state", "sent");
+  await expect(page.getByTestId("user-message")).toHaveCount(1);
+  await expect(page.getByTestId("tool").first()).toBeVisible();
+  await expect(page.getByTestId("error")).toHaveCount(0);
+  expect(errors).toEqual([]);
+};
+
+function countCreates(page: Page): { n: number } {
+  const count = { n: 0 };
+  page.on("request", (r: Request) => {
+    if (r.method() === "POST" && new URL(r.url()).pathname === "/api/v1/sessions") count.n++;
+  });
+  return count;
+}
+
+/** A new session is remembered at once: reloading the empty chat creates no second one. */
+export const rememberedAtOnce: Check<"page"> = async ({ page }) => {
+  const errors = watchErrors(page);
+  const creates = countCreates(page);
+  await open(page, "support");
+  expect(creates.n).toBe(1);
+  await page.reload();
+  await expect(page.getByTestId("status")).toHaveText("idle");
+  await page.reload();
+  await expect(page.getByTestId("status")).toHaveText("idle");
+  expect(creates.n).toBe(1);
+  expect(errors).toEqual([]);
+};
+
+/** Two agents on one origin do not restore each other's session. */
+export const agentsScopeRestore: Check<"page"> = async ({ page }) => {
+  const errors = watchErrors(page);
+  const creates = countCreates(page);
+  await open(page, "storyteller");
+  await say(page, "Tell a story, 20 words");
+  await expect(page.getByTestId("status")).toHaveText("idle");
+  await expect(page.getByTestId("text").last()).toContainText("Il était une fois");
+
+  // The other agent on the same origin: its own, new session — not the storyteller's.
+  await open(page, "support");
+  expect(creates.n).toBe(2);
+  await expect(page.getByTestId("user-message")).toHaveCount(0);
+  await say(page, "Where is ORD-2031?");
+  await expect(page.getByTestId("user-message")).toHaveText(/Where is ORD-2031\?/);
+  await expect(page.getByTestId("status")).not.toHaveText(/submitting|streaming/);
+
+  // Back to each agent: each restores its own conversation, nothing new is created.
+  await open(page, "storyteller");
+  await expect(page.getByTestId("user-message")).toHaveText(/Tell a story, 20 words/);
+  await expect(page.getByTestId("text").last()).toContainText("Il était une fois");
+  await open(page, "support");
+  await expect(page.getByTestId("user-message")).toHaveText(/Where is ORD-2031\?/);
+  expect(creates.n).toBe(2);
+  expect(errors).toEqual([]);
+};
+
+/** forget(id): restore() resolves null afterwards, in that scope only. */
+export const forgetInScope: Check<"page"> = async ({ page }) => {
+  await page.goto("/sdk.html");
+  await expect(page.locator("#status")).toHaveText("ready");
+  const out = await page.evaluate(async () => {
+    const { AgentClient } = window.forgestream;
+    const client = new AgentClient({ baseUrl: "", storageNamespace: "e2e-forget" });
+    const a = await client.createSession({ agent: { name: "support" } }, { scope: "a" });
+    const b = await client.createSession({ agent: { name: "support" } }, { scope: "b" });
+    const ids = { a: a.id, b: b.id };
+    window.release(a);
+    window.release(b);
+    const before = await client.restore({ scope: "a" });
+    const beforeId = before?.id ?? null;
+    window.release(before);
+    client.forget(ids.a);
+    const after = await client.restore({ scope: "a" });
+    const other = await client.restore({ scope: "b" });
+    const out = { ids, beforeId, after: after?.id ?? null, other: other?.id ?? null, unscoped: (await client.restore())?.id ?? null };
+    window.release(other);
+    return out;
+  });
+  expect(out.beforeId).toBe(out.ids.a);
+  expect(out.after).toBeNull();
+  expect(out.other).toBe(out.ids.b);
+  expect(out.unscoped).toBeNull();
+};
