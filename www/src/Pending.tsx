@@ -1,13 +1,13 @@
 import { useEffect, useRef, useState } from "react";
-import { answer, approve, deny, type Decision, type PendingAction } from "forgestream";
-import { contentText, prettyArguments, safeHttpUrl, shortId } from "./format";
-import { type Indexes, threadLabel } from "./indexes";
+import { answer, approve, deny, type AssistantPart, type ChatMessage, type Decision, type PendingAction, type SubagentGroup } from "forgestream";
+import { prettyArguments, safeHttpUrl, shortId } from "./format";
 
 type Choice = { kind: "allow" } | { kind: "deny" } | { kind: "answer"; content: string };
 
 interface Props {
   pending: readonly PendingAction[];
-  ix: Indexes;
+  /** `snapshot.messages`: who asks (a subagent's title) and the text that proposed the call. */
+  messages: readonly ChatMessage[];
   busy: boolean;
   onRespond: (decisions: Decision[]) => void;
   onContinueAfterAuth: () => void;
@@ -18,7 +18,7 @@ interface Props {
  * (PROTOCOL §7): with a single item a click submits; with several, each card records a choice and
  * one button sends them all. MCP authorization continues with an empty-input turn.
  */
-export function PendingPanel({ pending, ix, busy, onRespond, onContinueAfterAuth }: Props) {
+export function PendingPanel({ pending, messages, busy, onRespond, onContinueAfterAuth }: Props) {
   const tools = pending.filter((p) => (p.kind === "toolApproval" || p.kind === "toolResponse") && p.toolCallId);
   const auths = pending.filter((p) => p.kind === "mcpAuth");
   const [choices, setChoices] = useState<Record<string, Choice>>({});
@@ -56,9 +56,9 @@ export function PendingPanel({ pending, ix, busy, onRespond, onContinueAfterAuth
     <section className="pending" aria-label="Waiting for you" data-testid="pending" ref={section}>
       {tools.map((p) =>
         p.kind === "toolApproval" ? (
-          <ApprovalCard key={p.key} action={p} ix={ix} busy={busy} choice={choices[p.key]} reason={reasons[p.key] ?? ""} onReason={(r) => setReasons((prev) => ({ ...prev, [p.key]: r }))} onChoose={(c) => choose(p, c)} />
+          <ApprovalCard key={p.key} action={p} messages={messages} busy={busy} choice={choices[p.key]} reason={reasons[p.key] ?? ""} onReason={(r) => setReasons((prev) => ({ ...prev, [p.key]: r }))} onChoose={(c) => choose(p, c)} />
         ) : (
-          <QuestionCard key={p.key} action={p} ix={ix} busy={busy} choice={choices[p.key]} onChoose={(c) => choose(p, c)} />
+          <QuestionCard key={p.key} action={p} messages={messages} busy={busy} choice={choices[p.key]} onChoose={(c) => choose(p, c)} />
         ),
       )}
       {!single && tools.length > 0 && (
@@ -76,9 +76,35 @@ export function PendingPanel({ pending, ix, busy, onRespond, onContinueAfterAuth
   );
 }
 
-function Proposer({ action, ix }: { action: PendingAction; ix: Indexes }) {
-  const msg = action.sourceEventId ? ix.messages.get(action.sourceEventId) : undefined;
-  const text = msg ? contentText(msg.body.content) : "";
+/** Calls `visit` on every part of `messages`, subagent groups' parts included (depth-bounded). */
+function eachPart(messages: readonly ChatMessage[], visit: (p: AssistantPart) => void, onGroup: (g: SubagentGroup) => void = () => {}): void {
+  const walk = (parts: readonly AssistantPart[], depth: number) => {
+    for (const p of parts) {
+      visit(p);
+      if (p.kind === "tool" && depth < 16) for (const g of p.subagents) (onGroup(g), walk(g.parts, depth + 1));
+    }
+  };
+  for (const m of messages) {
+    if (m.kind === "subagent") onGroup(m);
+    if (m.kind !== "user") walk(m.parts, 0);
+  }
+}
+
+/** Who asks: the main agent, or the subagent thread's title / agent name. */
+function threadLabel(messages: readonly ChatMessage[], threadId: string | null | undefined): string {
+  if (!threadId || threadId === "main") return "main agent";
+  let label: string | null = null;
+  eachPart(messages, () => {}, (g) => {
+    if (g.threadId === threadId) label = g.title ?? g.agentName;
+  });
+  return label ?? `thread ${threadId.slice(0, 8)}`;
+}
+
+function Proposer({ action, messages }: { action: PendingAction; messages: readonly ChatMessage[] }) {
+  let text = "";
+  eachPart(messages, (p) => {
+    if (p.kind === "text" && p.messageId === action.sourceEventId) text += p.text;
+  });
   return (
     <div className="proposer">
       <span className="label">Proposed by</span>{" "}
@@ -90,13 +116,13 @@ function Proposer({ action, ix }: { action: PendingAction; ix: Indexes }) {
 
 interface CardProps {
   action: PendingAction;
-  ix: Indexes;
+  messages: readonly ChatMessage[];
   busy: boolean;
   choice: Choice | undefined;
   onChoose: (c: Choice) => void;
 }
 
-function ApprovalCard({ action, ix, busy, choice, onChoose, reason, onReason }: CardProps & { reason: string; onReason: (r: string) => void }) {
+function ApprovalCard({ action, messages, busy, choice, onChoose, reason, onReason }: CardProps & { reason: string; onReason: (r: string) => void }) {
   return (
     <article className="card approval-card" data-testid="approval-card" data-tool-call-id={action.toolCallId} data-decided={choice ? "true" : "false"} aria-labelledby={`approve-${action.key}`}>
       <header>
@@ -115,14 +141,14 @@ function ApprovalCard({ action, ix, busy, choice, onChoose, reason, onReason }: 
           </>
         )}
         <dt>Thread</dt>
-        <dd>{threadLabel(ix, action.threadId)}</dd>
+        <dd>{threadLabel(messages, action.threadId)}</dd>
         <dt>Call</dt>
         <dd>
           <code>{action.toolCallId}</code>
         </dd>
       </dl>
       <pre className="args" data-testid="approval-arguments">{prettyArguments(action.arguments, action.argumentsText) || "(no arguments)"}</pre>
-      <Proposer action={action} ix={ix} />
+      <Proposer action={action} messages={messages} />
       <div className="actions">
         <button type="button" className="primary" data-testid="approve" disabled={busy} onClick={() => onChoose({ kind: "allow" })}>
           Allow
@@ -136,7 +162,7 @@ function ApprovalCard({ action, ix, busy, choice, onChoose, reason, onReason }: 
   );
 }
 
-function QuestionCard({ action, ix, busy, choice, onChoose }: CardProps) {
+function QuestionCard({ action, messages, busy, choice, onChoose }: CardProps) {
   const [text, setText] = useState("");
   const q = action.question;
   return (
@@ -145,7 +171,7 @@ function QuestionCard({ action, ix, busy, choice, onChoose }: CardProps) {
         <h3>{q?.question ?? `${action.toolName ?? "A tool"} needs your answer`}</h3>
         {choice?.kind === "answer" && <span className="tag choice-allow">answer: {choice.content}</span>}
       </header>
-      <p className="muted">Asked by {threadLabel(ix, action.threadId)}</p>
+      <p className="muted">Asked by {threadLabel(messages, action.threadId)}</p>
       {q && q.options.length > 0 && (
         <div className="options">
           {q.options.map((o) => (

@@ -1,70 +1,84 @@
-import { memo, useMemo } from "react";
-import type { ItemView, PendingAction, SessionSnapshot, ThreadView, ToolCallView, TurnSnapshot } from "forgestream";
-import { contentText, formatTokens, prettyArguments, prettyResult, shortId, turnInputs } from "./format";
-import { type Indexes, type MessageItem, isMainItem, isMessage } from "./indexes";
+import { memo, useMemo, type ReactElement } from "react";
+import type { AssistantPart, ChatMessage, ChatSnapshot, ItemView, SubagentGroup, ToolPart, ToolState, TurnSnapshot, UserMessage } from "forgestream";
+import { formatTokens, prettyArguments, prettyResult, shortId, turnInputs } from "./format";
 import { textChunks } from "./chunks";
 
-interface Ctx {
-  ix: Indexes;
-  pendingCalls: Map<string, PendingAction>;
-  /** The turn is still streaming (typing indicators, "running" tool calls). */
-  running: boolean;
-}
-
 /*
- * Rendering cost. The SDK's snapshots share structure: an item that did not change keeps its
- * object identity, and so does its turn. Turns and items are therefore memoised on identity, plus
- * a list of the other things they read through `Ctx` (tool results, pending actions, answers,
- * sub-agent threads and their items — see `itemDeps`): `Ctx` itself is rebuilt with every
- * snapshot, so it cannot be compared. While a message streams, only its turn and that one item
- * render again; the rest of the transcript is skipped.
+ * The conversation, rendered from `snapshot.messages` (the SDK's chat view: user messages,
+ * assistant text / reasoning / tool parts with their state, subagent groups) — the way an app
+ * built on forgestream renders it. The turns view is read only for what belongs to a turn as a
+ * whole: its footer (status, usage, id), the user's decisions it carried, and which of its
+ * calls it paused on (`actionRequired`), for the "waiting / approved · continued below" notice,
+ * and the notices that are not conversation (MCP connected, sandbox created, unknown events, a
+ * result for a call no message proposed).
+ *
+ * Rendering cost: `messages` is structurally shared — a message or part that did not change
+ * keeps its object identity — so turns, messages and parts are memoised on identity. While a
+ * message streams only its turn, that message and its last text chunk render again.
  */
 
-/** Everything `Item` (and what it renders) reads from `Ctx` besides the item itself, in order. */
-function itemDeps(item: ItemView, ctx: Ctx, out: unknown[] = [], seen = new Set<string>()): unknown[] {
-  const body = item.body;
-  if (body.kind === "toolResult") out.push(ctx.ix.calls.has(body.toolCallId));
-  if (body.kind === "actionRequired" || body.kind === "mcpAuthRequired") {
-    // Whether the request is still waiting, and how it was answered (all primitives).
-    out.push(ctx.ix.continuedBy.get(item.turnId));
-    if (body.kind === "actionRequired") {
-      for (const c of body.toolCalls) out.push(ctx.pendingCalls.has(c.toolCallId), ctx.ix.approvals.get(c.toolCallId), ctx.ix.answers.get(c.toolCallId));
+/** What the tool card's state badge says, per {@link ToolState}. */
+const STATE_LABEL: Record<ToolState, string> = {
+  "streaming-arguments": "writing arguments",
+  "awaiting-approval": "awaiting approval",
+  "awaiting-answer": "awaiting answer",
+  running: "running",
+  done: "done",
+  error: "error",
+  denied: "denied",
+  uncertain: "effect unknown",
+};
+
+type Local = Exclude<UserMessage, { state: "sent" }>;
+
+/** `messages` by the turn they belong to (a subagent group follows its turn's messages). */
+function byTurn(messages: readonly ChatMessage[]): { turns: Map<string, ChatMessage[]>; local: Local[] } {
+  const turns = new Map<string, ChatMessage[]>();
+  const local: Local[] = [];
+  let current: string | null = null;
+  for (const m of messages) {
+    if (m.kind === "user" && m.state !== "sent") {
+      local.push(m);
+      continue;
     }
+    if (m.kind !== "subagent") current = m.turnId;
+    if (current === null) continue;
+    let list = turns.get(current);
+    if (!list) turns.set(current, (list = []));
+    list.push(m);
   }
-  if (body.kind !== "message") return out;
-  for (const call of body.toolCalls) {
-    const id = call.toolCallId;
-    if (id) out.push(ctx.ix.results.get(id), ctx.pendingCalls.get(id), ctx.ix.answers.get(id));
-    for (const t of collectThreads(call, ctx)) threadDeps(t, ctx, out, seen);
-  }
+  return { turns, local };
+}
+
+const NONE: readonly ChatMessage[] = Object.freeze([]);
+const NO_ITEMS: readonly ItemView[] = Object.freeze([]);
+
+/** The part is still growing (text, reasoning, or a call's arguments): no typing dots beside it. */
+function isStreaming(p: AssistantPart): boolean {
+  return p.kind === "tool" ? p.state === "streaming-arguments" : p.kind !== "mcp-auth" && p.streaming;
+}
+
+/** Every `tool_call_id` some message proposed (main thread and subagents). */
+function callIds(messages: readonly ChatMessage[]): Set<string> {
+  const out = new Set<string>();
+  const visit = (parts: readonly AssistantPart[], depth: number) => {
+    for (const p of parts) {
+      if (p.kind !== "tool") continue;
+      if (p.toolCallId) out.add(p.toolCallId);
+      if (depth < 16) for (const g of p.subagents) visit(g.parts, depth + 1);
+    }
+  };
+  for (const m of messages) if (m.kind !== "user") visit(m.parts, 0);
   return out;
 }
 
-function threadDeps(thread: ThreadView, ctx: Ctx, out: unknown[], seen: Set<string>): void {
-  // A malformed history could make a thread its own descendant: visit each thread once.
-  if (seen.has(thread.threadId)) return;
-  seen.add(thread.threadId);
-  out.push(thread);
-  for (const item of ctx.ix.threadItems.get(thread.threadId) ?? []) {
-    out.push(item);
-    itemDeps(item, ctx, out, seen);
-  }
-}
-
-/** Threads first seen in this turn that no tool call claims (their thread.created was missed). */
-function orphanThreads(turn: TurnSnapshot, ix: Indexes): ThreadView[] {
-  const out: ThreadView[] = [];
-  for (const t of ix.threads.values()) if (t.turnId === turn.turnId && !t.parentToolCallId) out.push(t);
-  return out;
-}
-
-function turnDeps(turn: TurnSnapshot, ctx: Ctx): unknown[] {
-  // The footer reads whether a later turn continued this one.
-  const out: unknown[] = [ctx.ix.continuedBy.get(turn.turnId)];
-  const seen = new Set<string>();
-  for (const item of turn.items) if (isMainItem(item)) itemDeps(item, ctx, out, seen);
-  for (const t of orphanThreads(turn, ctx.ix)) threadDeps(t, ctx, out, seen);
-  return out;
+/** A turn's items that are not conversation: shown as notices (the messages view leaves them out). */
+function noticeItems(turn: TurnSnapshot, calls: Set<string>): readonly ItemView[] {
+  const out = turn.items.filter((i) => {
+    const b = i.body;
+    return b.kind === "mcpInitialize" || b.kind === "sandboxCreated" || b.kind === "unknown" || (b.kind === "toolResult" && !calls.has(b.toolCallId));
+  });
+  return out.length === 0 ? NO_ITEMS : out;
 }
 
 function sameList(a: readonly unknown[], b: readonly unknown[]): boolean {
@@ -73,41 +87,46 @@ function sameList(a: readonly unknown[], b: readonly unknown[]): boolean {
   return true;
 }
 
-export function Transcript({ snapshot, ix }: { snapshot: SessionSnapshot; ix: Indexes }) {
-  const pendingCalls = useMemo(() => {
-    const map = new Map<string, PendingAction>();
-    for (const p of snapshot.pending) if (p.toolCallId) map.set(p.toolCallId, p);
-    return map;
-  }, [snapshot.pending]);
-  if (snapshot.turns.length === 0) {
+export function Transcript({ snapshot }: { snapshot: ChatSnapshot }) {
+  const { turns, local } = useMemo(() => byTurn(snapshot.messages), [snapshot.messages]);
+  // Turn id → whether a later turn continued it (`previousTurnId`): a paused turn it answered.
+  const continued = useMemo(() => new Set(snapshot.turns.map((t) => t.previousTurnId).filter((id): id is string => !!id)), [snapshot.turns]);
+  const calls = useMemo(() => callIds(snapshot.messages), [snapshot.messages]);
+  if (snapshot.turns.length === 0 && local.length === 0) {
     return <p className="empty">No turns yet — send a message to start.</p>;
   }
   return (
     <ol className="turns">
-      {snapshot.turns.map((turn) => {
-        const ctx = { ix, pendingCalls, running: turn.status === "running" };
-        return <TurnBlock key={turn.turnId} turn={turn} ctx={ctx} deps={turnDeps(turn, ctx)} />;
-      })}
+      {snapshot.turns.map((turn) => (
+        <TurnBlock key={turn.turnId} turn={turn} messages={turns.get(turn.turnId) ?? NONE} notices={noticeItems(turn, calls)} continued={continued.has(turn.turnId)} />
+      ))}
+      {local.map((m) => (
+        <li key={m.key} className="turn turn-local" data-testid="local-message" data-state={m.state}>
+          <UserText message={m} />
+        </li>
+      ))}
     </ol>
   );
 }
 
 interface TurnProps {
   turn: TurnSnapshot;
-  ctx: Ctx;
-  /** What the turn reads from `ctx` (see `itemDeps`); `ctx` itself is not compared. */
-  deps: unknown[];
+  /** This turn's entries of `snapshot.messages`, compared entry by entry. */
+  messages: readonly ChatMessage[];
+  /** Its items shown as notices (see `noticeItems`), compared item by item. */
+  notices: readonly ItemView[];
+  continued: boolean;
 }
 
-const TurnBlock = memo(function TurnBlock({ turn, ctx }: TurnProps) {
-  const inputs = turnInputs(turn);
-  const main = turn.items.filter(isMainItem);
-  const orphans = orphanThreads(turn, ctx.ix);
+const TurnBlock = memo(function TurnBlock({ turn, messages, notices, continued }: TurnProps) {
+  const decisions = turnInputs(turn).filter((i) => i.kind !== "message");
+  const running = turn.status === "running";
+  const streaming = messages.some((m) => m.kind === "assistant" && m.parts.some(isStreaming));
   return (
     <li className="turn" data-testid="turn" data-turn-id={turn.turnId} data-status={turn.status}>
-      {inputs.map((input, i) => (
+      {messages.map((m) => (m.kind === "user" ? <UserText key={m.key} message={m} /> : null))}
+      {decisions.map((input, i) => (
         <div key={i} className={`user-input user-input-${input.kind}`} data-testid="user-input">
-          {input.kind === "message" && <p className="user-text">{input.text}</p>}
           {input.kind === "approval" && (
             <p className="user-decision">
               {input.allow ? "✓ Allowed" : "✕ Denied"} <code>{shortId(input.toolCallId, 14)}</code>
@@ -124,18 +143,117 @@ const TurnBlock = memo(function TurnBlock({ turn, ctx }: TurnProps) {
         </div>
       ))}
       <div className="turn-body">
-        {main.map((item) => (
-          <Item key={item.key} item={item} ctx={ctx} running={ctx.running} deps={itemDeps(item, ctx)} />
+        {notices.map((item) => (
+          <Notice key={item.key} item={item} />
         ))}
-        {orphans.map((t) => (
-          <ThreadBox key={t.threadId} thread={t} ctx={ctx} />
-        ))}
-        {turn.status === "running" && !main.some((i) => isMessage(i) && !i.body.complete) && <Typing />}
+        {messages.map((m) =>
+          m.kind === "assistant" ? <Parts key={m.key} parts={m.parts} threadId="main" continued={continued} /> : m.kind === "subagent" ? <ThreadBox key={m.key} group={m} continued={continued} /> : null,
+        )}
+        <ActionNotices turn={turn} messages={messages} continued={continued} />
+        {running && !streaming && <Typing />}
       </div>
-      <TurnFooter turn={turn} continued={ctx.ix.continuedBy.has(turn.turnId)} />
+      <TurnFooter turn={turn} continued={continued} />
     </li>
   );
-}, (a, b) => a.turn === b.turn && sameList(a.deps, b.deps));
+}, (a, b) => a.turn === b.turn && a.continued === b.continued && sameList(a.messages, b.messages) && sameList(a.notices, b.notices));
+
+function Notice({ item }: { item: ItemView }) {
+  const body = item.body;
+  switch (body.kind) {
+    case "mcpInitialize":
+      return <div className="notice">MCP connected: {body.servers.map((s) => s.name).join(", ")}</div>;
+    case "sandboxCreated":
+      return <div className="notice">Sandbox {shortId(body.sandboxId, 12)} created</div>;
+    case "toolResult":
+      return (
+        <div className="notice notice-warn">
+          Result for an unknown call <code>{shortId(body.toolCallId, 14)}</code>
+          <pre className="tool-result">{prettyResult(body.content)}</pre>
+        </div>
+      );
+    case "unknown":
+      return (
+        <div className="notice notice-muted">
+          Unknown event <code>{body.eventType}</code>
+        </div>
+      );
+    default:
+      return null;
+  }
+}
+
+/** The user's own message (from the turn's input, or the local send before the turn exists). */
+function UserText({ message }: { message: UserMessage }) {
+  return (
+    <div className="user-input user-input-message" data-testid="user-input" data-state={message.state}>
+      <p className="user-text">{message.text}</p>
+      {message.state === "pending" && <p className="muted user-pending">sending…</p>}
+      {(message.state === "failed" || message.state === "unknown") && (
+        <p className="user-failed" role="alert">
+          {message.state === "failed" ? "Not sent" : "Maybe not sent"}: {message.error.message}{" "}
+          <button type="button" className="link" onClick={() => void message.retry().catch(() => {})}>
+            Retry
+          </button>
+        </p>
+      )}
+    </div>
+  );
+}
+
+/** Every tool part of these messages, subagents' included (by `tool_call_id`). */
+function toolParts(messages: readonly ChatMessage[]): Map<string, ToolPart> {
+  const out = new Map<string, ToolPart>();
+  const visit = (parts: readonly AssistantPart[], depth: number) => {
+    for (const p of parts) {
+      if (p.kind !== "tool") continue;
+      if (p.toolCallId) out.set(p.toolCallId, p);
+      if (depth < 16) for (const g of p.subagents) visit(g.parts, depth + 1);
+    }
+  };
+  for (const m of messages) if (m.kind !== "user") visit(m.parts, 0);
+  return out;
+}
+
+/**
+ * What a turn that paused on approvals or questions says: waiting while any of the calls it
+ * paused on (its `actionRequired` items) still awaits; once a later turn answered them, the
+ * decision — read from each call's state in `messages` — and that the work went on below.
+ */
+function ActionNotices({ turn, messages, continued }: { turn: TurnSnapshot; messages: readonly ChatMessage[]; continued: boolean }) {
+  const requests = turn.items.flatMap((i) => (i.body.kind === "actionRequired" ? [{ key: i.key, action: i.body.action, ids: i.body.toolCalls.map((c) => c.toolCallId) }] : []));
+  if (requests.length === 0) return null;
+  const parts = toolParts(messages);
+  return (
+    <>
+      {requests.map(({ key, action, ids }) => {
+        const count = `${ids.length} call${ids.length === 1 ? "" : "s"}`;
+        const approval = action === "toolApproval";
+        const states = ids.map((id) => parts.get(id)?.state);
+        const waiting = !continued || states.some((s) => s === "awaiting-approval" || s === "awaiting-answer");
+        let text = `${approval ? "Waiting for approval" : "Waiting for your answer"} · ${count}`;
+        let deniedAll = false;
+        if (!waiting) {
+          let decision = "✓ Answered";
+          if (approval) {
+            const denied = states.filter((s) => s === "denied").length;
+            if (denied === 0) decision = "✓ Approved";
+            else if (denied === ids.length) {
+              decision = "✕ Denied";
+              deniedAll = true;
+            } else decision = `Answered: ${ids.length - denied} approved, ${denied} denied`;
+          }
+          text = `${decision} · ${count} · continued below`;
+        }
+        // A denial is an answer too, but not a green one.
+        return (
+          <div key={key} className={`notice ${waiting ? "" : deniedAll ? "notice-denied" : "notice-answered"}`} data-testid="action-notice" data-state={waiting ? "waiting" : "answered"}>
+            {text}
+          </div>
+        );
+      })}
+    </>
+  );
+}
 
 /**
  * A paused turn (done with required actions) stays `paused` in the SDK's view after the user
@@ -162,206 +280,136 @@ function TurnFooter({ turn, continued }: { turn: TurnSnapshot; continued: boolea
   );
 }
 
-interface ItemProps {
-  item: ItemView;
-  ctx: Ctx;
-  /** `ctx.running`, compared (the rest of `ctx` is covered by `deps`). */
-  running: boolean;
-  /** What the item reads from `ctx` (see `itemDeps`). */
-  deps: unknown[];
-}
-
-const Item = memo(function Item({ item, ctx }: ItemProps) {
-  const body = item.body;
-  switch (body.kind) {
-    case "message":
-      return <MessageBlock item={item as MessageItem} ctx={ctx} />;
-    case "toolResult":
-      // Bound results render inside their tool-call card.
-      if (ctx.ix.calls.has(body.toolCallId)) return null;
-      return (
-        <div className="notice notice-warn">
-          Result for an unknown call <code>{shortId(body.toolCallId, 14)}</code>
-          <pre className="tool-result">{prettyResult(body.content)}</pre>
-        </div>
-      );
-    case "actionRequired": {
-      const { text, waiting, denied } = actionNotice(body.action, body.toolCalls, item.turnId, ctx);
-      // A denial is an answer too, but not a green one.
-      const answered = denied ? "notice-denied" : "notice-answered";
-      return (
-        <div className={`notice ${waiting ? "" : answered}`} data-testid="action-notice" data-state={waiting ? "waiting" : "answered"}>
-          {text}
-        </div>
-      );
-    }
-    case "mcpAuthRequired": {
-      const names = body.servers.map((s) => s.name).join(", ");
-      const continued = ctx.ix.continuedBy.has(item.turnId);
-      return (
-        <div className={`notice ${continued ? "notice-answered" : ""}`} data-testid="action-notice" data-state={continued ? "answered" : "waiting"}>
-          {continued ? `✓ Authorized: ${names} · continued below` : `Authorization required: ${names}`}
-        </div>
-      );
-    }
-    case "mcpInitialize":
-      return <div className="notice">MCP connected: {body.servers.map((s) => s.name).join(", ")}</div>;
-    case "sandboxCreated":
-      return <div className="notice">Sandbox {shortId(body.sandboxId, 12)} created</div>;
-    case "threadCreated":
-    case "threadDone":
-      return null; // shown by the thread box
-    case "unknown":
-      return (
-        <div className="notice notice-muted">
-          Unknown event <code>{body.eventType}</code>
-        </div>
-      );
-  }
-}, (a, b) => a.item === b.item && a.running === b.running && sameList(a.deps, b.deps));
-
 /**
- * What a `tool.approval_required` / `tool.response_required` notice says: waiting while any of
- * its calls is pending; once a later turn answered them, the decision and that the work went on
- * in that turn.
+ * One thread's parts, a box per model message (consecutive parts of one `messageId`), MCP
+ * authorization requests as notices between them.
  */
-function actionNotice(action: PendingAction["kind"], calls: readonly { toolCallId: string }[], turnId: string, ctx: Ctx): { text: string; waiting: boolean; denied: boolean } {
-  const count = `${calls.length} call${calls.length === 1 ? "" : "s"}`;
-  const approval = action === "toolApproval";
-  if (calls.some((c) => ctx.pendingCalls.has(c.toolCallId)) || !ctx.ix.continuedBy.has(turnId)) {
-    return { text: `${approval ? "Waiting for approval" : "Waiting for your answer"} · ${count}`, waiting: true, denied: false };
-  }
-  let decision = "✓ Answered";
-  let deniedAll = false;
-  if (approval) {
-    const allowed = calls.filter((c) => ctx.ix.approvals.get(c.toolCallId) === true).length;
-    const denied = calls.filter((c) => ctx.ix.approvals.get(c.toolCallId) === false).length;
-    if (allowed === calls.length) decision = "✓ Approved";
-    else if (denied === calls.length) {
-      decision = "✕ Denied";
-      deniedAll = true;
+function Parts({ parts, threadId, continued }: { parts: readonly AssistantPart[]; threadId: string; continued: boolean }) {
+  const out: ReactElement[] = [];
+  let run: Exclude<AssistantPart, { kind: "mcp-auth" }>[] = [];
+  const flush = () => {
+    if (run.length > 0) out.push(<MessageBox key={run[0].key} parts={run} threadId={threadId} />);
+    run = [];
+  };
+  for (const p of parts) {
+    if (p.kind === "mcp-auth") {
+      flush();
+      const names = p.servers.map((s) => s.name).join(", ");
+      const answered = continued && p.state === "done";
+      out.push(
+        <div key={p.key} className={`notice ${answered ? "notice-answered" : ""}`} data-testid="action-notice" data-state={answered ? "answered" : "waiting"}>
+          {answered ? `✓ Authorized: ${names} · continued below` : `Authorization required: ${names}`}
+        </div>,
+      );
+      continue;
     }
-    else if (allowed + denied === calls.length) decision = `Answered: ${allowed} approved, ${denied} denied`;
+    if (run.length > 0 && run[0].messageId !== p.messageId) flush();
+    run.push(p);
   }
-  return { text: `${decision} · ${count} · continued below`, waiting: false, denied: deniedAll };
+  flush();
+  return <>{out}</>;
 }
 
-function MessageBlock({ item, ctx }: { item: MessageItem; ctx: Ctx }) {
-  const m = item.body;
-  const text = contentText(m.content);
-  const streaming = ctx.running && !m.complete;
-  if (!text && !m.reasoning && !m.refusal && m.toolCalls.length === 0) {
-    // The live placeholder before its first delta (or an orphan placeholder of a failed turn).
-    return streaming ? <Typing /> : null;
-  }
+/** One model message: reasoning, text, refusal and its tool calls, each memoised on identity. */
+function MessageBox({ parts, threadId }: { parts: Exclude<AssistantPart, { kind: "mcp-auth" }>[]; threadId: string }) {
+  const complete = parts.every((p) => p.kind === "tool" || !p.streaming);
   return (
-    <div className="message" data-testid="message" data-message-id={m.id} data-thread-id={item.threadId ?? ""} data-complete={m.complete ? "true" : "false"}>
-      {m.reasoning && (
-        <details className="reasoning">
-          <summary>Reasoning</summary>
-          <p>{m.reasoning}</p>
-        </details>
-      )}
-      {text && <MessageText text={text} streaming={streaming} />}
-      {m.refusal && <p className="message-refusal">Refused: {m.refusal}</p>}
-      {m.toolCalls.map((call) => (
-        <ToolCallCard key={call.index} call={call} ctx={ctx} />
-      ))}
+    <div className="message" data-testid="message" data-message-id={parts[0].messageId} data-thread-id={threadId} data-complete={complete ? "true" : "false"}>
+      {parts.map((p) => (p.kind === "tool" ? <ToolCard key={p.key} part={p} /> : <TextBlock key={p.key} part={p} />))}
     </div>
   );
 }
 
-function ToolCallCard({ call, ctx }: { call: ToolCallView; ctx: Ctx }) {
-  const result = call.toolCallId ? ctx.ix.results.get(call.toolCallId) : undefined;
-  const pending = call.toolCallId ? ctx.pendingCalls.get(call.toolCallId) : undefined;
-  const spawned = collectThreads(call, ctx);
-  const answer = call.toolCallId ? ctx.ix.answers.get(call.toolCallId) : undefined;
-  const state = result
-    ? result.body.content.startsWith('{"error"')
-      ? "error"
-      : "done"
-    : answer !== undefined
-      ? "answered"
-      : pending
-      ? pending.kind === "toolApproval"
-        ? "awaiting approval"
-        : "awaiting answer"
-      : call.uncertain
-        ? "effect unknown"
-        : ctx.running
-          ? "running"
-          : "no result";
-  const server = call.toolInfo?.serverName;
+const TextBlock = memo(function TextBlock({ part }: { part: Exclude<AssistantPart, { kind: "tool" | "mcp-auth" }> }) {
+  const stopped = part.interrupted && (
+    <span className="stopped" data-testid="stopped" title="The turn stopped while this streamed: this is what arrived. A reload shows the server's history, which does not keep it.">
+      stopped
+    </span>
+  );
+  if (part.kind === "reasoning") {
+    return (
+      <details className="reasoning">
+        <summary>Reasoning {stopped}</summary>
+        <p>{part.text}</p>
+      </details>
+    );
+  }
+  if (part.kind === "refusal") return <p className="message-refusal">Refused: {part.text}</p>;
   return (
-    <div className={`tool-call ${call.uncertain ? "tool-call-uncertain" : ""}`} data-testid="tool-call" data-tool-call-id={call.toolCallId} data-state={state}>
+    <>
+      <MessageText text={part.text} streaming={part.streaming} interrupted={part.interrupted} />
+      {stopped}
+    </>
+  );
+});
+
+const ToolCard = memo(function ToolCard({ part }: { part: ToolPart }) {
+  const server = part.toolInfo?.serverName;
+  const result = part.state === "done" || part.state === "error" || part.state === "denied" ? part.result : null;
+  // A client-side tool's "result" is the app's own answer: shown as the answer, not twice.
+  const answer = part.state === "done" ? part.answer : null;
+  const shownResult = result && result.eventId !== null && result.content !== "" ? result : null;
+  return (
+    <div className={`tool-call ${part.state === "uncertain" ? "tool-call-uncertain" : ""}`} data-testid="tool-call" data-tool-call-id={part.toolCallId} data-state={part.state}>
       <div className="tool-call-head">
-        <span className="tool-name">{call.name || "…"}</span>
+        <span className="tool-name">{part.name || "…"}</span>
         {server && <span className="tag">MCP · {server}</span>}
-        {!server && call.toolInfo?.kind && <span className="tag">{call.toolInfo.kind}</span>}
-        <span className={`tool-state tool-state-${state.replace(/\s+/g, "-")}`}>{state}</span>
+        {!server && part.toolInfo?.kind && <span className="tag">{part.toolInfo.kind}</span>}
+        <span className={`tool-state tool-state-${part.state}`}>{STATE_LABEL[part.state]}</span>
       </div>
-      {call.uncertain && (
+      {part.state === "uncertain" && (
         <p className="uncertain" data-testid="uncertain">
           ⚠ The turn ended before this call was answered: its effect is unknown.
         </p>
       )}
-      <details className="tool-args" open={!result}>
+      <details className="tool-args" open={!result && answer === null}>
         <summary>Arguments</summary>
-        <pre>{prettyArguments(call.arguments, call.argumentsText) || "…"}</pre>
-        {call.argumentsError && <p className="args-error">Arguments are not valid JSON: {call.argumentsError}</p>}
+        <pre>{prettyArguments(part.arguments, part.argumentsText) || "…"}</pre>
+        {part.argumentsError && <p className="args-error">Arguments are not valid JSON: {part.argumentsError}</p>}
       </details>
-      {answer !== undefined && !result && (
+      {part.state === "denied" && (
+        <p className="tool-denied" data-testid="tool-denied">
+          Denied{part.reason ? ` — “${part.reason}”` : ""}
+        </p>
+      )}
+      {part.state === "error" && part.result === null && <p className="args-error">{part.error}</p>}
+      {answer !== null && (
         <p className="tool-answer" data-testid="tool-answer">
           Answered: {answer}
         </p>
       )}
-      {result && result.body.content !== "" && (
+      {shownResult && (
         <details className="tool-result-box" open>
           <summary>Result</summary>
-          <pre className="tool-result" data-testid="tool-result">{prettyResult(result.body.content)}</pre>
+          <pre className="tool-result" data-testid="tool-result">{prettyResult(shownResult.content)}</pre>
         </details>
       )}
-      {spawned.map((t) => (
-        <ThreadBox key={t.threadId} thread={t} ctx={ctx} />
+      {part.subagents.map((g) => (
+        <ThreadBox key={g.key} group={g} continued={false} />
       ))}
     </div>
   );
-}
+});
 
-function collectThreads(call: ToolCallView, ctx: Ctx): ThreadView[] {
-  const out = new Map<string, ThreadView>();
-  for (const id of call.spawnedThreadIds) {
-    const t = ctx.ix.threads.get(id);
-    if (t) out.set(id, t);
-  }
-  for (const t of call.toolCallId ? (ctx.ix.threadsByCall.get(call.toolCallId) ?? []) : []) out.set(t.threadId, t);
-  return [...out.values()];
-}
-
-function ThreadBox({ thread, ctx }: { thread: ThreadView; ctx: Ctx }) {
-  const items = ctx.ix.threadItems.get(thread.threadId) ?? [];
-  const done = items.find((i) => i.body.kind === "threadDone");
-  const running = thread.status === "running";
+const ThreadBox = memo(function ThreadBox({ group, continued }: { group: SubagentGroup; continued: boolean }) {
+  const running = group.status === "running";
+  const streaming = group.parts.some(isStreaming);
   return (
-    <section className={`thread thread-${thread.status}`} data-testid="thread" data-thread-id={thread.threadId} data-status={thread.status}>
+    <section className={`thread thread-${group.status}`} data-testid="thread" data-thread-id={group.threadId} data-status={group.status}>
       <header className="thread-head">
-        <span className="thread-title">{thread.title ?? thread.agentName ?? "sub-agent"}</span>
-        {thread.agentName && thread.title && thread.title !== thread.agentName && <span className="tag">{thread.agentName}</span>}
-        {thread.placeholder && <span className="tag tag-warn">unattached</span>}
-        <span className={`thread-status thread-status-${thread.status}`}>{thread.status}</span>
+        <span className="thread-title">{group.title ?? group.agentName ?? "sub-agent"}</span>
+        {group.agentName && group.title && group.title !== group.agentName && <span className="tag">{group.agentName}</span>}
+        {group.parentToolCallId === null && <span className="tag tag-warn">unattached</span>}
+        <span className={`thread-status thread-status-${group.status}`}>{group.status}</span>
       </header>
       <div className="thread-body">
-        {items.map((item) => (
-          <Item key={item.key} item={item} ctx={{ ...ctx, running }} running={running} deps={itemDeps(item, ctx)} />
-        ))}
-        {running && items.every((i) => !isMessage(i) || i.body.complete) && <Typing />}
-        {done && done.body.kind === "threadDone" && done.body.status === "error" && (
-          <p className="turn-error">Sub-agent failed: {JSON.stringify(done.body.error)}</p>
-        )}
+        <Parts parts={group.parts} threadId={group.threadId} continued={continued} />
+        {running && !streaming && <Typing />}
+        {group.status === "error" && <p className="turn-error">Sub-agent failed.</p>}
       </div>
     </section>
   );
-}
+});
 
 /**
  * A message's text in stable chunks (see `textChunks`): while it streams only the last chunk's
@@ -369,10 +417,10 @@ function ThreadBox({ thread, ctx }: { thread: ThreadView; ctx: Ctx }) {
  * instead of the whole message. Each chunk is a block ending at a line break, so the text flows
  * exactly as one pre-wrapped paragraph would; the element's `textContent` is the full text.
  */
-function MessageText({ text, streaming }: { text: string; streaming: boolean }) {
+function MessageText({ text, streaming, interrupted }: { text: string; streaming: boolean; interrupted: boolean }) {
   const chunks = textChunks(text);
   return (
-    <p className="message-text" data-testid="message-text">
+    <p className="message-text" data-testid="message-text" data-interrupted={interrupted ? "true" : "false"}>
       {chunks.map((chunk, i) => (
         <TextChunk key={i} text={chunk} caret={streaming && i === chunks.length - 1} />
       ))}

@@ -1,7 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from "react";
-import type { PendingAction, SessionSnapshot, TurnSnapshot } from "forgestream";
-import { contentText } from "./format";
-import { isMainItem, isMessage } from "./indexes";
+import type { ChatMessage, ChatSnapshot, PendingAction, TurnSnapshot } from "forgestream";
 
 /**
  * Screen-reader announcements of a session (WAI-ARIA live regions). A streamed reply is not read
@@ -29,15 +27,16 @@ export interface AnnouncementState extends Announcements {
 /** The longest reply read out, characters (the transcript has the whole text). */
 const MAX_REPLY = 1200;
 
-function replyText(turn: TurnSnapshot): string {
+/** The main thread's text parts of the turn's reply in `messages`. */
+function replyText(messages: readonly ChatMessage[], turn: TurnSnapshot): string {
   const parts: string[] = [];
-  for (const item of turn.items) if (isMainItem(item) && isMessage(item)) parts.push(contentText(item.body.content));
+  for (const m of messages) if (m.kind === "assistant" && m.turnId === turn.turnId) for (const p of m.parts) if (p.kind === "text") parts.push(p.text);
   const text = parts.join(" ").replace(/\s+/g, " ").trim();
   return text.length > MAX_REPLY ? `${text.slice(0, MAX_REPLY)}…` : text;
 }
 
-function finished(agent: string, turn: TurnSnapshot): string {
-  const text = replyText(turn);
+function finished(agent: string, turn: TurnSnapshot, messages: readonly ChatMessage[]): string {
+  const text = replyText(messages, turn);
   switch (turn.status) {
     case "done":
     case "paused":
@@ -58,7 +57,7 @@ function describePending(p: PendingAction): string {
   return `Approval needed: ${p.toolName ?? p.toolInfo?.name ?? "a tool call"}${server}. Allow or deny it in the card below.`;
 }
 
-export function useAnnouncements(snapshot: SessionSnapshot, agent: string): AnnouncementState {
+export function useAnnouncements(snapshot: ChatSnapshot, agent: string): AnnouncementState {
   const [reply, setReply] = useState("");
   const [pending, setPending] = useState("");
   const latest = useRef(snapshot);
@@ -79,7 +78,7 @@ export function useAnnouncements(snapshot: SessionSnapshot, agent: string): Anno
       else if ((watched.current.has(id) || (knownBefore.current !== null && !knownBefore.current.has(id))) && !ended.current.has(id)) {
         watched.current.delete(id);
         ended.current.add(id);
-        const text = finished(agent, turn);
+        const text = finished(agent, turn, snapshot.messages);
         if (text) setReply(text);
       }
     }

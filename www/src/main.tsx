@@ -1,11 +1,10 @@
-import { StrictMode, useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { StrictMode, useCallback, useEffect, useRef, useState } from "react";
 import { createRoot } from "react-dom/client";
 import { AgentClient, ForgestreamError, init, version, type ClientOptions, type Decision } from "forgestream";
 import { useAgentSession } from "forgestream/react";
 import { AGENTS, agentInfo } from "./agents";
 import { LiveRegions, useAnnouncements } from "./announce";
 import { shortId } from "./format";
-import { buildIndexes } from "./indexes";
 import { type Layout, type PanelName, type TabSpec, PanelTabs, panelProps, useNarrow } from "./layout";
 import { ConnectionBadge, Timeline, UsagePanel } from "./Panels";
 import { PendingPanel } from "./Pending";
@@ -216,7 +215,6 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
   const stick = useRef(true);
   /** `scrollTop` after the last scroll event or pin, to tell the user's scrolling up apart. */
   const lastTop = useRef(0);
-  const ix = useMemo(() => buildIndexes(snapshot), [snapshot]);
   const info = agentInfo(stored.agent);
   const { expectTurn, ...announcements } = useAnnouncements(snapshot, stored.agent);
   const composer = useRef<HTMLTextAreaElement>(null);
@@ -368,8 +366,8 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
           }}
         >
           <div className="transcript-content" ref={content}>
-            {session ? <Transcript snapshot={snapshot} ix={ix} /> : !openError && <p className="empty">Opening session…</p>}
-            <PendingPanel pending={snapshot.pending} ix={ix} busy={busy} onRespond={(d: Decision[]) => void respond(() => handle.respond(d))} onContinueAfterAuth={() => void respond(() => handle.continueAfterAuth())} />
+            {session ? <Transcript snapshot={snapshot} /> : !openError && <p className="empty">Opening session…</p>}
+            <PendingPanel pending={snapshot.pending} messages={snapshot.messages} busy={busy} onRespond={(d: Decision[]) => void respond(() => handle.respond(d))} onContinueAfterAuth={() => void respond(() => handle.continueAfterAuth())} />
           </div>
         </div>
         <form

@@ -7,7 +7,12 @@ import { shot, watchErrors } from "../helpers";
 // `<StrictMode>`): what the user sees on the page. Run in Chromium by tests/e2e/chat-quickstart.spec.ts
 // and chat-sessions.spec.ts, in Firefox by tests/e2e/firefox.spec.ts.
 
-/** Records the SDK's API requests (method + path) made by the page. */
+/**
+ * Records the SDK's API requests (method + path) made by the page. In Firefox the request
+ * events come over WebDriver BiDi and may arrive after the page already shows the response's
+ * effect, so counts that must reach a number are polled (`expect.poll`), and a count that must
+ * stay put is read after `SETTLE_MS` more.
+ */
 function recordApi(page: Page): string[] {
   const seen: string[] = [];
   page.on("request", (r: Request) => {
@@ -16,6 +21,9 @@ function recordApi(page: Page): string[] {
   });
   return seen;
 }
+
+/** How long a request event may trail the page's own state (BiDi events are asynchronous). */
+const SETTLE_MS = 500;
 
 async function open(page: Page, agent: string): Promise<void> {
   await page.goto(`/quickstart.html?agent=${agent}`);
@@ -32,10 +40,11 @@ export const strictModeOneSession: Check<"page"> = async ({ page }) => {
   const errors = watchErrors(page);
   const api = recordApi(page);
   await open(page, "storyteller");
-  expect(api.filter((r) => r === "POST /api/v1/sessions")).toHaveLength(1);
+  await expect.poll(() => api.filter((r) => r === "POST /api/v1/sessions").length).toBe(1);
   await say(page, "Tell a story, 30 words");
   await expect(page.getByTestId("text").last()).toContainText("Il était une fois");
   await expect(page.getByTestId("status")).toHaveText("idle");
+  await page.waitForTimeout(SETTLE_MS);
   expect(api.filter((r) => r === "POST /api/v1/sessions")).toHaveLength(1);
   expect(api.filter((r) => /^POST \/api\/v1\/sessions\/[^/]+\/turns$/.test(r))).toHaveLength(1);
   // The create-turn response is the stream: no second subscription was opened.
@@ -122,11 +131,12 @@ export const rememberedAtOnce: Check<"page"> = async ({ page }) => {
   const errors = watchErrors(page);
   const creates = countCreates(page);
   await open(page, "support");
-  expect(creates.n).toBe(1);
+  await expect.poll(() => creates.n).toBe(1);
   await page.reload();
   await expect(page.getByTestId("status")).toHaveText("idle");
   await page.reload();
   await expect(page.getByTestId("status")).toHaveText("idle");
+  await page.waitForTimeout(SETTLE_MS);
   expect(creates.n).toBe(1);
   expect(errors).toEqual([]);
 };
@@ -142,7 +152,7 @@ export const agentsScopeRestore: Check<"page"> = async ({ page }) => {
 
   // The other agent on the same origin: its own, new session — not the storyteller's.
   await open(page, "support");
-  expect(creates.n).toBe(2);
+  await expect.poll(() => creates.n).toBe(2);
   await expect(page.getByTestId("user-message")).toHaveCount(0);
   await say(page, "Where is ORD-2031?");
   await expect(page.getByTestId("user-message")).toHaveText(/Where is ORD-2031\?/);
@@ -154,6 +164,7 @@ export const agentsScopeRestore: Check<"page"> = async ({ page }) => {
   await expect(page.getByTestId("text").last()).toContainText("Il était une fois");
   await open(page, "support");
   await expect(page.getByTestId("user-message")).toHaveText(/Where is ORD-2031\?/);
+  await page.waitForTimeout(SETTLE_MS);
   expect(creates.n).toBe(2);
   expect(errors).toEqual([]);
 };

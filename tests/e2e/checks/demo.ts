@@ -35,7 +35,7 @@ export const refundApproved: Check = async ({ page, request }) => {
   await expect(page.getByTestId("connection")).toHaveText("paused");
   // get_order ran at once; its result is bound to its card.
   await expect(page.locator('[data-testid="tool-call"][data-state="done"]').first()).toContainText("get_order");
-  await expect(page.locator('[data-testid="tool-call"][data-state="awaiting approval"]')).toContainText("process_refund");
+  await expect(page.locator('[data-testid="tool-call"][data-state="awaiting-approval"]')).toContainText("process_refund");
 
   // The paused turn says what it waits for.
   const pausedTurn = page.getByTestId("turn").first();
@@ -58,8 +58,11 @@ export const refundApproved: Check = async ({ page, request }) => {
   await expect(page.getByTestId("approval-card")).toHaveCount(0);
   await expect(page.getByTestId("turn-status").last()).toHaveText("done");
   expect(await shownText(page, turnId)).toBe(await persistedText(request, sid, turnId));
-  // The refund call now shows its result.
-  await expect(page.locator('[data-testid="tool-call"]', { hasText: "process_refund" }).getByTestId("tool-result")).toContainText("refund_id");
+  // The approved call ran to done on its card, which now shows its result.
+  const refundCall = page.locator('[data-testid="tool-call"]', { hasText: "process_refund" });
+  await expect(refundCall).toHaveAttribute("data-state", "done");
+  await expect(refundCall.locator(".tool-state")).toHaveText("done");
+  await expect(refundCall.getByTestId("tool-result")).toContainText("refund_id");
   await expect(page.getByTestId("usage")).toContainText("Input breakdown");
   // The session's input tokens are where they came from: the breakdown adds up to the input.
   const tokens = (text: string | null) => Number((text ?? "").replace(/[^0-9]/g, ""));
@@ -89,5 +92,10 @@ export const refundDenied: Check<"page"> = async ({ page }) => {
   await expect(pausedTurn.getByTestId("action-notice")).toHaveClass(/notice-denied/);
   await expect(pausedTurn.getByTestId("turn-status")).toHaveText("continued");
   await expect(page.getByTestId("message-text").last()).toContainText("I did not refund ORD-4821");
+  // The denied call says so on its card, with the reason — not "error", not still waiting.
+  const refundCall = page.locator('[data-testid="tool-call"]', { hasText: "process_refund" });
+  await expect(refundCall).toHaveAttribute("data-state", "denied");
+  await expect(refundCall.locator(".tool-state")).toHaveText("denied");
+  await expect(refundCall.getByTestId("tool-denied")).toHaveText("Denied — “needs a photo first”");
   expect(errors).toEqual([]);
 };
