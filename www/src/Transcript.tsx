@@ -95,17 +95,25 @@ export function Transcript({ snapshot }: { snapshot: ChatSnapshot }) {
   if (snapshot.turns.length === 0 && local.length === 0) {
     return <p className="empty">No turns yet — send a message to start.</p>;
   }
+  // Sends without a turn yet (pending, or failed with Retry) follow the turns in a list of their
+  // own, so the live turn stays the last `.turn` (styles.css renders only that one eagerly).
   return (
-    <ol className="turns">
-      {snapshot.turns.map((turn) => (
-        <TurnBlock key={turn.turnId} turn={turn} messages={turns.get(turn.turnId) ?? NONE} notices={noticeItems(turn, calls)} continued={continued.has(turn.turnId)} />
-      ))}
-      {local.map((m) => (
-        <li key={m.key} className="turn turn-local" data-testid="local-message" data-state={m.state}>
-          <UserText message={m} />
-        </li>
-      ))}
-    </ol>
+    <>
+      <ol className="turns">
+        {snapshot.turns.map((turn) => (
+          <TurnBlock key={turn.turnId} turn={turn} messages={turns.get(turn.turnId) ?? NONE} notices={noticeItems(turn, calls)} continued={continued.has(turn.turnId)} />
+        ))}
+      </ol>
+      {local.length > 0 && (
+        <ol className="turns turns-local">
+          {local.map((m) => (
+            <li key={m.key} className="turn-local" data-testid="local-message" data-state={m.state}>
+              <UserText message={m} />
+            </li>
+          ))}
+        </ol>
+      )}
+    </>
   );
 }
 

@@ -123,6 +123,11 @@ export const cancelStopsRunningTurn: Check<"page"> = async ({ page }) => {
   await expect(page.getByTestId("turn").last()).toContainText("client-cancelled");
   await expect(page.getByTestId("cancel")).toHaveCount(0);
   await expect(page.getByTestId("connection")).toHaveText("done");
+  // Stop keeps what streamed, marked as stopped (the part is `interrupted` in snapshot.messages).
+  const kept = page.getByTestId("turn").last().getByTestId("message-text").last();
+  await expect(kept).toHaveText(/.{40,}/s);
+  await expect(kept).toHaveAttribute("data-interrupted", "true");
+  await expect(page.getByTestId("turn").last().getByTestId("stopped")).toHaveText("stopped");
   await shot(page, "cancelled");
   expect(errors).toEqual([]);
 };
