@@ -1,5 +1,5 @@
 import { cyclesLeaveSessionsCollectable } from "./checks/collect";
-import { demoLoads, refundApproved, refundDenied, vuePageLoads } from "./checks/demo";
+import { demoLoads, demoOptimisticSend, refundApproved, refundDenied, vuePageLoads } from "./checks/demo";
 import { viewKeepsUp } from "./checks/lag";
 import { cancelStopsRunningTurn, errorTurnThenRetry, mcpAuthFakeOauth, questionFreeText, questionOptionAnswers, subagentThreadsNest, switchingSessions } from "./checks/scenarios";
 import { markupRendersAsText, servedWithCsp, unsafeAuthUrlNotLinked } from "./checks/security";
@@ -62,3 +62,4 @@ test("at 360 × 740: no sideways scroll; tabs reach every panel; the approval ca
 test("at 1280 px the three columns show side by side, without tabs", ({ fx }) => wideColumns(fx));
 test("screen readers: the composer is labelled; the finished reply is announced once, not per delta", ({ fx }) => replyAnnouncedOnce(fx));
 test("screen readers: a new approval card is announced; focus moves on after Allow and after Deny", ({ fx }) => approvalAnnouncedFocusMoves(fx));
+test("the demo shows the message at once while the server is down; Retry sends it", ({ fx }) => demoOptimisticSend(fx));

@@ -1,6 +1,7 @@
 import { test } from "@playwright/test";
-import { demoLoads, vuePageLoads } from "./checks/demo";
+import { demoLoads, demoOptimisticSend, vuePageLoads } from "./checks/demo";
 
 // The checks live in checks/demo.ts so that firefox.spec.ts runs the same code in Firefox.
 test("the demo page loads the wasm core", ({ page }) => demoLoads({ page }));
 test("the Vue page loads the wasm core", ({ page }) => vuePageLoads({ page }));
+test("the demo shows the message at once while the server is down; Retry sends it", ({ page }) => demoOptimisticSend({ page }));

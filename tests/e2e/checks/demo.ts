@@ -99,3 +99,43 @@ export const refundDenied: Check<"page"> = async ({ page }) => {
   await expect(refundCall.getByTestId("tool-denied")).toHaveText("Denied — “needs a photo first”");
   expect(errors).toEqual([]);
 };
+
+/**
+ * The demo shows the user's message at once while the server is down (from `snapshot.messages`,
+ * before any turn exists); once it is back the message says it was not sent, and Retry sends it.
+ */
+export const demoOptimisticSend: Check<"page"> = async ({ page }) => {
+  const errors = watchErrors(page, [/Failed to load resource/, /ERR_CONNECTION_REFUSED/]);
+  await newSession(page, "support");
+  // From now on every API request is refused after 1 s, until `down` ends; `refusedPosts` counts
+  // the create-turn POSTs refused.
+  let down = true;
+  let refusedPosts = 0;
+  await page.route(/\/api\//, async (route) => {
+    if (!down) return route.continue();
+    await new Promise((r) => setTimeout(r, 1000));
+    await route.abort("connectionrefused").catch(() => {});
+    if (route.request().method() === "POST") refusedPosts++;
+  });
+  await sendMessage(page, "Where is ORD-2031?");
+  const mine = page.getByTestId("local-message");
+  await expect(mine).toHaveAttribute("data-state", "pending", { timeout: 900 });
+  await expect(mine).toContainText("Where is ORD-2031?");
+  await expect(mine).toContainText("sending…");
+  await expect(page.getByTestId("turn")).toHaveCount(0);
+  // The message shows before its request leaves (and, in Firefox, the intercepted request reaches
+  // the route handler over BiDi later still): bring the server back only once the POST failed.
+  await expect.poll(() => refusedPosts, { timeout: 10_000 }).toBeGreaterThan(0);
+
+  down = false;
+  await expect(mine).toHaveAttribute("data-state", "failed", { timeout: 45_000 });
+  await expect(mine).toContainText("Not sent");
+  await shot(page, "demo-send-failed");
+  await mine.getByRole("button", { name: "Retry" }).click();
+  // Sent: the message now belongs to its turn, which answers it.
+  await expect(page.getByTestId("local-message")).toHaveCount(0);
+  await expect(page.getByTestId("turn")).toHaveCount(1);
+  await expect(page.getByTestId("turn").getByTestId("user-input").first()).toContainText("Where is ORD-2031?");
+  await expect(page.getByTestId("turn-status")).toHaveText(/done|paused/);
+  expect(errors).toEqual([]);
+};
