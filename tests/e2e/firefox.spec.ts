@@ -1,5 +1,5 @@
 import { cyclesLeaveSessionsCollectable } from "./checks/collect";
-import { demoLoads, demoOptimisticSend, refundApproved, refundDenied, vuePageLoads } from "./checks/demo";
+import { demoLoads, demoOptimisticSend, refundApproved, refundDenied, switchAfterQuietKeepsPage, vuePageLoads } from "./checks/demo";
 import { viewKeepsUp } from "./checks/lag";
 import { cancelStopsRunningTurn, errorTurnThenRetry, mcpAuthFakeOauth, questionFreeText, questionOptionAnswers, subagentThreadsNest, switchingSessions } from "./checks/scenarios";
 import { markupRendersAsText, servedWithCsp, unsafeAuthUrlNotLinked } from "./checks/security";
@@ -63,3 +63,4 @@ test("at 1280 px the three columns show side by side, without tabs", ({ fx }) =>
 test("screen readers: the composer is labelled; the finished reply is announced once, not per delta", ({ fx }) => replyAnnouncedOnce(fx));
 test("screen readers: a new approval card is announced; focus moves on after Allow and after Deny", ({ fx }) => approvalAnnouncedFocusMoves(fx));
 test("the demo shows the message at once while the server is down; Retry sends it", ({ fx }) => demoOptimisticSend(fx));
+test("switching sessions after a quiet moment keeps the page (the inspector reads no closed handle)", ({ fx }) => switchAfterQuietKeepsPage(fx));

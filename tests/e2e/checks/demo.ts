@@ -139,3 +139,25 @@ export const demoOptimisticSend: Check<"page"> = async ({ page }) => {
   await expect(page.getByTestId("turn-status")).toHaveText(/done|paused/);
   expect(errors).toEqual([]);
 };
+
+/**
+ * Switching to a new session after the inspector's last read (> 250 ms ago) keeps the page: the
+ * old handle's close notifies its listeners once more, and the inspector must not read the
+ * closed handle then (it threw "the session handle is closed" inside close(), React unmounted
+ * the app, the page went blank).
+ */
+export const switchAfterQuietKeepsPage: Check<"page"> = async ({ page }) => {
+  const errors = watchErrors(page);
+  await newSession(page, "support");
+  await expect(page.getByTestId("timeline")).toBeVisible();
+  // Past the inspector's 250 ms read interval, so the next change reads the log at once.
+  await page.waitForTimeout(600);
+  await page.getByTestId("new-session-storyteller").click();
+  await expect(page.getByTestId("agent-name")).toHaveText("storyteller");
+  await expect(page.getByTestId("composer")).toBeVisible();
+  await page.waitForTimeout(600);
+  await page.getByTestId("session-item").first().click();
+  await expect(page.getByTestId("agent-name")).toHaveText(/support|storyteller/);
+  await expect(page.getByTestId("composer")).toBeVisible();
+  expect(errors).toEqual([]);
+};
