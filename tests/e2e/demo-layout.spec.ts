@@ -1,7 +1,7 @@
 import { test, expect, type Page } from "@playwright/test";
 import AxeBuilder from "@axe-core/playwright";
 import { newSession, sendMessage } from "./helpers";
-import { approvalAnnouncedFocusMoves, newPhoneSession, PHONE, phoneLayout, REFUND, replyAnnouncedOnce, wideColumns } from "./checks/layout";
+import { approvalAnnouncedFocusMoves, newPhoneSession, PHONE, phoneLayout, phoneNestedCardsFit, REFUND, replyAnnouncedOnce, wideColumns } from "./checks/layout";
 
 // The demo as a phone user and a screen-reader / keyboard user meet it. The layout, live-region
 // and focus checks live in checks/layout.ts so that firefox.spec.ts runs the same code in Firefox;
@@ -20,6 +20,7 @@ test.describe("at 360 × 740", () => {
   test.use({ viewport: PHONE });
 
   test("no sideways scroll; tabs reach every panel; the approval card and composer fit", ({ page }) => phoneLayout({ page }));
+  test("nested subagent cards and a question's card fit the width", ({ page }) => phoneNestedCardsFit({ page }));
 
   test("axe-core: no serious or critical violations (empty chat, approval pending, inspector)", async ({ page }) => {
     await newPhoneSession(page, "support");

@@ -10,7 +10,7 @@ import { twoTabs } from "./checks/tabs";
 import { cancelEndsStuckTurn, crashStuckTurnShowsLiveUnavailable, newTurnCancelsStuckTurn } from "./checks/lifecycle";
 import { interruptShowsCancelled, concurrentRestoresShareOneSubscribe, stalePointerRestoresNull, respondRightAfterRestore, reconnectGapsAboveFloor, twoHandlesOneStream, disconnectShowsIdleAtOnce, reactHandleCloseLeavesNoLiveBadge } from "./checks/engine";
 import { agentsScopeRestore, forgetInScope, optimisticWhileServerDown, rememberedAtOnce, stopKeepsText, strictModeOneSession } from "./checks/chat";
-import { approvalAnnouncedFocusMoves, phoneLayout, replyAnnouncedOnce, wideColumns } from "./checks/layout";
+import { approvalAnnouncedFocusMoves, phoneLayout, phoneNestedCardsFit, replyAnnouncedOnce, wideColumns } from "./checks/layout";
 import { test } from "./firefox/fixtures";
 
 // The end-to-end checks in Debian's headless Firefox ESR over WebDriver BiDi (tests/e2e/firefox/bidi.ts
@@ -64,3 +64,4 @@ test("screen readers: the composer is labelled; the finished reply is announced 
 test("screen readers: a new approval card is announced; focus moves on after Allow and after Deny", ({ fx }) => approvalAnnouncedFocusMoves(fx));
 test("the demo shows the message at once while the server is down; Retry sends it", ({ fx }) => demoOptimisticSend(fx));
 test("switching sessions after a quiet moment keeps the page (the inspector reads no closed handle)", ({ fx }) => switchAfterQuietKeepsPage(fx));
+test("at 360 × 740: nested subagent cards and a question's card fit the width", ({ fx }) => phoneNestedCardsFit(fx));

@@ -170,3 +170,40 @@ export const approvalAnnouncedFocusMoves: Check<"page"> = async ({ page }) => {
   await expect(page.getByTestId("composer")).toBeFocused();
   expect(errors).toEqual([]);
 };
+
+/** The visible elements of the transcript that reach past the viewport's right edge (none may). */
+async function clippedInTranscript(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const w = window.innerWidth;
+    const out: string[] = [];
+    for (const el of Array.from(document.querySelectorAll('[data-testid="transcript"] *'))) {
+      const b = el.getBoundingClientRect();
+      if (b.width > 0 && b.right > w + 0.5) out.push(`${el.tagName.toLowerCase()}.${el.getAttribute("class") ?? ""} right=${Math.round(b.right)}`);
+    }
+    return out.slice(-5);
+  });
+}
+
+/**
+ * At 360 × 740 the cards of nested subagent threads and a question's tool card stay inside the
+ * viewport (the page cannot scroll sideways, so anything wider is cut off: in Firefox the state
+ * badges and the subagents' replies were).
+ */
+export const phoneNestedCardsFit: Check<"page"> = async ({ page }) => {
+  const errors = watchErrors(page);
+  await page.setViewportSize(PHONE);
+  await newPhoneSession(page, "researcher");
+  await sendMessage(page, "Research order ORD-2031 for a damaged-goods refund");
+  await expect(page.getByTestId("connection")).toHaveText("done", { timeout: 20_000 });
+  await expect(page.locator('[data-testid="tool-call"] [data-testid="thread"]')).toHaveCount(3);
+  expect(await clippedInTranscript(page), "researcher").toEqual([]);
+  await shot(page, "demo-360-subagents");
+
+  await page.getByTestId("tab-sessions").click();
+  await page.getByTestId("new-session-concierge").click();
+  await expect(page.getByTestId("agent-name")).toHaveText("concierge");
+  await sendMessage(page, "Plan my trip");
+  await expect(page.getByTestId("question-card")).toBeVisible({ timeout: 20_000 });
+  expect(await clippedInTranscript(page), "concierge").toEqual([]);
+  expect(errors).toEqual([]);
+};
