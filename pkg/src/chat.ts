@@ -41,11 +41,9 @@ export interface ViewSource {
   getSnapshot(): SessionSnapshot;
 }
 
-/** Whether `error` says the turn POST's outcome is unknown (PROTOCOL §8, problem 3). */
+/** Whether `error` says the turn POST's outcome is unknown (PROTOCOL §8, problem 3): the core's `outcome-unknown` code. */
 export function outcomeUnknown(error: ForgestreamError): boolean {
-  // The core reports it as a `network` error with this wording (resume::ConnectionError::
-  // CreateOutcomeUnknown); there is no separate code for it yet.
-  return error.code === "network" && /outcome is unknown/.test(error.message);
+  return error.code === "outcome-unknown";
 }
 
 function statusOf(base: SessionSnapshot, error: ForgestreamError | null, submitting: boolean): SessionStatus {

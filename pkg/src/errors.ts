@@ -20,7 +20,7 @@ export class ForgestreamError extends Error {
   constructor(code: ErrorCode, message: string, options: { retryable?: boolean; status?: number; cause?: unknown } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
-    this.retryable = options.retryable ?? code === "network";
+    this.retryable = options.retryable ?? (code === "network" || code === "outcome-unknown");
     this.status = options.status;
   }
 

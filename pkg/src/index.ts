@@ -151,22 +151,16 @@ function releaseHandle(s: SharedSession): void {
 }
 
 /**
- * Which part of storage a session is remembered in: the client's namespace, narrowed by its base
- * URL and the caller's `scope` (the adapters default it to the agent name; apps add the user id),
- * so two agents, two backends or two users on one origin never restore each other's session.
- * A same-origin client without a scope keeps the plain namespace (the records of earlier
- * versions stay readable).
+ * Which "last session" a call means: the core keeps one last-session pointer per (base URL,
+ * `scope`) pair (the adapters default the scope to the agent name; apps add the user id), so two
+ * agents, two backends or two users on one origin never restore each other's session. Only the
+ * pointer is scoped: a session's checkpoint, engine and connection are shared by every scope that
+ * opens it. A same-origin client without a scope keeps the pointer key of earlier versions; an
+ * earlier version's per-scope pointer is moved over once (with an `old-schema` storage warning).
  */
 export interface ScopeOptions {
   /** Identity of the remembered session, e.g. the agent name, or `${userId}/${agent}`. */
   scope?: string;
-}
-
-/** FNV-1a, 64 bit, as 16 hex digits: a short, stable storage key for a (base URL, scope) pair. */
-function fnv1a64(text: string): string {
-  let h = 0xcbf29ce484222325n;
-  for (const byte of new TextEncoder().encode(text)) h = BigInt.asUintN(64, (h ^ BigInt(byte)) * 0x100000001b3n);
-  return h.toString(16).padStart(16, "0");
 }
 
 /** A client for one runtime (base URL + flavor + auth). Create one per app. */
@@ -174,48 +168,20 @@ export class AgentClient {
   readonly #inner: WasmClient;
   readonly #onWarning: ((w: Warning) => void) | undefined;
   readonly #followOtherTabs: boolean;
-  readonly #wasmOptions: Record<string, unknown>;
-  readonly #namespace: string;
-  readonly #baseUrl: string;
-  /** The core client of each scoped storage namespace used so far. */
-  readonly #scoped = new Map<string, WasmClient>();
-  /** Which core client opened each session, so `session(id)` shares its engine. */
-  readonly #clientOf = new Map<string, WasmClient>();
 
   constructor(options: ClientOptions = {}) {
     assertReady();
     this.#onWarning = options.onWarning;
     this.#followOtherTabs = options.followOtherTabs ?? true;
-    this.#namespace = options.storageNamespace ?? "forgestream";
-    this.#baseUrl = options.baseUrl ?? "";
-    this.#wasmOptions = { ...options, headers: headerPairs(options.headers), onWarning: undefined, followOtherTabs: undefined };
     try {
-      this.#inner = new WasmClient(this.#wasmOptions);
+      this.#inner = new WasmClient({ ...options, headers: headerPairs(options.headers), onWarning: undefined, followOtherTabs: undefined });
     } catch (e) {
       throw ForgestreamError.from(e);
     }
   }
 
-  /** The core client whose storage is scoped to `scope` (see {@link ScopeOptions}). */
-  #innerFor(scope: string | undefined): WasmClient {
-    if (scope === undefined && this.#baseUrl === "") return this.#inner;
-    // `<namespace>@<hash>`: within the core's 64-character namespace limit.
-    const ns = `${this.#namespace.slice(0, 40)}@${fnv1a64(`${this.#baseUrl}\u0000${scope ?? ""}`)}`;
-    let inner = this.#scoped.get(ns);
-    if (!inner) {
-      try {
-        inner = new WasmClient({ ...this.#wasmOptions, storageNamespace: ns });
-      } catch (e) {
-        throw ForgestreamError.from(e);
-      }
-      this.#scoped.set(ns, inner);
-    }
-    return inner;
-  }
-
   /** A handle on `inner`'s engine, sharing the page's state for it. */
-  #handle(client: WasmClient, inner: WasmSession): AgentSession {
-    this.#clientOf.set(inner.id, client);
+  #handle(inner: WasmSession): AgentSession {
     let s = shared.get(inner.engineId)?.deref();
     if (s && !s.inner.closed) {
       // Another handle on the same engine exists already: this wasm handle is not needed.
@@ -229,13 +195,12 @@ export class AgentClient {
   }
 
   /**
-   * Creates a session on the server (`POST /sessions`) and remembers it at once (in `scope`'s
-   * storage), so a reload before the first message restores it instead of creating another.
+   * Creates a session on the server (`POST /sessions`) and remembers it at once as `scope`'s
+   * last session, so a reload before the first message restores it instead of creating another.
    */
   async createSession(body: CreateSessionBody, options: ScopeOptions = {}): Promise<AgentSession> {
-    const client = this.#innerFor(options.scope);
-    const inner = await call(() => client.createSession(JSON.stringify(body)) as Promise<WasmSession>);
-    return this.#handle(client, inner);
+    const inner = await call(() => this.#inner.createSession(JSON.stringify(body), options.scope) as Promise<WasmSession>);
+    return this.#handle(inner);
   }
 
   /**
@@ -244,8 +209,7 @@ export class AgentClient {
    * `close()`.
    */
   session(id: string): AgentSession {
-    const client = this.#clientOf.get(id) ?? this.#inner;
-    return this.#handle(client, client.session(id));
+    return this.#handle(this.#inner.session(id));
   }
 
   /**
@@ -258,23 +222,22 @@ export class AgentClient {
    * subscribe.
    */
   async restore(options: ScopeOptions = {}): Promise<AgentSession | null> {
-    const client = this.#innerFor(options.scope);
-    const inner = await call(() => client.restore() as Promise<WasmSession | null>);
+    const inner = await call(() => this.#inner.restore(options.scope) as Promise<WasmSession | null>);
     if (!inner) return null;
-    const session = this.#handle(client, inner);
+    const session = this.#handle(inner);
     // What the promise promised is in the snapshot when it resolves (not a frame later).
     session.flush();
     return session;
   }
 
   /**
-   * Forgets session `id` in storage (its checkpoint, and the last-session pointer when it names
-   * `id`) — in `scope`'s storage and in every scope this client used: a later `restore()` does
-   * not reopen it. The session stays on the server; open handles keep working.
+   * Forgets session `id` in storage: its checkpoint, and every last-session pointer naming it
+   * that this client can name (`scope`'s, the unscoped one, and each scope it was opened under
+   * in this page), so a later `restore()` does not reopen it. The session stays on the server;
+   * open handles keep working.
    */
   forget(id: string, options: ScopeOptions = {}): void {
-    const clients = new Set([this.#inner, this.#innerFor(options.scope), ...this.#scoped.values()]);
-    for (const c of clients) c.forgetSession(id);
+    this.#inner.forgetSession(id, options.scope);
   }
 
   /** True when checkpoints fell back to memory (storage full, disabled or unavailable). */

@@ -13,8 +13,8 @@ export interface OpenSessionOptions {
   /** Create a session with this body when nothing else applies. */
   create?: CreateSessionBody;
   /**
-   * Whose session `restore` reopens and `create` remembers (storage is also scoped by the
-   * client's base URL). Default: the agent name of `create`, so two agents on one origin never
+   * Whose session `restore` reopens and `create` remembers (the last-session pointer is also keyed
+   * by the client's base URL). Default: the agent name of `create`, so two agents on one origin never
    * restore each other's session; pass e.g. `${userId}/${agent}` so two users do not either.
    */
   scope?: string;

@@ -315,10 +315,14 @@ describe("ChatStore", () => {
     expect(again.messages[0]).toMatchObject({ state: "pending", key: m.key });
   });
 
-  it("an unknown outcome says so", async () => {
+  it("an unknown outcome says so (the core's typed code, not its wording)", async () => {
     const store = new ChatStore(new Source());
-    await store.submit(said("hi") as never, () => Promise.reject(new ForgestreamError("network", "creating the turn failed and its outcome is unknown"))).catch(() => {});
+    await store.submit(said("hi") as never, () => Promise.reject(new ForgestreamError("outcome-unknown", "the POST got no answer"))).catch(() => {});
     expect(store.getSnapshot().messages[0]).toMatchObject({ state: "unknown" });
+    // A network error whose message happens to read like one is a failure, not an unknown.
+    const other = new ChatStore(new Source());
+    await other.submit(said("hi") as never, () => Promise.reject(new ForgestreamError("network", "creating the turn failed and its outcome is unknown"))).catch(() => {});
+    expect(other.getSnapshot().messages[0]).toMatchObject({ state: "failed" });
   });
 
   it("status: reconnecting, paused, idle, error from the connection", () => {

@@ -13,7 +13,7 @@ import type { approve, deny, answer, init } from "../src/index.js";
 describe("public types", () => {
   it("error codes are a closed union apps can switch on", () => {
     expectTypeOf<ErrorCode>().toEqualTypeOf<
-      "network" | "http" | "auth" | "forbidden" | "not-found" | "conflict" | "protocol" | "turn-running" | "invalid-response" | "storage" | "aborted" | "invalid-input" | "not-initialized" | "internal"
+      "network" | "outcome-unknown" | "http" | "auth" | "forbidden" | "not-found" | "conflict" | "protocol" | "turn-running" | "invalid-response" | "storage" | "aborted" | "invalid-input" | "not-initialized" | "internal"
     >();
     expectTypeOf<ForgestreamError["code"]>().toEqualTypeOf<ErrorCode>();
     expectTypeOf<ForgestreamError["retryable"]>().toEqualTypeOf<boolean>();

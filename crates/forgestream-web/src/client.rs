@@ -19,7 +19,7 @@ use crate::error::{invalid_input, to_js};
 use crate::executor::{engine_for, ClientShared, Engine};
 use crate::options::ClientOptions;
 use crate::snapshot;
-use crate::storage::CheckpointStore;
+use crate::storage::checkpoint_store;
 
 /// The client: base URL, flavor, header provider, transport and storage choice.
 #[wasm_bindgen]
@@ -38,9 +38,10 @@ impl WasmClient {
         options: JsValue,
     ) -> Result<WasmClient, JsValue> {
         let options = ClientOptions::from_js(&options).map_err(|e| to_js(&e))?;
-        let store = RefCell::new(CheckpointStore::new(
+        let store = RefCell::new(checkpoint_store(
             options.config.storage,
             &options.config.storage_namespace,
+            options.config.api.base(),
         ));
         Ok(WasmClient {
             shared: Rc::new(ClientShared { options, store }),
@@ -48,24 +49,26 @@ impl WasmClient {
     }
 
     /// `POST /sessions` with `body` (a JSON object: TrueForge `{"agent":{"name"}}` or
-    /// `{"agent":{"spec"}}`, gateway `{"agent_name"}`); resolves to a `WasmSession`.
+    /// `{"agent":{"spec"}}`, gateway `{"agent_name"}`); resolves to a `WasmSession`. The
+    /// session becomes `scope`'s last session (the pointer is per base URL and scope).
     #[wasm_bindgen(js_name = createSession)]
-    pub fn create_session(&self, body: String) -> Promise {
+    pub fn create_session(&self, body: String, scope: Option<String>) -> Promise {
         let shared = self.shared.clone();
         future_to_promise(async move {
             let id = create_session(&shared, body).await.map_err(|e| to_js(&e))?;
             // Remembered at once: a reload before the first message restores this session
             // instead of creating another one.
-            shared.store.borrow_mut().set_last_session(&id);
+            shared.store.borrow_mut().remember(&id, scope.as_deref());
             Ok(WasmSession::on(engine_for(&shared, &id)).into())
         })
     }
 
     /// Forgets session `id` in this client's storage: its checkpoint, and the last-session
-    /// pointer when it names `id` (a later `restore` then resolves `null`). No request.
+    /// pointers naming it (`scope`'s, the unscoped one, those it was opened under in this
+    /// page), so a later `restore` resolves `null`. No request.
     #[wasm_bindgen(js_name = forgetSession)]
-    pub fn forget_session(&self, id: String) {
-        self.shared.store.borrow_mut().clear(&id);
+    pub fn forget_session(&self, id: String, scope: Option<String>) {
+        self.shared.store.borrow_mut().forget(&id, scope.as_deref());
     }
 
     /// A handle on session `id` (no request until `load` / `resume`); shares the engine of
@@ -78,22 +81,28 @@ impl WasmClient {
     /// live turn followed (settles once the turn's state is known, so pending approvals are in
     /// the view). Resolves to a handle, or `null` when nothing usable is stored: no pointer, a
     /// corrupt one (cleared), or a session the server no longer has (pointer and checkpoint
-    /// cleared). Concurrent calls share one load and one subscribe.
-    pub fn restore(&self) -> Promise {
+    /// cleared). `scope` picks the pointer (per base URL and scope); the engine, connection
+    /// and checkpoint of a session are shared by every scope that opens it. Concurrent calls
+    /// share one load and one subscribe.
+    pub fn restore(&self, scope: Option<String>) -> Promise {
         let shared = self.shared.clone();
         future_to_promise(async move {
-            let pointer = shared.store.borrow_mut().last_pointer();
+            let pointer = shared.store.borrow_mut().last_pointer(scope.as_deref());
             let id = match pointer {
                 Pointer::Absent => return Ok(JsValue::NULL),
                 Pointer::Corrupt => {
-                    shared.store.borrow_mut().clear_last_session(None);
+                    shared.store.borrow_mut().clear_pointer(scope.as_deref());
                     return Ok(JsValue::NULL);
                 }
                 Pointer::Session(id) => id,
             };
             let handle = WasmSession::on(engine_for(&shared, &id));
             let engine = handle.engine().map_err(|e| to_js(&e))?;
-            let checkpoint = shared.store.borrow_mut().load(&id);
+            let checkpoint = {
+                let mut store = shared.store.borrow_mut();
+                store.opened(&id, scope.as_deref());
+                store.load(&id)
+            };
             let found = JsFuture::from(engine.command(Command::Restore { checkpoint })).await?;
             if found.as_bool() == Some(true) {
                 Ok(handle.into())
@@ -104,10 +113,13 @@ impl WasmClient {
         })
     }
 
-    /// The session that was active last in this storage, if the pointer holds a valid id.
+    /// The session that was active last in `scope`, if its pointer holds a valid id.
     #[wasm_bindgen(js_name = lastSessionId)]
-    pub fn last_session_id(&self) -> Option<String> {
-        self.shared.store.borrow_mut().last_session()
+    pub fn last_session_id(&self, scope: Option<String>) -> Option<String> {
+        self.shared
+            .store
+            .borrow_mut()
+            .last_session(scope.as_deref())
     }
 
     /// Whether checkpoints fell back to memory (storage unavailable, full or disabled).

@@ -263,11 +263,7 @@ fn execute(engine: &Rc<Engine>, effect: Effect) {
         }
         Effect::ClearPointer => {
             let id = engine.session.borrow().id().to_string();
-            engine
-                .client
-                .store
-                .borrow_mut()
-                .clear_last_session(Some(&id));
+            engine.client.store.borrow_mut().clear_last_session(&id);
         }
         Effect::Settle { command, outcome } => settle(engine, command, outcome),
         Effect::Notify => {

@@ -4,14 +4,14 @@
 #![cfg(target_arch = "wasm32")]
 mod support;
 
-use forgestream_web::storage::{Checkpoint, CheckpointStore, StorageKind, SCHEMA_VERSION};
+use forgestream_web::storage::{checkpoint_store, Checkpoint, StorageKind, SCHEMA_VERSION};
 use support::*;
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
 fn local_checkpoint(namespace: &str, session_id: &str) -> Option<Checkpoint> {
-    CheckpointStore::new(StorageKind::Local, namespace).load(session_id)
+    checkpoint_store(StorageKind::Local, namespace, "").load(session_id)
 }
 
 /// C13: the checkpoint says t1 is live at seq 40, but the server already finished it. Resuming
@@ -29,7 +29,7 @@ async fn c13_stale_live_marker_settles_from_history() {
     wait_status(&session, &["done"], 20_000).await;
     session.disconnect();
     // A reload that kept an old live marker: {t1, seq 40}.
-    let mut store = CheckpointStore::new(StorageKind::Local, "t-c13");
+    let mut store = checkpoint_store(StorageKind::Local, "t-c13", "");
     store.save(&Checkpoint {
         v: SCHEMA_VERSION,
         session_id: session.id(),
@@ -128,8 +128,8 @@ async fn c17_switching_sessions_mid_stream() {
 #[wasm_bindgen_test]
 fn c18_checkpoint_writes_are_monotonic() {
     clear_local_storage("t-c18");
-    let mut tab_a = CheckpointStore::new(StorageKind::Local, "t-c18");
-    let mut tab_b = CheckpointStore::new(StorageKind::Local, "t-c18");
+    let mut tab_a = checkpoint_store(StorageKind::Local, "t-c18", "");
+    let mut tab_b = checkpoint_store(StorageKind::Local, "t-c18", "");
     let record = |seq| Checkpoint {
         v: SCHEMA_VERSION,
         session_id: "s1".into(),
@@ -144,6 +144,6 @@ fn c18_checkpoint_writes_are_monotonic() {
         "a lower cursor must not overwrite a higher one"
     );
     assert_eq!(tab_b.load("s1").map(|c| c.seq), Some(9));
-    assert_eq!(tab_a.last_session().as_deref(), Some("s1"));
+    assert_eq!(tab_a.last_session(None).as_deref(), Some("s1"));
     clear_local_storage("t-c18");
 }

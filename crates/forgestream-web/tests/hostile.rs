@@ -6,6 +6,7 @@
 #![cfg(target_arch = "wasm32")]
 mod support;
 
+use forgestream_core::session::checkpoint::keys;
 use forgestream_web::client::{WasmClient, WasmSession};
 use support::*;
 use wasm_bindgen_test::*;
@@ -239,9 +240,9 @@ async fn storage_warnings_on_restore_reach_the_first_snapshot() {
         ("fraction", record("1", "s-restore", "t1", "2.5")),
     ] {
         let ns = format!("t-restore-{name}");
-        storage
-            .set_item(&format!("{ns}:v1:last"), "s-restore")
-            .unwrap();
+        // The pointer of this client (its base URL, no scope), as the core names it.
+        let pointer = keys::pointer_key(&ns, replay_base("text").trim_end_matches('/'), None);
+        storage.set_item(&pointer, "s-restore").unwrap();
         storage
             .set_item(&format!("{ns}:v1:session:s-restore"), &raw)
             .unwrap();
@@ -249,7 +250,7 @@ async fn storage_warnings_on_restore_reach_the_first_snapshot() {
         set(&o, "baseUrl", replay_base("text"));
         set(&o, "storageNamespace", ns.as_str());
         let client = WasmClient::new(o).unwrap();
-        let handle = await_js(client.restore()).await.expect("restore");
+        let handle = await_js(client.restore(None)).await.expect("restore");
         assert!(!handle.is_null(), "{name}: the session itself is fine");
         // A second handle on the same engine (the registry shares it), to read it from Rust.
         let session = client.session("s-restore".into());

@@ -5,6 +5,7 @@
 #![cfg(target_arch = "wasm32")]
 mod support;
 
+use forgestream_core::session::checkpoint::keys;
 use forgestream_web::client::WasmClient;
 use support::*;
 use wasm_bindgen_test::*;
@@ -26,7 +27,7 @@ async fn restore_mid_stream_from_local_storage() {
 
     let second = client_in("local", "t-restore", None);
     assert_eq!(
-        second.last_session_id().as_deref(),
+        second.last_session_id(None).as_deref(),
         Some(session.id().as_str())
     );
     let restored = second.session(session.id());
@@ -96,7 +97,7 @@ async fn restore_while_paused_keeps_the_approval() {
     session.disconnect();
 
     let second = client_in("local", "t-paused", None);
-    let restored = second.session(second.last_session_id().expect("last session"));
+    let restored = second.session(second.last_session_id(None).expect("last session"));
     await_js(restored.load()).await.expect("load");
     await_js(restored.resume()).await.expect("resume");
     let pending = first_pending(&restored);
@@ -339,12 +340,14 @@ async fn full_storage_degrades_to_memory() {
 #[wasm_bindgen_test]
 async fn corrupt_checkpoint_is_ignored() {
     let storage = web_sys::window().unwrap().local_storage().unwrap().unwrap();
-    storage.set_item("t-corrupt:v1:last", "s-corrupt").unwrap();
+    // The pointer of this client (its base URL, no scope), as the core names it.
+    let pointer = keys::pointer_key("t-corrupt", base_url().trim_end_matches('/'), None);
+    storage.set_item(&pointer, "s-corrupt").unwrap();
     storage
         .set_item("t-corrupt:v1:session:s-corrupt", "{not json")
         .unwrap();
     let c = client_in("local", "t-corrupt", None);
-    assert_eq!(c.last_session_id().as_deref(), Some("s-corrupt"));
+    assert_eq!(c.last_session_id(None).as_deref(), Some("s-corrupt"));
     let s = c.session("s-corrupt".into());
     let followed = await_js(s.resume()).await.expect("resume");
     assert!(followed.is_null());

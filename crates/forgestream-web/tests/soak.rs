@@ -208,7 +208,7 @@ async fn run_one(p: RunPlan) -> RunOutcome {
         sleep(ms).await;
         session.disconnect();
         let reloaded = client_in("local", &namespace, p.spec.as_deref());
-        if reloaded.last_session_id().as_deref() != Some(id.as_str()) {
+        if reloaded.last_session_id(None).as_deref() != Some(id.as_str()) {
             return fail("the reloaded client lost the last session id".into());
         }
         let restored = reloaded.session(id.clone());

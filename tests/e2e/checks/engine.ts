@@ -129,7 +129,8 @@ export const stalePointerRestoresNull: Check<"page"> = async ({ page }) => {
     expect(r.pointer).toBeNull();
   }
   // The Vue page restores by default: with a stale pointer it must fall back to creating. Its
-  // pointer is scoped by agent (`vue@<hash>:v1:last`) and written as soon as a session is
+  // pointer is scoped by agent (`vue:v1:last@<hash>`; `vue@<hash>:v1:last` before the scope
+  // moved into the core's pointer key) and written as soon as a session is
   // created, so open the page once, then make that pointer stale.
   await page.goto("/vue.html");
   await expect(page.getByTestId("session-id")).not.toHaveText("creating…");
@@ -137,7 +138,7 @@ export const stalePointerRestoresNull: Check<"page"> = async ({ page }) => {
     for (let tries = 0; tries < 200; tries++) {
       for (let i = 0; i < sessionStorage.length; i++) {
         const k = sessionStorage.key(i) ?? "";
-        if (k.startsWith("vue@") && k.endsWith(":v1:last")) {
+        if (/^vue(@[0-9a-f]{16})?:v1:last(@[0-9a-f]{16})?$/.test(k) && k.includes("@")) {
           sessionStorage.setItem(k, "01JDEADDEADDEADDEADDEADDEAD");
           return k;
         }

@@ -1,8 +1,16 @@
 //! The persisted records of a session (DESIGN.md "Persistence"): the resume checkpoint
 //! `{v, sessionId, turnId, seq, savedAt}` and the last-session pointer. Only IDs and the cursor:
-//! never tokens, never message bodies. The engine decides what to write; the web crate's guarded
-//! store only writes it (and keeps writes monotonic across tabs).
+//! never tokens, never message bodies. The engine decides what to write; [`CheckpointStore`]
+//! decides how (degrade to memory, warnings, monotonic writes, scoped pointers, expiry) over a
+//! platform [`StorageBackend`] that only gets, sets and removes items.
 use alloc::string::String;
+
+pub mod index;
+pub mod keys;
+mod store;
+
+pub use index::{Retention, MAX_CHECKPOINTS, MAX_CHECKPOINT_AGE_MS};
+pub use store::{CheckpointStore, StorageBackend, StorageFault, StorageWarning};
 
 use serde::{Deserialize, Serialize};
 

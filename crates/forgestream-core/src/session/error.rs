@@ -17,6 +17,11 @@ use crate::resume::ConnectionError;
 pub enum ErrorCode {
     /// The request never got a response (offline, DNS, CORS, reset), or recovery gave up.
     Network,
+    /// Creating a turn failed in a way that leaves open whether the server created it
+    /// (PROTOCOL.md §8, problem 3: the `POST` got no answer and the listings did not settle
+    /// it). Do not send the message again blindly: reload the history (or `refresh()`) to find
+    /// out. Retryable (trying again checks, it never re-sends).
+    OutcomeUnknown,
     /// The server answered with an error status not covered below.
     Http,
     /// 401, also after the header provider was asked again; or the provider failed.
@@ -48,6 +53,7 @@ impl ErrorCode {
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorCode::Network => "network",
+            ErrorCode::OutcomeUnknown => "outcome-unknown",
             ErrorCode::Http => "http",
             ErrorCode::Auth => "auth",
             ErrorCode::Forbidden => "forbidden",
@@ -132,9 +138,10 @@ impl SessionError {
             ConnectionError::Http(409) => ErrorCode::Conflict,
             ConnectionError::BadRequest | ConnectionError::Http(_) => ErrorCode::Http,
             ConnectionError::InvalidResponse => ErrorCode::InvalidResponse,
-            ConnectionError::TooManyAttempts
-            | ConnectionError::CreateOutcomeUnknown
-            | ConnectionError::TurnNotCreated => ErrorCode::Network,
+            ConnectionError::CreateOutcomeUnknown => ErrorCode::OutcomeUnknown,
+            ConnectionError::TooManyAttempts | ConnectionError::TurnNotCreated => {
+                ErrorCode::Network
+            }
         };
         match cause {
             Some(c) if c.code == code => c.clone(),
@@ -162,3 +169,25 @@ impl core::fmt::Display for SessionError {
 
 #[cfg(feature = "std")]
 impl std::error::Error for SessionError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_create_outcome_has_its_own_code() {
+        let cause = SessionError::new(ErrorCode::Network, "fetch failed");
+        let e = SessionError::connection(ConnectionError::CreateOutcomeUnknown, Some(&cause));
+        assert_eq!(e.code, ErrorCode::OutcomeUnknown);
+        assert_eq!(e.code.as_str(), "outcome-unknown");
+        assert!(e.retryable);
+        assert!(e.message.contains("fetch failed"), "{}", e.message);
+        // A create that definitely failed stays a plain network error.
+        let e = SessionError::connection(ConnectionError::TurnNotCreated, Some(&cause));
+        assert_eq!(e.code, ErrorCode::Network);
+        assert_eq!(
+            serde_json::to_string(&ErrorCode::OutcomeUnknown).unwrap(),
+            "\"outcome-unknown\""
+        );
+    }
+}
