@@ -246,6 +246,14 @@ export class AgentClient {
   }
 }
 
+/** Reports an error thrown by an app's listener without unwinding the SDK's own call. */
+function reportListenerError(e: unknown): void {
+  if (typeof reportError === "function") reportError(e);
+  else queueMicrotask(() => {
+    throw e;
+  });
+}
+
 const closedError = (): ForgestreamError => new ForgestreamError("aborted", "the session handle is closed", { retryable: false });
 
 /**
@@ -259,6 +267,8 @@ export class AgentSession implements Disposable {
   readonly #subscribed = new Map<() => void, () => void>();
   /** After `close()`: the last snapshot, with the badge `idle` (this handle follows nothing). */
   #final: ChatSnapshot | undefined;
+  /** After `close()`: the inspector log as this handle last could read it. */
+  #finalLog: readonly FrameLogEntry[] = [];
 
   /** @internal use `AgentClient.createSession` / `session` / `restore`. */
   constructor(shared_: unknown) {
@@ -303,6 +313,7 @@ export class AgentSession implements Disposable {
     // This handle follows nothing any more: no badge or status may still say it streams.
     const status = last.status === "paused" || last.status === "error" ? last.status : "idle";
     this.#final = Object.freeze({ ...last, status, connection: Object.freeze({ status: "idle", turnId: last.connection.turnId }) });
+    this.#finalLog = this.eventLog();
     this.#s = undefined;
     finalizer.unregister(this);
     releaseHandle(s);
@@ -312,7 +323,13 @@ export class AgentSession implements Disposable {
     this.#subscribed.clear();
     for (const [listener, off] of subscribed) {
       off();
-      listener();
+      // A listener that throws must not stop the others from re-reading, nor escape `close()`
+      // (often called from a framework's unmount): it is reported as an uncaught error instead.
+      try {
+        listener();
+      } catch (e) {
+        reportListenerError(e);
+      }
     }
   }
 
@@ -433,10 +450,12 @@ export class AgentSession implements Disposable {
    * Received frames (needs `inspect: true`), oldest first, at most the last 2000. A new array
    * each call; entries already returned keep their identity. Only frames logged since the last
    * call cross from wasm (an inspector reading a long stream several times a second would
-   * otherwise copy the whole log each time).
+   * otherwise copy the whole log each time). After `close()`, the log as it was then (an
+   * inspector rendering in the handle's last notification can still read it).
    */
   eventLog(): FrameLogEntry[] {
-    const s = this.#shared();
+    const s = this.#s;
+    if (!s) return this.#finalLog.slice();
     const { total, capacity, frames } = s.inner.eventLogSince(s.logTotal) as { total: number; capacity: number; frames: FrameLogEntry[] };
     s.logTotal = total;
     for (const f of frames) s.log.push(Object.freeze(f));
