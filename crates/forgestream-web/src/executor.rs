@@ -371,8 +371,9 @@ fn forget_abort(weak: &Weak<Engine>, id: RequestId) {
     }
 }
 
-/// A live stream: the status, then every body read handed to the engine as it arrives. The
-/// reads never wait on rendering (the engine coalesces notifications per drain instead).
+/// A live stream: its head, then every chunk of the body handed to the engine synchronously
+/// as the pipe writes it, the engine's effects carried out before the next chunk. Reads never
+/// wait on rendering (the TS layer coalesces snapshot publishing per animation frame instead).
 async fn stream(
     weak: &Weak<Engine>,
     request: &HttpRequest,
@@ -388,67 +389,44 @@ async fn stream(
         json_body: request.json_body.as_deref(),
         credentials,
     };
-    let mut response = fetch::send(&sent, abort).await?;
+    let response = fetch::send(&sent, abort).await?;
     let status = response.status();
     if !(200..300).contains(&status) {
         let retry_after = response.header("retry-after");
         let body = response.bytes().await.unwrap_or_default();
-        feed_weak(
-            weak,
-            Input::Response {
-                request: id,
-                status,
-                retry_after: retry_after.as_deref(),
-                body: &body,
-            },
-        );
-        return Ok(());
-    }
-    // A login page, a JSON body or a redirect answered 200 is no stream: the core fails the
-    // turn at once, naming what came back (the body is never read).
-    let content_type = response.header("content-type");
-    let redirected = response.redirected();
-    if forgestream_core::sse::check_event_stream(status, content_type.as_deref(), redirected)
-        .is_err()
-    {
-        feed_weak(
-            weak,
-            Input::NotEventStream {
-                request: id,
-                status,
-                content_type: content_type.as_deref(),
-                redirected,
-            },
-        );
-        return Ok(());
-    }
-    feed_weak(
-        weak,
-        Input::StreamOpened {
+        let input = Input::Response {
             request: id,
             status,
-        },
-    );
-    loop {
-        match response.next_chunk().await? {
-            Some(chunk) => {
-                let Some(engine) = weak.upgrade() else {
-                    return Ok(());
-                };
-                feed(
-                    &engine,
-                    Input::Bytes {
-                        request: id,
-                        bytes: &chunk,
-                    },
-                );
-            }
-            None => {
-                feed_weak(weak, Input::End { request: id });
-                return Ok(());
-            }
-        }
+            retry_after: retry_after.as_deref(),
+            body: &body,
+        };
+        feed_weak(weak, input);
+        return Ok(());
     }
+    let content_type = response.header("content-type");
+    let input = Input::StreamOpened {
+        request: id,
+        status,
+        content_type: content_type.as_deref(),
+        redirected: response.redirected(),
+    };
+    feed_weak(weak, input);
+    // The engine refused the body (not an event stream) or no longer wants it: it aborted.
+    if abort.signal().aborted() {
+        return Ok(());
+    }
+    let sink = weak.clone();
+    response
+        .pipe_body(abort, move |bytes| match sink.upgrade() {
+            Some(engine) => {
+                feed(&engine, Input::Bytes { request: id, bytes });
+                true
+            }
+            None => false,
+        })
+        .await?;
+    feed_weak(weak, Input::End { request: id });
+    Ok(())
 }
 
 fn open_event_source(engine: &Rc<Engine>, id: RequestId, url: &str) {
@@ -456,11 +434,14 @@ fn open_event_source(engine: &Rc<Engine>, id: RequestId, url: &str) {
     let weak = Rc::downgrade(engine);
     let sink_weak = weak.clone();
     let sink = move |event: SourceEvent| match event {
+        // The browser fails an EventSource whose response is not `text/event-stream`.
         SourceEvent::Open => feed_weak(
             &sink_weak,
             Input::StreamOpened {
                 request: id,
                 status: 200,
+                content_type: Some("text/event-stream"),
+                redirected: false,
             },
         ),
         SourceEvent::Message {

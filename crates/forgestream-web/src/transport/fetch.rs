@@ -1,6 +1,5 @@
-//! The `fetch` + `ReadableStream` transport: one HTTP request whose body is read as it arrives
-//! (everything already received handed to the core at once, never waiting on rendering). Also
-//! used for plain JSON requests.
+//! The `fetch` + `ReadableStream` transport of live streams: one HTTP request whose body is
+//! handed to the engine chunk by chunk as it arrives, never waiting on rendering (`fetch/body.rs`).
 use js_sys::Uint8Array;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -12,7 +11,6 @@ use super::failure::{self, describe};
 use crate::js;
 
 mod body;
-use body::BodyReader;
 
 /// What to send. `headers` are `(name, value)` pairs (the header provider's output plus ours).
 pub struct HttpRequest<'a> {
@@ -30,8 +28,6 @@ pub struct HttpRequest<'a> {
 /// A response whose headers have arrived; the body is still streaming.
 pub struct HttpResponse {
     response: Response,
-    /// The body's read loop, started by the first [`Self::next_chunk`].
-    body: Option<BodyReader>,
 }
 
 /// Why a request produced no usable response.
@@ -102,10 +98,7 @@ pub async fn send(
     let response: Response = value
         .dyn_into()
         .map_err(|_| FetchError::Network("fetch resolved to a non-Response".into()))?;
-    Ok(HttpResponse {
-        response,
-        body: None,
-    })
+    Ok(HttpResponse { response })
 }
 
 impl HttpResponse {
@@ -124,37 +117,21 @@ impl HttpResponse {
         self.response.redirected()
     }
 
-    /// `Retry-After` in ms when given as delta-seconds (the HTTP-date form is ignored).
-    pub fn retry_after_ms(&self) -> Option<u64> {
-        let value = self.header("retry-after")?;
-        value
-            .trim()
-            .parse::<u64>()
-            .ok()
-            .map(|s| s.saturating_mul(1000))
-    }
-
-    /// Reads what the body has delivered so far; `Ok(None)` at the end of the body.
-    ///
-    /// Waits only when nothing has arrived: the browser pipes the body into a sink that
-    /// queues every chunk as it comes (`fetch/body.rs`; no read waits on anything but the
-    /// network), and this hands back everything queued since the last call concatenated, up to
-    /// [`SLICE_BYTES`](body::SLICE_BYTES) (a larger chunk is handed out in slices of that size).
-    /// A live stream written one small frame per write arrives as one chunk per frame: taking
-    /// them one call at a time, or waiting for anything (an animation frame) between reads, let
-    /// the view fall behind the network. An empty chunk gives an empty read. Errors: `Aborted`
-    /// when the request's controller aborted, `Network` when the body stream errored (bytes
-    /// received before the error are returned first, the error on the next call).
-    pub async fn next_chunk(&mut self) -> Result<Option<Vec<u8>>, FetchError> {
-        if self.body.is_none() {
-            let Some(body) = self.response.body() else {
-                return Ok(None);
-            };
-            self.body = Some(BodyReader::new(&body)?);
-        }
-        match self.body.as_mut() {
-            Some(body) => body.next_chunk().await,
-            None => Ok(None),
+    /// Hands the body to `on_bytes` chunk by chunk as it arrives, synchronously from the
+    /// pipe's `write` (`fetch/body.rs`: no read waits on anything but the network; a chunk
+    /// larger than [`SLICE_BYTES`](body::SLICE_BYTES) comes in slices). `on_bytes` returns
+    /// `false` once nobody consumes the stream any more: the request is aborted. Resolves at
+    /// the end of the body (at once when there is none). Errors: `Aborted` when `abort`
+    /// aborted the request, `Network` when the body stream errored (after every byte received
+    /// before the error).
+    pub async fn pipe_body(
+        self,
+        abort: &AbortController,
+        on_bytes: impl FnMut(&[u8]) -> bool + 'static,
+    ) -> Result<(), FetchError> {
+        match self.response.body() {
+            Some(stream) => body::pipe(&stream, abort, on_bytes).await,
+            None => Ok(()),
         }
     }
 
@@ -164,15 +141,9 @@ impl HttpResponse {
         let value = body(self.response.array_buffer()).await?;
         Ok(Uint8Array::new(&value).to_vec())
     }
-
-    /// Reads the whole body as text (JSON responses and error bodies).
-    pub async fn text(self) -> Result<String, FetchError> {
-        let value = body(self.response.text()).await?;
-        Ok(value.as_string().unwrap_or_default())
-    }
 }
 
-/// Awaits a body-reading promise (`text()`, `arrayBuffer()`): an abort while reading is
+/// Awaits a body-reading promise (`arrayBuffer()`): an abort while reading is
 /// `Aborted`, anything else (or a promise that could not be made) `Network` (`failure::body`).
 async fn body(promise: Result<js_sys::Promise, JsValue>) -> Result<JsValue, FetchError> {
     let promise = promise.map_err(|e| failure::body(&e))?;

@@ -1,6 +1,6 @@
 //! Plain (whole-body) requests through gloo-net: history pages, turn reads, lookups, cancels.
-//! The live stream is not read here: its body is read chunk by chunk into the SSE parser by
-//! [`super::fetch`] (web-sys `ReadableStreamDefaultReader`), which gloo-net does not offer —
+//! The live stream is not read here: its body is piped chunk by chunk into the engine by
+//! [`super::fetch`] (web-sys `pipeTo` into a `WritableStream`), which gloo-net does not offer —
 //! its `Response` reads bodies whole (`binary()`, `text()`) or hands out the raw stream.
 use forgestream_core::session::{HttpRequest, Method};
 use gloo_net::http::{Request, RequestBuilder};
