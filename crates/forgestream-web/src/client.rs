@@ -151,10 +151,9 @@ pub struct WasmSession {
 
 impl WasmSession {
     fn on(engine: Rc<Engine>) -> Self {
-        let id = engine.session.borrow().id().to_string();
         WasmSession {
             serial: engine.serial,
-            id,
+            id: engine.id.clone(),
             engine: RefCell::new(Some(engine)),
         }
     }
