@@ -141,6 +141,8 @@ export const Timeline = memo(function Timeline({ session }: { session: AgentSess
     let timer: ReturnType<typeof setTimeout> | null = null;
     const read = () => {
       timer = null;
+      // `close()` notifies its subscribers once; a closed handle's `eventLog()` throws.
+      if (session.closed) return;
       lastRead = performance.now();
       setLog(session.eventLog());
     };
