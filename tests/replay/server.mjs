@@ -17,7 +17,9 @@
 // not percent-encoded arrives changed (`+` as a space, `&limit=…` as parameters, `#…` cut off).
 // `~ctype=TYPE` answers the create POST 200 with a small page of that `Content-Type` (`html`,
 // `json` and `none` stand for `text/html; charset=utf-8`, `application/json` and no header);
-// `~redirect` answers it 302 to `/<scenario>/login`, a 200 HTML login page.
+// `~redirect` answers it 302 to `/<scenario>/login`, a 200 HTML login page. `~trickle=N:MS` sends
+// frame N of the first create stream in 8 pieces MS ms apart (a frame arriving more slowly than
+// a client's idle timeout, its bytes still flowing; issue 18 item 9), everything else at once.
 //
 // Usage: node tests/replay/server.mjs [--port 0]   → prints "listening on http://127.0.0.1:PORT"
 import { createServer } from "node:http";
@@ -104,6 +106,27 @@ function page(res, type) {
   return res.end(body);
 }
 
+/** Writes `body` with frame `n`'s bytes in 8 pieces `ms` apart, then the rest (ended unless
+ * `hang`). Stops when the client went away. */
+function trickleFrame(res, body, n, ms, hang) {
+  const start = n > 1 ? afterFrame(body, n - 1) : 0;
+  const end = afterFrame(body, n);
+  const size = Math.max(1, Math.ceil((end - start) / 8));
+  res.write(body.subarray(0, start));
+  let at = start;
+  const next = () => {
+    if (res.destroyed) return;
+    if (at < end) {
+      res.write(body.subarray(at, Math.min(end, at + size)));
+      at += size;
+      return setTimeout(next, ms);
+    }
+    if (hang) res.write(body.subarray(end));
+    else res.end(body.subarray(end));
+  };
+  next();
+}
+
 /** The opaque paging token of `~paged-turns`. */
 const PAGE_TOKEN = "a+b/c&limit=1000&x=1 %2F é#frag";
 
@@ -123,6 +146,7 @@ const server = createServer((req, res) => {
   const hang = spec("hang") !== undefined;
   const ctype = spec("ctype")?.slice(6);
   const redirect = spec("redirect") !== undefined;
+  const trickle = spec("trickle")?.slice(8).match(/^(\d+):(\d+)$/);
   const path = "/" + rest.join("/");
   // Drain the request body before answering.
   req.resume();
@@ -153,6 +177,7 @@ const server = createServer((req, res) => {
       if (cut > 0) out = out.subarray(0, afterFrame(out, cut));
       if (skip > 0) out = out.subarray(afterFrame(out, skip));
       if (idRewrite || gap > 0) out = rewriteFrames(out, idRewrite ? Number(idRewrite[1]) : 0, idRewrite?.[2], gap);
+      if (trickle) return trickleFrame(res, out, Number(trickle[1]), Number(trickle[2]), hang);
       return hang ? res.write(out) : res.end(out);
     }
     let m = path.match(/^\/api\/v1\/sessions\/[^/]+\/turns\/([^/]+)\/subscribe$/);

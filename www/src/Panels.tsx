@@ -141,8 +141,8 @@ export const Timeline = memo(function Timeline({ session }: { session: AgentSess
     let timer: ReturnType<typeof setTimeout> | null = null;
     const read = () => {
       timer = null;
-      // Closing a handle notifies its listeners once more (so a UI re-reads the final snapshot),
-      // and a closed handle has no log to read: `eventLog()` would throw inside `close()`.
+      // Closing a handle notifies its listeners once more (so a UI re-reads the final snapshot);
+      // nothing new can arrive in a closed handle's log.
       if (session.closed) return;
       lastRead = performance.now();
       setLog(session.eventLog());

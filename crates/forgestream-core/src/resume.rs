@@ -19,7 +19,8 @@
 //! - Frames out of order (a gap the web layer did not apply, [`Input::OutOfOrder`], or a stream whose
 //!   numbers step back) close the stream and rebuild from the listings once, then resubscribe
 //!   after the cursor if the turn still runs; a second time ends `LiveUnavailable`.
-//! - The idle watchdog aborts a request silent for `idle_timeout_ms`; comments count (C3).
+//! - The idle watchdog aborts a request silent for `idle_timeout_ms`; comments and the bytes of a
+//!   frame still arriving count (C3).
 //! - Offline aborts and pauses; online reconnects at once. Page visibility is no input at all.
 //! - 401 → `RefreshHeaders` once, then the same request with the same cursor; a second 401 →
 //!   `Failed(Auth)` (C14). 400/403/404 → `Failed`, never retried. 412 on subscribe → `Rebuild`
@@ -280,7 +281,7 @@ impl Connection {
                     self.begin(Step::Rebuild);
                 }
             }
-            Input::Comment => self.on_liveness(),
+            Input::Comment | Input::BytesArrived => self.on_liveness(),
             Input::Retry(ms) => {
                 if self.phase != Phase::Idle {
                     let floor = self.config.retry_min_ms;

@@ -856,6 +856,8 @@ impl<'a> Sim<'a> {
         self.feed(Input::StreamOpened {
             request: id,
             status: 200,
+            content_type: Some("text/event-stream"),
+            redirected: false,
         });
         let eol = if plan.crlf { "\r\n" } else { "\n" };
         let mut body = Vec::new();
@@ -1291,6 +1293,8 @@ impl TwoTurns {
                 self.feed(Input::StreamOpened {
                     request: r.id,
                     status: 200,
+                    content_type: Some("text/event-stream"),
+                    redirected: false,
                 });
                 let cut = self
                     .b_drop
@@ -1315,6 +1319,8 @@ impl TwoTurns {
                 self.feed(Input::StreamOpened {
                     request: r.id,
                     status: 200,
+                    content_type: Some("text/event-stream"),
+                    redirected: false,
                 });
                 let bytes = sse(&self.b_frames, after.min(self.b_frames.len()));
                 self.b_produced = self.b_frames.len();
@@ -1376,6 +1382,8 @@ fn interrupt_or_cancel(
     t.feed(Input::StreamOpened {
         request: post.id,
         status: 200,
+        content_type: Some("text/event-stream"),
+        redirected: false,
     });
     // A streams up to the user's action (at least its `turn.created`, so the turn is known).
     let body = sse(&a_frames[..a_frames.len() - 2], 0);

@@ -94,6 +94,8 @@ impl Driver {
         self.feed(Input::StreamOpened {
             request,
             status: 200,
+            content_type: Some("text/event-stream"),
+            redirected: false,
         });
     }
 
@@ -399,7 +401,7 @@ fn a_200_that_is_not_an_event_stream_fails_at_once_naming_what_came_back() {
     ] {
         let mut d = Driver::new(Transport::Fetch);
         let post = d.send();
-        let out = d.feed(Input::NotEventStream {
+        let out = d.feed(Input::StreamOpened {
             request: post,
             status: 200,
             content_type,
@@ -501,4 +503,47 @@ fn an_eventsource_frame_over_max_frame_bytes_is_refused_with_a_warning() {
     assert_eq!(d.text(), "AB", "the oversize frame is not applied");
     assert_eq!(d.protocol_warnings("exceeded the 1048576-byte cap"), 1);
     assert_eq!(d.status(), Some(ConnectionStatus::Done));
+}
+
+/// Issue 18 item 9: the bytes of a frame that arrives more slowly than the idle timeout (a large
+/// frame over a slow link) are liveness. Before, only whole frames, comments and `retry:` reset
+/// the watchdog, so such a frame was cut (`Abort`, then a reconnect that re-sent it just as
+/// slowly) every time and never shown. Silence still closes the stream.
+#[test]
+fn a_frame_slower_than_the_idle_timeout_is_not_cut() {
+    let idle = Reconnect::default().idle_timeout_ms;
+    let mut d = Driver::new(Transport::Fetch);
+    let post = d.send();
+    d.open(post);
+    d.frames(post, &[("1", created()), ("2", base())]);
+    let frame = format!("id: 3\ndata: {}\n\n", delta("slow"));
+    let pieces: Vec<&[u8]> = frame.as_bytes().chunks(8).collect();
+    assert!(
+        pieces.len() as u64 * idle / 2 > 3 * idle,
+        "the frame takes 3 idle timeouts"
+    );
+    for piece in pieces {
+        d.now += idle / 2;
+        let out = d.feed(Input::Timer);
+        assert!(
+            !out.contains(&Effect::Abort { id: post }),
+            "cut after {} ms: {out:#?}",
+            d.now
+        );
+        d.feed(Input::Bytes {
+            request: post,
+            bytes: piece,
+        });
+    }
+    assert_eq!(d.text(), "slow");
+    assert_eq!(d.status(), Some(ConnectionStatus::Live));
+    assert!(
+        requests(&d.effects).len() == 1,
+        "no reconnect: {:#?}",
+        d.effects
+    );
+    // A stream that then sends nothing is still closed by the watchdog and checked.
+    d.now += idle + 1;
+    let out = d.feed(Input::Timer);
+    assert!(out.contains(&Effect::Abort { id: post }), "{out:#?}");
 }

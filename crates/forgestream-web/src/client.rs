@@ -163,10 +163,9 @@ pub struct WasmSession {
 
 impl WasmSession {
     fn on(engine: Rc<Engine>) -> Self {
-        let id = engine.session.borrow().id().to_string();
         WasmSession {
             serial: engine.serial,
-            id,
+            id: engine.id.clone(),
             engine: RefCell::new(Some(engine)),
         }
     }
@@ -180,6 +179,16 @@ impl WasmSession {
 
     fn with<T>(&self, f: impl FnOnce(&Rc<Engine>) -> T) -> Option<T> {
         self.engine().ok().map(|e| f(&e))
+    }
+
+    /// `f` on the engine's session, borrowed for the call only (it calls no app code).
+    fn read<T>(
+        &self,
+        f: impl FnOnce(&mut session::Session) -> Result<T, SessionError>,
+    ) -> Result<T, JsValue> {
+        let engine = self.engine().map_err(|e| to_js(&e))?;
+        let result = f(&mut engine.session.borrow_mut());
+        result.map_err(|e| to_js(&e))
     }
 
     fn run(&self, command: Command) -> Promise {
@@ -315,9 +324,7 @@ impl WasmSession {
     /// threadId, id, bytes, atMs}]`, oldest first, at most the last 2000 frames.
     #[wasm_bindgen(js_name = eventLog, unchecked_return_type = "LoggedFrame[]")]
     pub fn event_log(&self) -> Result<JsValue, JsValue> {
-        let engine = self.engine().map_err(|e| to_js(&e))?;
-        let session = engine.session.borrow();
-        snapshot::json_to_js(&session.event_log().0).map_err(|e| to_js(&e))
+        self.read(|session| snapshot::json_to_js(&session.event_log().0))
     }
 
     /// The frames logged after the first `seen` ever logged: `{total, capacity, frames}`, where
@@ -325,34 +332,32 @@ impl WasmSession {
     /// the newest `min(total - seen, kept)` entries, oldest first, shaped as in `eventLog`.
     #[wasm_bindgen(js_name = eventLogSince, unchecked_return_type = "EventLogPage")]
     pub fn event_log_since(&self, seen: f64) -> Result<JsValue, JsValue> {
-        let engine = self.engine().map_err(|e| to_js(&e))?;
-        let session = engine.session.borrow();
         let seen = if seen.is_finite() && seen > 0.0 {
             seen as u64
         } else {
             0
         };
-        snapshot::json_to_js(&session.event_log_since(seen)).map_err(|e| to_js(&e))
+        self.read(|session| snapshot::json_to_js(&session.event_log_since(seen)))
     }
 
     /// The whole view as a plain object (camelCase), for a first render.
     #[wasm_bindgen(js_name = snapshot, unchecked_return_type = "CoreChanges")]
     pub fn snapshot(&self) -> Result<JsValue, JsValue> {
-        let engine = self.engine().map_err(|e| to_js(&e))?;
-        let mut session = engine.session.borrow_mut();
-        // The pending changes are superseded by the whole view; their warnings are not.
-        let (changes, warnings) = session.take_changes();
-        snapshot::to_js(session.full_changes(&changes, &warnings)).map_err(|e| to_js(&e))
+        self.read(|session| {
+            // The pending changes are superseded by the whole view; their warnings are not.
+            let (changes, warnings) = session.take_changes();
+            snapshot::to_js(session.full_changes(&changes, &warnings))
+        })
     }
 
     /// What changed since the last `snapshot()` / `takeChanges()`: only the changed turns'
     /// headers, changed items, and the pending set / usage / status when they changed.
     #[wasm_bindgen(js_name = takeChanges, unchecked_return_type = "CoreChanges")]
     pub fn take_changes(&self) -> Result<JsValue, JsValue> {
-        let engine = self.engine().map_err(|e| to_js(&e))?;
-        let mut session = engine.session.borrow_mut();
-        let (changes, warnings) = session.take_changes();
-        snapshot::to_js(session.changes_of(&changes, &warnings)).map_err(|e| to_js(&e))
+        self.read(|session| {
+            let (changes, warnings) = session.take_changes();
+            snapshot::to_js(session.changes_of(&changes, &warnings))
+        })
     }
 
     /// The reducer's canonical digest of the session (`SessionView::summary`): turns, items,
@@ -360,8 +365,6 @@ impl WasmSession {
     /// reports. No timestamps, no tokens.
     #[wasm_bindgen(js_name = exportEvents)]
     pub fn export_events(&self) -> Result<JsValue, JsValue> {
-        let engine = self.engine().map_err(|e| to_js(&e))?;
-        let session = engine.session.borrow();
-        snapshot::json_to_js(&session.view().summary()).map_err(|e| to_js(&e))
+        self.read(|session| snapshot::json_to_js(&session.view().summary()))
     }
 }

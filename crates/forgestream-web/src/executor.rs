@@ -81,16 +81,19 @@ pub fn engine_for(client: &Rc<ClientShared>, id: &str) -> Rc<Engine> {
 /// One session's engine plus the I/O that carries out its effects.
 pub struct Engine {
     pub client: Rc<ClientShared>,
+    /// The session id.
+    pub id: String,
     /// Page-unique number of this engine (handles on one session report the same).
     pub serial: u32,
     pub session: RefCell<Session>,
     io: RefCell<Io>,
     /// Wasm-side ids of app commands.
     next_command: Cell<CommandId>,
+    /// The `setTimeout` callback (made once: it holds only a weak handle).
+    timer_callback: Closure<dyn FnMut()>,
+    /// The `online` / `offline` listeners; removed on close.
+    network: Cell<Option<NetworkListeners>>,
 }
-
-/// The `online` and `offline` window listeners of an engine.
-type NetworkListeners = (Closure<dyn FnMut()>, Closure<dyn FnMut()>);
 
 #[derive(Default)]
 struct Io {
@@ -98,15 +101,12 @@ struct Io {
     aborts: Vec<(RequestId, AbortController)>,
     /// Open EventSources (closed on drop).
     sources: Vec<(RequestId, Source)>,
-    /// The pending `setTimeout` with its deadline, and its persistent callback.
+    /// The pending `setTimeout` with its deadline.
     timer: Option<(u64, JsValue)>,
-    timer_callback: Option<Closure<dyn FnMut()>>,
     /// Promises waiting for their command: (command, resolve, reject).
     pending: Vec<(CommandId, Function, Function)>,
     /// `() => void`, set by the TS layer (it coalesces per animation frame).
     listener: Option<Function>,
-    /// The `online` / `offline` listeners.
-    network: Option<NetworkListeners>,
 }
 
 impl Engine {
@@ -119,15 +119,25 @@ impl Engine {
             c.set(c.get().wrapping_add(1));
             c.get()
         });
-        let engine = Rc::new(Engine {
-            serial,
-            session: RefCell::new(Session::new(id, config)),
-            client,
-            io: RefCell::new(Io::default()),
-            next_command: Cell::new(1),
-        });
-        attach_network(&engine);
-        engine
+        Rc::new_cyclic(|weak: &Weak<Engine>| {
+            let timer = weak.clone();
+            Engine {
+                serial,
+                id: id.to_string(),
+                session: RefCell::new(Session::new(id, config)),
+                client,
+                io: RefCell::new(Io::default()),
+                next_command: Cell::new(1),
+                timer_callback: Closure::new(move || {
+                    let Some(engine) = timer.upgrade() else {
+                        return;
+                    };
+                    engine.io.borrow_mut().timer = None;
+                    feed(&engine, Input::Timer);
+                }),
+                network: Cell::new(NetworkListeners::attach(weak)),
+            }
+        })
     }
 
     pub fn set_listener(&self, listener: Option<Function>) {
@@ -137,8 +147,7 @@ impl Engine {
 
     /// Sends `command` and returns the promise it settles.
     pub fn command(self: &Rc<Self>, command: Command) -> js_sys::Promise {
-        let id = self.next_command.get();
-        self.next_command.set(id + 1);
+        let id = self.next_command.replace(self.next_command.get() + 1);
         let promise = js_sys::Promise::new(&mut |resolve, reject| {
             self.io.borrow_mut().pending.push((id, resolve, reject));
         });
@@ -148,8 +157,7 @@ impl Engine {
 
     /// Sends a command whose settlement nobody awaits.
     pub fn command_detached(self: &Rc<Self>, command: Command) {
-        let id = self.next_command.get();
-        self.next_command.set(id + 1);
+        let id = self.next_command.replace(self.next_command.get() + 1);
         feed(self, Input::Command { id, command });
     }
 
@@ -158,20 +166,17 @@ impl Engine {
     /// dropped, so nothing here keeps the app's objects reachable.
     pub fn close(self: &Rc<Self>) {
         self.command_detached(Command::Close);
-        let mut io = self.io.borrow_mut();
-        if let Some((_, handle)) = io.timer.take() {
-            js::clear_timeout(&handle);
-        }
-        io.timer_callback = None;
-        io.listener = None;
-        io.sources.clear();
-        for (_, abort) in io.aborts.drain(..) {
-            abort.abort();
-        }
-        let pending = std::mem::take(&mut io.pending);
-        let network = io.network.take();
-        drop(io);
-        detach_network(network);
+        drop(self.network.take());
+        let pending = {
+            let mut io = self.io.borrow_mut();
+            if let Some((_, handle)) = io.timer.take() {
+                js::clear_timeout(&handle);
+            }
+            io.listener = None;
+            io.sources.clear();
+            io.aborts.drain(..).for_each(|(_, abort)| abort.abort());
+            std::mem::take(&mut io.pending)
+        };
         let closed = SessionError::new(session::ErrorCode::Aborted, "the session was closed");
         for (_, _, reject) in pending {
             let _ = reject.call1(&JsValue::UNDEFINED, &crate::error::to_js(&closed));
@@ -253,17 +258,14 @@ fn execute(engine: &Rc<Engine>, effect: Effect) {
         Effect::WriteCheckpoint(record) => {
             engine.client.store.borrow_mut().save(&record);
         }
-        Effect::RemoveCheckpoint => {
-            let id = engine.session.borrow().id().to_string();
-            engine.client.store.borrow_mut().remove(&id);
-        }
-        Effect::WritePointer => {
-            let id = engine.session.borrow().id().to_string();
-            engine.client.store.borrow_mut().set_last_session(&id);
-        }
+        Effect::RemoveCheckpoint => engine.client.store.borrow_mut().remove(&engine.id),
+        Effect::WritePointer => engine
+            .client
+            .store
+            .borrow_mut()
+            .set_last_session(&engine.id),
         Effect::ClearPointer => {
-            let id = engine.session.borrow().id().to_string();
-            engine.client.store.borrow_mut().clear_last_session(&id);
+            engine.client.store.borrow_mut().clear_last_session(&engine.id);
         }
         Effect::Settle { command, outcome } => settle(engine, command, outcome),
         Effect::Notify => {
@@ -306,57 +308,34 @@ async fn perform(weak: Weak<Engine>, request: HttpRequest, abort: AbortControlle
         return;
     };
     let options = &client.options;
-    let mut headers = match headers::resolve(options.headers.as_ref()).await {
-        Ok(h) => h,
-        Err(_) => {
-            forget_abort(&weak, id);
-            return feed_weak(&weak, Input::HeadersUnavailable { request: id });
-        }
+    let Ok(mut headers) = headers::resolve(options.headers.as_ref()).await else {
+        forget_abort(&weak, id);
+        return feed_weak(&weak, Input::HeadersUnavailable { request: id });
     };
-    let result = match request.response {
-        ResponseKind::Stream => {
-            headers.push(("accept".into(), "text/event-stream".into()));
-            if let Some(cursor) = request.last_event_id {
-                headers.push(("last-event-id".into(), cursor.to_string()));
-            }
-            stream(
-                &weak,
-                &request,
-                &headers,
-                options.config.credentials.as_str(),
-                &abort,
-            )
-            .await
+    let is_stream = request.response == ResponseKind::Stream;
+    if is_stream {
+        headers.push(("accept".into(), "text/event-stream".into()));
+        if let Some(cursor) = request.last_event_id {
+            headers.push(("last-event-id".into(), cursor.to_string()));
         }
-        ResponseKind::Whole => {
-            match http::send(
-                &request,
-                &headers,
-                options.config.credentials.as_str(),
-                &abort.signal(),
-            )
-            .await
-            {
-                Ok(r) => {
-                    feed_weak(
-                        &weak,
-                        Input::Response {
-                            request: id,
-                            status: r.status,
-                            retry_after: r.retry_after.as_deref(),
-                            body: &r.body,
-                        },
-                    );
-                    Ok(())
-                }
-                Err(e) => Err(e),
-            }
-        }
+    }
+    let credentials = options.config.credentials.as_str();
+    let result = match http::open(&request, &headers, credentials, &abort.signal()).await {
+        Ok(response) if is_stream && response.ok() => stream(&weak, id, response, &abort).await,
+        Ok(response) => http::whole(response, is_stream).await.map(|r| {
+            let input = Input::Response {
+                request: id,
+                status: r.status,
+                retry_after: r.retry_after.as_deref(),
+                body: &r.body,
+            };
+            feed_weak(&weak, input)
+        }),
+        Err(e) => Err(e),
     };
     forget_abort(&weak, id);
-    match result {
-        Ok(()) | Err(fetch::FetchError::Aborted) => {}
-        Err(_) => feed_weak(&weak, Input::NetworkError { request: id }),
+    if let Err(fetch::FetchError::Network(_) | fetch::FetchError::InvalidRequest(_)) = result {
+        feed_weak(&weak, Input::NetworkError { request: id });
     }
 }
 
@@ -367,84 +346,41 @@ fn forget_abort(weak: &Weak<Engine>, id: RequestId) {
     }
 }
 
-/// A live stream: the status, then every body read handed to the engine as it arrives. The
-/// reads never wait on rendering (the engine coalesces notifications per drain instead).
+/// A live stream answered 2xx: its head, then every chunk of the body handed to the engine
+/// synchronously as the pipe writes it, the engine's effects carried out before the next
+/// chunk. Reads never wait on rendering (the TS layer coalesces snapshot publishing per
+/// animation frame instead).
 async fn stream(
     weak: &Weak<Engine>,
-    request: &HttpRequest,
-    headers: &[(String, String)],
-    credentials: &str,
+    id: RequestId,
+    response: gloo_net::http::Response,
     abort: &AbortController,
 ) -> Result<(), fetch::FetchError> {
-    let id = request.id;
-    let sent = fetch::HttpRequest {
-        method: request.method.as_str(),
-        url: &request.url,
-        headers,
-        json_body: request.json_body.as_deref(),
-        credentials,
+    let content_type = response.headers().get("content-type");
+    let input = Input::StreamOpened {
+        request: id,
+        status: response.status(),
+        content_type: content_type.as_deref(),
+        redirected: response.redirected(),
     };
-    let mut response = fetch::send(&sent, abort).await?;
-    let status = response.status();
-    if !(200..300).contains(&status) {
-        let retry_after = response.header("retry-after");
-        let body = response.bytes().await.unwrap_or_default();
-        feed_weak(
-            weak,
-            Input::Response {
-                request: id,
-                status,
-                retry_after: retry_after.as_deref(),
-                body: &body,
-            },
-        );
+    feed_weak(weak, input);
+    // The engine refused the body (not an event stream) or no longer wants it: it aborted.
+    if abort.signal().aborted() {
         return Ok(());
     }
-    // A login page, a JSON body or a redirect answered 200 is no stream: the core fails the
-    // turn at once, naming what came back (the body is never read).
-    let content_type = response.header("content-type");
-    let redirected = response.redirected();
-    if forgestream_core::sse::check_event_stream(status, content_type.as_deref(), redirected)
-        .is_err()
-    {
-        feed_weak(
-            weak,
-            Input::NotEventStream {
-                request: id,
-                status,
-                content_type: content_type.as_deref(),
-                redirected,
-            },
-        );
-        return Ok(());
-    }
-    feed_weak(
-        weak,
-        Input::StreamOpened {
-            request: id,
-            status,
-        },
-    );
-    loop {
-        match response.next_chunk().await? {
-            Some(chunk) => {
-                let Some(engine) = weak.upgrade() else {
-                    return Ok(());
-                };
-                feed(
-                    &engine,
-                    Input::Bytes {
-                        request: id,
-                        bytes: &chunk,
-                    },
-                );
+    if let Some(body) = response.body() {
+        let sink = weak.clone();
+        let on_bytes = move |bytes: &[u8]| match sink.upgrade() {
+            Some(engine) => {
+                feed(&engine, Input::Bytes { request: id, bytes });
+                true
             }
-            None => {
-                feed_weak(weak, Input::End { request: id });
-                return Ok(());
-            }
-        }
+            None => false,
+        };
+        fetch::pipe(&body, abort, on_bytes).await?;
     }
+    feed_weak(weak, Input::End { request: id });
+    Ok(())
 }
 
 fn open_event_source(engine: &Rc<Engine>, id: RequestId, url: &str) {
@@ -452,11 +388,14 @@ fn open_event_source(engine: &Rc<Engine>, id: RequestId, url: &str) {
     let weak = Rc::downgrade(engine);
     let sink_weak = weak.clone();
     let sink = move |event: SourceEvent| match event {
+        // The browser fails an EventSource whose response is not `text/event-stream`.
         SourceEvent::Open => feed_weak(
             &sink_weak,
             Input::StreamOpened {
                 request: id,
                 status: 200,
+                content_type: Some("text/event-stream"),
+                redirected: false,
             },
         ),
         SourceEvent::Message {
@@ -496,51 +435,45 @@ fn arm_timer(engine: &Rc<Engine>) {
     if let Some((_, handle)) = io.timer.take() {
         js::clear_timeout(&handle);
     }
-    let Some(deadline) = deadline else { return };
-    if io.timer_callback.is_none() {
-        let weak = Rc::downgrade(engine);
-        io.timer_callback = Some(Closure::<dyn FnMut()>::new(move || {
-            let Some(engine) = weak.upgrade() else { return };
-            engine.io.borrow_mut().timer = None;
-            feed(&engine, Input::Timer);
-        }));
-    }
-    let delay = deadline.saturating_sub(js::now_ms());
-    if let Some(callback) = io.timer_callback.as_ref() {
-        let handle = js::set_timeout(callback.as_ref().unchecked_ref(), delay as f64);
-        io.timer = Some((deadline, handle));
+    if let Some(deadline) = deadline {
+        let delay = deadline.saturating_sub(js::now_ms()) as f64;
+        let callback = engine.timer_callback.as_ref().unchecked_ref();
+        io.timer = Some((deadline, js::set_timeout(callback, delay)));
     }
 }
 
-/// `online` / `offline` window events → the engine (pause retries while offline).
-fn attach_network(engine: &Rc<Engine>) {
-    let Some(window) = web_sys::window() else {
-        return;
-    };
-    let make = |online: bool| {
-        let weak = Rc::downgrade(engine);
-        Closure::<dyn FnMut()>::new(move || {
-            feed_weak(
-                &weak,
-                if online {
-                    Input::Online
-                } else {
-                    Input::Offline
-                },
-            )
-        })
-    };
-    let online = make(true);
-    let offline = make(false);
-    let _ = window.add_event_listener_with_callback("online", online.as_ref().unchecked_ref());
-    let _ = window.add_event_listener_with_callback("offline", offline.as_ref().unchecked_ref());
-    engine.io.borrow_mut().network = Some((online, offline));
+/// An engine's `online` / `offline` window listeners (pause retries while offline); removed
+/// from the window on drop.
+struct NetworkListeners {
+    online: Closure<dyn FnMut()>,
+    offline: Closure<dyn FnMut()>,
 }
 
-fn detach_network(listeners: Option<NetworkListeners>) {
-    let (Some((online, offline)), Some(window)) = (listeners, web_sys::window()) else {
-        return;
-    };
-    let _ = window.remove_event_listener_with_callback("online", online.as_ref().unchecked_ref());
-    let _ = window.remove_event_listener_with_callback("offline", offline.as_ref().unchecked_ref());
+impl NetworkListeners {
+    fn attach(weak: &Weak<Engine>) -> Option<NetworkListeners> {
+        let window = web_sys::window()?;
+        let make = |input: fn() -> Input<'static>| {
+            let weak = weak.clone();
+            Closure::<dyn FnMut()>::new(move || feed_weak(&weak, input()))
+        };
+        let this = NetworkListeners {
+            online: make(|| Input::Online),
+            offline: make(|| Input::Offline),
+        };
+        for (name, f) in [("online", &this.online), ("offline", &this.offline)] {
+            let _ = window.add_event_listener_with_callback(name, f.as_ref().unchecked_ref());
+        }
+        Some(this)
+    }
+}
+
+impl Drop for NetworkListeners {
+    fn drop(&mut self) {
+        let Some(window) = web_sys::window() else {
+            return;
+        };
+        for (name, f) in [("online", &self.online), ("offline", &self.offline)] {
+            let _ = window.remove_event_listener_with_callback(name, f.as_ref().unchecked_ref());
+        }
+    }
 }

@@ -4,10 +4,6 @@ use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
 extern "C" {
-    /// `fetch(request)`: resolves to a `Response` once headers arrive; rejects on network errors.
-    #[wasm_bindgen(js_name = fetch)]
-    pub fn fetch_request(request: &web_sys::Request) -> js_sys::Promise;
-
     /// `setTimeout(callback, ms)` → timer handle.
     #[wasm_bindgen(js_name = setTimeout)]
     pub fn set_timeout(callback: &js_sys::Function, ms: f64) -> JsValue;

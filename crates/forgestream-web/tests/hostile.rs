@@ -19,8 +19,16 @@ fn replay_base(scenario: &str) -> String {
 }
 
 fn replay_client(base: &str) -> WasmClient {
+    replay_client_idle(base, None)
+}
+
+/// As [`replay_client`], with the idle watchdog at `idle_ms` (default 5 s in the tests).
+fn replay_client_idle(base: &str, idle_ms: Option<f64>) -> WasmClient {
     let o = options("memory", "trueforge", "fetch", None);
     set(&o, "baseUrl", base);
+    if let Some(ms) = idle_ms {
+        set(&get(&o, "reconnect"), "idleTimeoutMs", ms);
+    }
     WasmClient::new(o).unwrap()
 }
 
@@ -30,6 +38,8 @@ struct Followed {
     sent: Result<wasm_bindgen::JsValue, wasm_bindgen::JsValue>,
     warnings: Vec<(String, String)>,
     texts: Vec<String>,
+    /// The badge at each poll.
+    statuses: Vec<String>,
     status: String,
 }
 
@@ -48,8 +58,18 @@ async fn follow(
     until: &[&str],
     timeout_ms: u32,
 ) -> (String, WasmSession, Followed) {
+    follow_idle(scenario, until, timeout_ms, None).await
+}
+
+/// As [`follow`], with the idle watchdog at `idle_ms`.
+async fn follow_idle(
+    scenario: &str,
+    until: &[&str],
+    timeout_ms: u32,
+    idle_ms: Option<f64>,
+) -> (String, WasmSession, Followed) {
     let base = replay_base(scenario);
-    let session = replay_client(&base)
+    let session = replay_client_idle(&base, idle_ms)
         .open_new_session("{\"agent\":{\"name\":\"recorded\"}}")
         .await
         .expect("create session");
@@ -58,6 +78,7 @@ async fn follow(
         sent,
         warnings: Vec::new(),
         texts: Vec::new(),
+        statuses: Vec::new(),
         status: String::new(),
     };
     let mut waited = 0;
@@ -79,6 +100,7 @@ async fn follow(
             .as_str()
             .unwrap_or_default()
             .into();
+        seen.statuses.push(seen.status.clone());
         if until.contains(&seen.status.as_str()) || waited >= timeout_ms {
             return (base, session, seen);
         }
@@ -273,4 +295,39 @@ async fn storage_warnings_on_restore_reach_the_first_snapshot() {
         close.call0(&handle).unwrap();
         clear_local_storage(&ns);
     }
+}
+
+/// Frame 3 arrives in 8 pieces 150 ms apart (≈1 s) while the idle watchdog is at 400 ms (issue 18
+/// item 9). Before the fix only whole frames counted as liveness: the watchdog cut the stream in
+/// the middle of that frame and the badge went `reconnecting` (and a real server's slow frame
+/// would be cut again on every reconnect). Now its bytes count: the badge stays `live` until
+/// `done`, and the view equals the server's history.
+#[wasm_bindgen_test]
+async fn a_frame_slower_than_the_idle_timeout_is_not_cut() {
+    let (base, session, seen) = follow_idle(
+        "text~trickle=3:150",
+        &["done", "failed"],
+        10_000,
+        Some(400.0),
+    )
+    .await;
+    assert!(seen.sent.is_ok(), "{:?}", seen.sent);
+    assert_eq!(seen.status, "done", "{:?}", seen.warnings);
+    let after_live: Vec<&String> = seen
+        .statuses
+        .iter()
+        .skip_while(|s| s.as_str() != "live")
+        .collect();
+    assert!(
+        !after_live.is_empty()
+            && after_live
+                .iter()
+                .all(|s| s.as_str() == "live" || s.as_str() == "done"),
+        "the badge left `live` while the frame arrived: {:?}",
+        seen.statuses
+    );
+    assert_eq!(
+        summary(&session),
+        recorded_history(&base, &session.id()).await
+    );
 }

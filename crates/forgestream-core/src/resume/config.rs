@@ -24,9 +24,11 @@ pub struct Config {
     pub retry_min_ms: u64,
     /// Highest `retry:` value honoured as the backoff base, ms (default 30 000).
     pub retry_max_ms: u64,
-    /// Idle watchdog, ms (default 45 000): an open request that yields no headers, events or
-    /// comments for this long is aborted and retried. Comments count as liveness (FIELD C3);
-    /// a subscribe cursor past the end of a finished turn hangs on real servers (PROTOCOL §9).
+    /// Idle watchdog, ms (default 45 000): an open request that yields no headers, events,
+    /// comments or body bytes for this long is aborted and retried. Comments count as liveness
+    /// (FIELD C3), and so do the bytes of a frame still arriving
+    /// ([`super::Input::BytesArrived`]); a subscribe cursor past the end of a finished turn
+    /// hangs on real servers (PROTOCOL §9).
     pub idle_timeout_ms: u64,
     /// Minimum spacing of `Persist` checkpoints while events stream in, ms (default 1 000).
     /// A pending checkpoint is always flushed when the stream ends, fails, goes offline or is

@@ -63,6 +63,11 @@ pub enum Input {
     InvalidResponse,
     /// A `:` comment line arrived: liveness only (FIELD C3).
     Comment,
+    /// Bytes of the open stream arrived, whole frames or not: liveness only. A frame that
+    /// arrives more slowly than `idle_timeout_ms` (a large frame over a slow link) is progress,
+    /// not silence, and the watchdog must not cut it (issue 18 item 9); a stream that sends
+    /// nothing at all is still closed after `idle_timeout_ms`.
+    BytesArrived,
     /// A `retry:` field arrived (ms): it becomes the backoff base, clamped to
     /// `[retry_min_ms, retry_max_ms]`. Also liveness.
     Retry(u64),

@@ -73,28 +73,24 @@ pub enum Input<'a> {
         command: Command,
     },
     /// A [`ResponseKind::Stream`](super::ResponseKind::Stream) request answered 2xx (or an
-    /// `EventSource` opened): its body is the live stream.
+    /// `EventSource` opened), with the facts of its head; the engine decides whether the body is
+    /// the live stream. A body that is not an event stream ([`crate::sse::check_event_stream`]
+    /// refuses its `Content-Type` or the redirect: a login page, a JSON body) fails the turn's
+    /// connection at once with code `invalid-response`, not retryable, naming what came back,
+    /// and the engine aborts the request (the executor then reads no body).
     StreamOpened {
         /// The request.
         request: RequestId,
         /// HTTP status (200 for an EventSource).
         status: u16,
-    },
-    /// A [`ResponseKind::Stream`](super::ResponseKind::Stream) request answered 2xx with a
-    /// body that is not an event stream ([`crate::sse::check_event_stream`] refused its
-    /// `Content-Type` or the redirect); the executor reads no body. Fails the turn's connection
-    /// at once with code `invalid-response`, not retryable, naming what came back.
-    NotEventStream {
-        /// The request.
-        request: RequestId,
-        /// HTTP status.
-        status: u16,
-        /// The `Content-Type` header, if any.
+        /// The `Content-Type` header, if any (an `EventSource` passes `text/event-stream`: the
+        /// browser fails one whose response has another type, WHATWG HTML §9.2.3).
         content_type: Option<&'a str>,
-        /// The fetch followed a redirect.
+        /// The fetch followed a redirect (`Response.redirected`).
         redirected: bool,
     },
-    /// One body read of an open stream, exactly as the network delivered it.
+    /// One body read of an open stream, exactly as the network delivered it. Any bytes count
+    /// as liveness for the idle watchdog, also those of a frame not complete yet.
     Bytes {
         /// The request.
         request: RequestId,

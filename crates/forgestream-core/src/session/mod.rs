@@ -429,13 +429,12 @@ impl Session {
         self.now_ms = self.now_ms.max(now_ms);
         match input {
             Input::Command { id, command } => self.command(id, command),
-            Input::StreamOpened { request, status } => self.on_stream_opened(request, status),
-            Input::NotEventStream {
+            Input::StreamOpened {
                 request,
                 status,
                 content_type,
                 redirected,
-            } => self.on_not_event_stream(request, status, content_type, redirected),
+            } => self.on_stream_head(request, status, content_type, redirected),
             Input::Bytes { request, bytes } => self.on_bytes(request, bytes),
             Input::Frame {
                 request,

@@ -36,6 +36,13 @@ impl Session {
         if !self.is_open_stream(id) {
             return;
         }
+        if !bytes.is_empty() {
+            // Bytes are liveness even when they complete no frame: a frame arriving more
+            // slowly than the idle timeout is not a silent stream.
+            if let Some(run) = self.run.as_mut() {
+                run.conn.handle(resume::Input::BytesArrived, self.now_ms);
+            }
+        }
         // The parser leaves the run for the call so the callback can borrow the whole engine;
         // nothing in `apply_item` replaces the run (the machine's commands run afterwards).
         let Some(mut parser) = self.run.as_mut().map(|r| core::mem::take(&mut r.parser)) else {
@@ -52,26 +59,28 @@ impl Session {
         }
     }
 
-    /// A 2xx stream response that is not an event stream: fail at once, naming what came back.
-    pub(super) fn on_not_event_stream(
+    /// A 2xx stream response's head: the live stream, or — not an event stream — a failure at
+    /// once naming what came back (the connection machine then aborts the request).
+    pub(super) fn on_stream_head(
         &mut self,
         id: RequestId,
         status: u16,
         content_type: Option<&str>,
         redirected: bool,
     ) {
-        if !self.is_open_stream(id) {
-            return;
+        if self.is_open_stream(id) {
+            if let Err(e) = crate::sse::check_event_stream(status, content_type, redirected) {
+                self.cause = Some(SessionError {
+                    code: ErrorCode::InvalidResponse,
+                    message: format!("{e}"),
+                    retryable: false,
+                    status: Some(status),
+                });
+                self.feed_conn(resume::Input::InvalidResponse);
+                return;
+            }
         }
-        if let Err(e) = crate::sse::check_event_stream(status, content_type, redirected) {
-            self.cause = Some(SessionError {
-                code: ErrorCode::InvalidResponse,
-                message: format!("{e}"),
-                retryable: false,
-                status: Some(status),
-            });
-            self.feed_conn(resume::Input::InvalidResponse);
-        }
+        self.on_stream_opened(id, status);
     }
 
     /// One `EventSource` message. `last_event_id` is this frame's id (TrueForge sends one with

@@ -71,6 +71,8 @@ impl Driver {
         let mut out = self.feed(Input::StreamOpened {
             request,
             status: 200,
+            content_type: Some("text/event-stream"),
+            redirected: false,
         });
         for (seq, data) in frames {
             let bytes = format!("id: {seq}\ndata: {data}\n\n");

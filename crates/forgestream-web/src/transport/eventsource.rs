@@ -31,7 +31,7 @@ impl Source {
     pub fn open(
         url: &str,
         with_credentials: bool,
-        sink: impl FnMut(SourceEvent) + 'static,
+        sink: impl Fn(SourceEvent) + 'static,
     ) -> Result<Source, String> {
         let init = EventSourceInit::new();
         init.set_with_credentials(with_credentials);
@@ -40,26 +40,22 @@ impl Source {
                 .map(|e| String::from(e.message()))
                 .unwrap_or_else(|| "EventSource could not be created".into())
         })?;
-        let sink = std::rc::Rc::new(std::cell::RefCell::new(sink));
+        // `Fn`, shared by the three listeners: the browser dispatches each event as its own
+        // task, never inside another listener's call.
+        let sink = std::rc::Rc::new(sink);
         let on_open = {
             let sink = sink.clone();
-            Closure::<dyn FnMut(web_sys::Event)>::new(move |_| {
-                if let Ok(mut sink) = sink.try_borrow_mut() {
-                    sink(SourceEvent::Open)
-                }
-            })
+            Closure::<dyn FnMut(web_sys::Event)>::new(move |_| sink(SourceEvent::Open))
         };
         let on_message = {
             let sink = sink.clone();
             Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
                 let data = event.data().as_string().unwrap_or_default();
                 let last_event_id = event.last_event_id();
-                if let Ok(mut sink) = sink.try_borrow_mut() {
-                    sink(SourceEvent::Message {
-                        data,
-                        last_event_id,
-                    })
-                }
+                sink(SourceEvent::Message {
+                    data,
+                    last_event_id,
+                })
             })
         };
         let on_error = {
@@ -67,9 +63,7 @@ impl Source {
             Closure::<dyn FnMut(web_sys::Event)>::new(move |_| {
                 // Close before reporting so the browser never reconnects behind our back.
                 source.close();
-                if let Ok(mut sink) = sink.try_borrow_mut() {
-                    sink(SourceEvent::Error)
-                }
+                sink(SourceEvent::Error)
             })
         };
         source.set_onopen(Some(on_open.as_ref().unchecked_ref()));

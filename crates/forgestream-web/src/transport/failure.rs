@@ -38,13 +38,7 @@ pub fn describe(value: &JsValue) -> String {
         .unwrap_or_else(|| "unknown error".into())
 }
 
-/// Classifies a rejection of `fetch()`: `Aborted` for an `AbortError`, otherwise `Network` with
-/// the message `request failed before a response (<engine text>)`.
-pub fn request(value: &JsValue) -> FetchError {
-    classify(value, REQUEST_FAILED)
-}
-
-/// Classifies a rejection of a body read (`reader.read()`, `text()`, `arrayBuffer()`):
+/// Classifies a rejection of a piped body (`pipeTo`):
 /// `Aborted` for an `AbortError`, otherwise `Network` with `response body broke off (<engine
 /// text>)`.
 pub fn body(value: &JsValue) -> FetchError {

@@ -5,5 +5,3 @@ pub mod eventsource;
 pub mod failure;
 pub mod fetch;
 pub mod http;
-
-pub use forgestream_core::session::Transport as TransportKind;
