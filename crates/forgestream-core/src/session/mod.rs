@@ -38,6 +38,7 @@ mod error;
 mod history;
 mod input;
 mod options;
+mod paging;
 mod requests;
 mod stream;
 
@@ -191,7 +192,8 @@ struct Run {
     open: Option<(RequestId, RunStep)>,
     /// The turn state read first by a rebuild (applied after its events).
     rebuild_turn: Option<wire::Turn>,
-    rebuild_pages: u32,
+    /// The tokens followed in the rebuild's `GET …/turns/{tid}/events` listing.
+    rebuild_pages: paging::PageGuard,
     /// The badge.
     status: ConnectionStatus,
     /// Settles the `send()` / `respond()` promise once the turn id is known.
@@ -223,7 +225,8 @@ struct History {
     request: RequestId,
     /// `false`: turn pages; `true`: session-event pages.
     events: bool,
-    pages: u32,
+    /// The tokens followed in the listing being read (turns, then session events).
+    pages: paging::PageGuard,
     event_pages: Vec<Vec<wire::SessionEventItem>>,
     waiters: Vec<CommandId>,
     /// A restore waits for this load.
@@ -738,7 +741,7 @@ impl Session {
             previous_turn_id,
             open: None,
             rebuild_turn: None,
-            rebuild_pages: 0,
+            rebuild_pages: paging::PageGuard::default(),
             status: ConnectionStatus::Connecting,
             started: None,
             checking,
