@@ -9,7 +9,6 @@ use super::{
     Checkpoint, ErrorCode, LoggedFrame, RequestId, RunStep, Session, SessionError, Settled,
     EVENT_LOG_CAPACITY,
 };
-use crate::reduce::TurnStatus;
 use crate::resume;
 use crate::session::checkpoint::{is_valid_id, SCHEMA_VERSION};
 use crate::session::Effect;
@@ -199,13 +198,12 @@ impl Session {
                 return;
             }
         }
-        let capped_before = self.view.event_cap_reached(&turn_id);
-        let text_limited_before = self.view.text_limit_reached(&turn_id);
         // Recorded straight into the pending change set (drained by `take_changes`), so a burst
-        // of deltas on one message costs no change-set allocation per frame.
-        let applied = self
+        // of deltas on one message costs no change-set allocation per frame. The turn's flags
+        // come back from the reducer's own turn lookup (no extra lookups per frame).
+        let frame = self
             .view
-            .apply_live_into(&turn_id, seq, data, &mut self.changes);
+            .apply_live_frame(&turn_id, seq, data, &mut self.changes);
         if !self.changes.is_empty() {
             self.dirty = true;
         }
@@ -225,13 +223,10 @@ impl Session {
                 ),
             );
         }
-        let input = match applied {
+        let input = match frame.result {
             Ok(()) => {
-                let turn_done = self
-                    .view
-                    .turn(&turn_id)
-                    .is_some_and(|t| t.status != TurnStatus::Running);
-                if turn_done && self.view.event_cap_reached(&turn_id) {
+                let turn_done = frame.after.ended;
+                if turn_done && frame.after.capped {
                     self.warn(
                         "protocol",
                         format!(
@@ -246,7 +241,7 @@ impl Session {
                     }
                 }
             }
-            Err(crate::reduce::ReduceError::TextTooLong { .. }) if text_limited_before => {
+            Err(crate::reduce::ReduceError::TextTooLong { .. }) if frame.before.text_limited => {
                 // Warned at the first refused delta; the stream goes on (its `turn.done` ends
                 // the turn) and what was received stays.
                 resume::Input::Event {
@@ -254,7 +249,7 @@ impl Session {
                     turn_done: false,
                 }
             }
-            Err(crate::reduce::ReduceError::EventCapExceeded { .. }) if capped_before => {
+            Err(crate::reduce::ReduceError::EventCapExceeded { .. }) if frame.before.capped => {
                 // Warned at the first refused event; the frame still counts as processed.
                 resume::Input::Event {
                     sequence_number: seq,
