@@ -532,6 +532,14 @@ fn bench_w1(dir: &std::path::Path, runs: usize) -> Fallible<W1Figures> {
         }
     }
     let engine_secs: Vec<f64> = engine.iter_mut().map(|v| median(v)).collect();
+    for every in [1, 16] {
+        let (_, json) = engine_w1(&input, &session_id, false, every)?;
+        println!(
+            "  takeChanges JSON over W1, drained every {every} read(s): {:.2} MB ({:.2}x the final text)",
+            json as f64 / 1e6,
+            json as f64 / text_bytes as f64
+        );
+    }
     let f = W1Figures {
         engine_secs: engine_secs.clone(),
         bytes: input.len(),

@@ -1,30 +1,15 @@
 //! The hot path: one network read → SSE parser → reducer → connection machine, frames borrowed
 //! from the read (a frame inside it is never copied; a text delta is appended to its message
 //! straight from the read's bytes).
-use alloc::borrow::Cow;
 use alloc::format;
 use alloc::string::String;
 
-use super::{
-    Checkpoint, ErrorCode, LoggedFrame, RequestId, RunStep, Session, SessionError, Settled,
-    EVENT_LOG_CAPACITY,
-};
+use super::{Checkpoint, ErrorCode, RequestId, RunStep, Session, SessionError, Settled};
 use crate::resume;
 use crate::session::checkpoint::{is_valid_id, SCHEMA_VERSION};
 use crate::session::Effect;
 use crate::sse::SseItemRef;
 use crate::wire;
-
-/// The envelope fields the inspector shows; everything else in the event is skipped.
-#[derive(serde::Deserialize)]
-struct Envelope<'a> {
-    #[serde(rename = "type", borrow)]
-    event_type: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    thread_id: Option<Cow<'a, str>>,
-}
 
 impl Session {
     fn is_open_stream(&self, id: RequestId) -> bool {
@@ -176,7 +161,7 @@ impl Session {
             },
         };
         if self.config.inspect {
-            self.log_frame(&turn_id, seq, data, now);
+            self.event_log.push(&turn_id, seq, data, now);
         }
         // A number past the next one due (PROTOCOL §3: +1 per event, no gaps) is never applied:
         // the frames in between were not seen, so the view would show a hole. The machine's
@@ -289,31 +274,6 @@ impl Session {
         if let Some(previous) = previous.filter(|p| is_valid_id(p)) {
             self.check_if_running(previous);
         }
-    }
-
-    fn log_frame(&mut self, turn_id: &str, seq: Option<u64>, data: &str, now: u64) {
-        let envelope = serde_json::from_str::<Envelope<'_>>(data).ok();
-        let (event_type, thread_id, id) = match envelope {
-            Some(e) => (
-                e.event_type.map(Cow::into_owned),
-                e.thread_id.map(Cow::into_owned),
-                e.id.map(Cow::into_owned),
-            ),
-            None => (None, None, None),
-        };
-        if self.event_log.len() >= EVENT_LOG_CAPACITY {
-            self.event_log.pop_front();
-        }
-        self.event_log.push_back(LoggedFrame {
-            turn_id: String::from(turn_id),
-            sequence_number: seq,
-            event_type: event_type.unwrap_or_else(|| String::from("(malformed)")),
-            thread_id,
-            id,
-            bytes: data.len(),
-            at_ms: now,
-        });
-        self.event_log_total += 1;
     }
 }
 
