@@ -141,6 +141,9 @@ export const Timeline = memo(function Timeline({ session }: { session: AgentSess
     let timer: ReturnType<typeof setTimeout> | null = null;
     const read = () => {
       timer = null;
+      // `close()` notifies the handle's subscribers once more (its last snapshot, `idle`); a
+      // closed handle has no log to read.
+      if (session.closed) return;
       lastRead = performance.now();
       setLog(session.eventLog());
     };
