@@ -834,31 +834,56 @@ function aggregate(profile) {
     if (cat === 'idle' || cat === 'root') continue;
     total += ms;
     cats.set(cat, (cats.get(cat) ?? 0) + ms);
-    const key = `${fn || '(anonymous)'} — ${cat}`;
+    // Without rustc's symbol hash, so two builds' profiles name the same function alike.
+    const key = `${(fn || '(anonymous)').replace(/::h[0-9a-f]{16}$/, '')} — ${cat}`;
     fns.set(key, (fns.get(key) ?? 0) + ms);
   }
   const top = (m, n) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, ms]) => ({ what: k, ms: +ms.toFixed(1), pct: +((ms / total) * 100).toFixed(1) }));
-  return { total_ms: +total.toFixed(1), categories: top(cats, 20), functions: top(fns, 25) };
+  return { total_ms: +total.toFixed(1), categories: top(cats, 20), functions: top(fns, 40) };
 }
 
+// BENCH_PROFILE_RUNS (default 1): profiles per contender, their samples pooled (ms are per run).
+const PROFILE_RUNS = Math.max(1, Number(process.env.BENCH_PROFILE_RUNS) || 1);
 async function profileRun(page, cdp, name, mode) {
-  await page.evaluate(() => globalThis.__bench.drop());
-  await gc(cdp);
-  await cdp.send('Profiler.enable');
-  await cdp.send('Profiler.setSamplingInterval', { interval: 100 });
-  await cdp.send('Profiler.start');
-  const res = await page.evaluate(([n, m]) => globalThis.__bench.run(n, m), [name, mode]);
-  const { profile } = await cdp.send('Profiler.stop');
-  await cdp.send('Profiler.disable');
-  return { ms: +res.ms.toFixed(1), ok: res.ok, ...aggregate(profile) };
+  const profiles = [];
+  const ms = [];
+  let ok = true;
+  for (let i = 0; i < PROFILE_RUNS; i++) {
+    await page.evaluate(() => globalThis.__bench.drop());
+    await gc(cdp);
+    await cdp.send('Profiler.enable');
+    await cdp.send('Profiler.setSamplingInterval', { interval: 100 });
+    await cdp.send('Profiler.start');
+    const res = await page.evaluate(([n, m]) => globalThis.__bench.run(n, m), [name, mode]);
+    const { profile } = await cdp.send('Profiler.stop');
+    await cdp.send('Profiler.disable');
+    profiles.push(profile);
+    ms.push(res.ms);
+    ok &&= res.ok;
+  }
+  const parts = profiles.map(aggregate);
+  if (parts.length === 1) return { ms: +ms[0].toFixed(1), ok, ...parts[0] };
+  // Pool: every category and function summed over the runs, divided by the run count.
+  const pool = (key) => {
+    const m = new Map();
+    for (const p of parts) for (const x of p[key]) m.set(x.what, (m.get(x.what) ?? 0) + x.ms / parts.length);
+    const total = parts.reduce((n, p) => n + p.total_ms, 0) / parts.length;
+    return [...m].sort((a, b) => b[1] - a[1]).slice(0, key === 'functions' ? 40 : 20).map(([what, v]) => ({ what, ms: +v.toFixed(2), pct: +((v / total) * 100).toFixed(1) }));
+  };
+  const total_ms = +(parts.reduce((n, p) => n + p.total_ms, 0) / parts.length).toFixed(1);
+  return { ms: +median(ms).toFixed(1), runs: parts.length, ok, total_ms, categories: pool('categories'), functions: pool('functions') };
 }
 
 async function profiles(which) {
   const named = buildNamed();
-  const { page, cdp } = await openBenchPage(named.ok ? '?pkg=pkgnamed' : '');
+  const cmp = CMP_PKG && which === 'w1';
+  const { page, cdp } = await openBenchPage(`?${named.ok ? 'pkg=pkgnamed' : ''}${cmp ? '&cmp=1' : ''}`);
   await page.evaluate((w) => globalThis.__bench.load(w), which);
   const out = { wasm: named.note };
-  const runs = which === 'w1' ? [[`w1-sdk`, 'net'], [`w1-sdk`, 'mem'], [`w1-base`, 'net'], [`w1-base`, 'mem']] : [[`w2-sdk`, 'mem'], [`w2-base`, 'mem']];
+  // With BENCH_COMPARE_PKG the compared build is profiled too (its own wasm: names only if that
+  // package was made without wasm-opt).
+  const cmpRuns = cmp ? [['w1-sdk-cmp', 'net'], ['w1-sdk-cmp', 'mem']] : [];
+  const runs = which === 'w1' ? [[`w1-sdk`, 'net'], [`w1-sdk`, 'mem'], ...cmpRuns, [`w1-base`, 'net'], [`w1-base`, 'mem']] : [[`w2-sdk`, 'mem'], [`w2-base`, 'mem']];
   for (const [name, mode] of runs) {
     out[`${name}:${mode}`] = await profileRun(page, cdp, name, mode);
     log(`profile ${name}:${mode}: ${out[`${name}:${mode}`].ms} ms; ` + out[`${name}:${mode}`].categories.slice(0, 5).map((c) => `${c.what} ${c.pct}%`).join(', '));

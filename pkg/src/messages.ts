@@ -198,6 +198,39 @@ interface Index {
   threadItems: Map<string, ItemView[]>;
 }
 
+/** What one turn adds to the {@link Index}, kept per turn object (turns are immutable). */
+interface Contribution {
+  decisions: [string, Decision][];
+  results: [string, ItemView][];
+  threadItems: [string, ItemView][];
+  /** Subagent threads its tool calls spawned. */
+  spawned: string[];
+}
+
+/**
+ * One index lookup a turn's derivation made, and what it found. A turn is derived again only
+ * when its object changed or one of these lookups finds something else now.
+ */
+type Dep = readonly [map: "results" | "decisions" | "pending" | "threads" | "threadItems" | "mcpPending", key: string, value: unknown];
+
+/** A turn's derived messages, kept per turn object, with what they were derived from. */
+interface Derived {
+  deps: readonly Dep[];
+  /** The outbox entry whose key the user message took (identity), if any. */
+  local: OutboxEntry | undefined;
+  /** The detached subagent threads shown after the turn. */
+  detached: readonly string[];
+  messages: readonly ChatMessage[];
+}
+
+// Both caches are keyed by the snapshot's turn objects, which the store replaces whenever
+// anything in a turn changes (structural sharing): an entry is never stale for its key, and it
+// goes when the turn object does.
+const contributions = new WeakMap<TurnSnapshot, Contribution>();
+const derived = new WeakMap<TurnSnapshot, Derived>();
+/** A derived message → the object `shareStructure` put in its place (see `share`). */
+const sharedAs = new WeakMap<object, unknown>();
+
 const MAIN = "main";
 const isMain = (threadId: string | null) => threadId === null || threadId === MAIN;
 
@@ -225,6 +258,27 @@ function inputOf(turn: TurnSnapshot): InputItem[] | null {
   return turn.input.filter((i): i is InputItem => typeof i === "object" && i !== null && typeof (i as { type?: unknown }).type === "string");
 }
 
+function contributionOf(turn: TurnSnapshot): Contribution {
+  const cached = contributions.get(turn);
+  if (cached) return cached;
+  const c: Contribution = { decisions: [], results: [], threadItems: [], spawned: [] };
+  for (const item of inputOf(turn) ?? []) {
+    if (item.type === "user.tool_approval") {
+      c.decisions.push([item.tool_call_id, item.approval.status === "allow" ? { kind: "allow" } : { kind: "deny", reason: item.approval.reason ?? null }]);
+    } else if (item.type === "user.tool_response") {
+      c.decisions.push([item.tool_call_id, { kind: "answer", content: item.content }]);
+    }
+  }
+  for (const item of turn.items) {
+    if (item.body.kind === "toolResult") c.results.push([item.body.toolCallId, item]);
+    else if (item.body.kind === "message") for (const call of item.body.toolCalls) c.spawned.push(...call.spawnedThreadIds);
+    if (!isMain(item.threadId)) c.threadItems.push([item.threadId as string, item]);
+  }
+  contributions.set(turn, c);
+  return c;
+}
+
+/** The index, from each turn's cached contribution: O(calls and thread items), not O(text). */
 function buildIndex(snapshot: SessionSnapshot): Index {
   const index: Index = { results: new Map(), decisions: new Map(), pending: new Map(), mcpPending: false, threads: new Map(), threadItems: new Map() };
   for (const t of snapshot.threads) index.threads.set(t.threadId, t);
@@ -233,25 +287,60 @@ function buildIndex(snapshot: SessionSnapshot): Index {
     else if (p.toolCallId && p.threadId) index.pending.set(p.toolCallId, p as PendingToolAction);
   }
   for (const turn of snapshot.turns) {
-    for (const item of inputOf(turn) ?? []) {
-      if (item.type === "user.tool_approval") {
-        index.decisions.set(item.tool_call_id, item.approval.status === "allow" ? { kind: "allow" } : { kind: "deny", reason: item.approval.reason ?? null });
-      } else if (item.type === "user.tool_response") {
-        index.decisions.set(item.tool_call_id, { kind: "answer", content: item.content });
-      }
-    }
-    for (const item of turn.items) {
-      if (item.body.kind === "toolResult") index.results.set(item.body.toolCallId, item);
-      if (!isMain(item.threadId)) {
-        const id = item.threadId as string;
-        let list = index.threadItems.get(id);
-        if (!list) index.threadItems.set(id, (list = []));
-        list.push(item);
-      }
+    const c = contributionOf(turn);
+    for (const [id, d] of c.decisions) index.decisions.set(id, d);
+    for (const [id, item] of c.results) index.results.set(id, item);
+    for (const [id, item] of c.threadItems) {
+      let list = index.threadItems.get(id);
+      if (!list) index.threadItems.set(id, (list = []));
+      list.push(item);
     }
   }
   return index;
 }
+
+/** The index as one turn's derivation reads it: every lookup is recorded as a {@link Dep}. */
+class Reader {
+  readonly deps: Dep[] = [];
+  constructor(readonly index: Index) {}
+  result(id: string): ItemView | undefined {
+    return this.#get("results", this.index.results, id);
+  }
+  decision(id: string): Decision | undefined {
+    return this.#get("decisions", this.index.decisions, id);
+  }
+  pending(id: string): PendingToolAction | undefined {
+    return this.#get("pending", this.index.pending, id);
+  }
+  thread(id: string): ThreadView | undefined {
+    return this.#get("threads", this.index.threads, id);
+  }
+  threadItems(id: string): ItemView[] | undefined {
+    return this.#get("threadItems", this.index.threadItems, id);
+  }
+  get mcpPending(): boolean {
+    this.deps.push(["mcpPending", "", this.index.mcpPending]);
+    return this.index.mcpPending;
+  }
+  #get<V>(name: Dep[0], map: Map<string, V>, key: string): V | undefined {
+    const v = map.get(key);
+    this.deps.push([name, key, v]);
+    return v;
+  }
+}
+
+/** Whether every lookup in `deps` finds the same thing in `index` (thread item lists by element). */
+function depsHold(deps: readonly Dep[], index: Index): boolean {
+  for (const [name, key, was] of deps) {
+    const now = name === "mcpPending" ? index.mcpPending : index[name].get(key);
+    if (now === was) continue;
+    if (name !== "threadItems" || !Array.isArray(now) || !Array.isArray(was) || now.length !== was.length) return false;
+    for (let i = 0; i < now.length; i++) if (now[i] !== was[i]) return false;
+  }
+  return true;
+}
+
+const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 
 function resultOf(item: ItemView): ToolResult {
   const content = item.body.kind === "toolResult" ? item.body.content : "";
@@ -268,7 +357,7 @@ function resultError(r: ToolResult): string | null {
   return null;
 }
 
-function toolPart(turnId: string, messageId: string, threadId: string, call: ToolCallView, complete: boolean, interrupted: boolean, index: Index, depth: number): ToolPart {
+function toolPart(turnId: string, messageId: string, threadId: string, call: ToolCallView, complete: boolean, interrupted: boolean, index: Reader, depth: number): ToolPart {
   const id = call.toolCallId;
   const base: ToolPartBase = {
     kind: "tool",
@@ -285,11 +374,11 @@ function toolPart(turnId: string, messageId: string, threadId: string, call: Too
   const parsed = (call.arguments ?? null) as JsonValue | null;
   if (!complete && !interrupted) return { ...base, state: "streaming-arguments", arguments: parsed, argumentsError: null };
   const args: CompleteArguments = { arguments: call.argumentsError ? null : (parsed as JsonValue), argumentsError: call.argumentsError };
-  const pending = id ? index.pending.get(id) : undefined;
+  const pending = id ? index.pending(id) : undefined;
   if (pending?.kind === "toolApproval") return { ...base, ...args, state: "awaiting-approval", pending };
   if (pending?.kind === "toolResponse") return { ...base, ...args, state: "awaiting-answer", pending, question: pending.question };
-  const decision = id ? index.decisions.get(id) : undefined;
-  const resultItem = id ? index.results.get(id) : undefined;
+  const decision = id ? index.decision(id) : undefined;
+  const resultItem = id ? index.result(id) : undefined;
   const result = resultItem ? resultOf(resultItem) : null;
   if (decision?.kind === "deny") return { ...base, ...args, state: "denied", reason: decision.reason, result };
   if (decision?.kind === "answer") {
@@ -318,7 +407,7 @@ function contentText(content: unknown): { text: string; refusal: string } {
 }
 
 /** The parts of a run of items of one thread. */
-function partsOf(items: readonly ItemView[], index: Index, depth: number): AssistantPart[] {
+function partsOf(items: readonly ItemView[], index: Reader, depth: number): AssistantPart[] {
   const parts: AssistantPart[] = [];
   for (const item of items) {
     const body = item.body;
@@ -340,9 +429,9 @@ function partsOf(items: readonly ItemView[], index: Index, depth: number): Assis
   return parts;
 }
 
-function subagentGroup(threadId: string, index: Index, depth: number): SubagentGroup | null {
-  const thread = index.threads.get(threadId);
-  const items = index.threadItems.get(threadId) ?? [];
+function subagentGroup(threadId: string, index: Reader, depth: number): SubagentGroup | null {
+  const thread = index.thread(threadId);
+  const items = index.threadItems(threadId) ?? [];
   if (!thread && items.length === 0) return null;
   return {
     kind: "subagent",
@@ -359,12 +448,7 @@ function subagentGroup(threadId: string, index: Index, depth: number): SubagentG
 /** Subagent threads no call claims (their `thread.created` was missed), by the turn first seeing them. */
 function detachedThreads(snapshot: SessionSnapshot, index: Index): Map<string, string[]> {
   const claimed = new Set<string>();
-  for (const turn of snapshot.turns) {
-    for (const item of turn.items) {
-      if (item.body.kind !== "message") continue;
-      for (const c of item.body.toolCalls) for (const t of c.spawnedThreadIds) claimed.add(t);
-    }
-  }
+  for (const turn of snapshot.turns) for (const t of contributionOf(turn).spawned) claimed.add(t);
   const byTurn = new Map<string, string[]>();
   const firstTurn = new Map<string, string>();
   for (const [id, items] of index.threadItems) if (items[0]) firstTurn.set(id, items[0].turnId);
@@ -378,6 +462,27 @@ function detachedThreads(snapshot: SessionSnapshot, index: Index): Map<string, s
   return byTurn;
 }
 
+/** The messages of one turn: the user's, the assistant's, then detached subagent groups. */
+function deriveTurn(turn: TurnSnapshot, local: OutboxEntry | undefined, detached: readonly string[], index: Reader): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  const input = inputOf(turn) ?? (local ? [...local.input] : []);
+  const text = textOfUser(input);
+  if (input.some((i) => i.type === "user.message")) {
+    out.push({ kind: "user", key: local?.key ?? `user:${turn.turnId}`, state: "sent", turnId: turn.turnId, error: null, text, input });
+  }
+  const mainItems = turn.items.filter((i) => isMain(i.threadId));
+  const parts = partsOf(mainItems, index, 0);
+  const interrupted = parts.some((p) => p.kind !== "tool" && p.kind !== "mcp-auth" && p.interrupted);
+  if (parts.length > 0 || turn.status === "running" || turn.status === "error") {
+    out.push({ kind: "assistant", key: `assistant:${turn.turnId}`, turnId: turn.turnId, status: turn.status, interrupted, error: turn.errorMessage, parts });
+  }
+  for (const threadId of detached) {
+    const g = subagentGroup(threadId, index, 0);
+    if (g) out.push(g);
+  }
+  return out;
+}
+
 /**
  * Derives the chat list. `outbox` holds local sends: a `sent` entry names its turn (whose user
  * message then keeps the entry's key); the others are shown after the last turn.
@@ -388,23 +493,21 @@ export function deriveMessages(snapshot: SessionSnapshot, outbox: readonly Outbo
   for (const e of outbox) if (e.turnId) localKey.set(e.turnId, e);
   const detached = detachedThreads(snapshot, index);
   const out: ChatMessage[] = [];
+  const none: readonly string[] = [];
   for (const turn of snapshot.turns) {
     const local = localKey.get(turn.turnId);
-    const input = inputOf(turn) ?? (local ? [...local.input] : []);
-    const text = textOfUser(input);
-    if (input.some((i) => i.type === "user.message")) {
-      out.push({ kind: "user", key: local?.key ?? `user:${turn.turnId}`, state: "sent", turnId: turn.turnId, error: null, text, input });
+    const mine = detached.get(turn.turnId) ?? none;
+    // A turn whose object, outbox entry, detached threads and every index lookup are the same
+    // as last time keeps its messages: the cost of a snapshot is that of the turns it changed.
+    const cached = derived.get(turn);
+    if (cached && cached.local === local && sameList(cached.detached, mine) && depsHold(cached.deps, index)) {
+      for (const m of cached.messages) out.push((sharedAs.get(m) as ChatMessage | undefined) ?? m);
+      continue;
     }
-    const mainItems = turn.items.filter((i) => isMain(i.threadId));
-    const parts = partsOf(mainItems, index, 0);
-    const interrupted = parts.some((p) => p.kind !== "tool" && p.kind !== "mcp-auth" && p.interrupted);
-    if (parts.length > 0 || turn.status === "running" || turn.status === "error") {
-      out.push({ kind: "assistant", key: `assistant:${turn.turnId}`, turnId: turn.turnId, status: turn.status, interrupted, error: turn.errorMessage, parts });
-    }
-    for (const threadId of detached.get(turn.turnId) ?? []) {
-      const g = subagentGroup(threadId, index, 0);
-      if (g) out.push(g);
-    }
+    const reader = new Reader(index);
+    const messages = deriveTurn(turn, local, mine, reader);
+    derived.set(turn, { deps: reader.deps, local, detached: mine, messages });
+    out.push(...messages);
   }
   const shown = new Set(snapshot.turns.map((t) => t.turnId));
   for (const e of outbox) {
@@ -450,6 +553,9 @@ function share(prev: unknown, next: unknown, depth: number): unknown {
       const p = k !== undefined && byKey.has(k) ? byKey.get(k) : prev[i];
       const v = share(p, n, depth + 1);
       if (v !== prev[i]) same = false;
+      // The message list's entries: remember what stands for a derived message, so the next
+      // derivation of an unchanged turn hands back this very object (and sharing is O(1)).
+      if (depth === 0 && v !== n && typeof n === "object" && n !== null) sharedAs.set(n, v);
       return v;
     });
     return same ? prev : Object.freeze(out);

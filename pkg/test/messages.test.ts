@@ -240,6 +240,49 @@ describe("shareStructure", () => {
   });
 });
 
+describe("deriveMessages reuses unchanged turns", () => {
+  const long = (n: number) => Array.from({ length: n }, (_, i) => turn(`t${i}`, [msg(`t${i}`, `m${i}`, { text: `answer ${i}`, calls: [{ id: `c${i}` }] }), result(`t${i}`, `r${i}`, `c${i}`, '{"ok":true}')], { input: said(`question ${i}`) }));
+
+  it("a turn whose object is unchanged keeps its message and part objects; the changed turn is derived anew", () => {
+    const turns = long(3);
+    const first = deriveMessages(snap([...turns, turn("t9", [msg("t9", "m9", { text: "Hel", complete: false })], { status: "running", input: said("q") })]), []);
+    const second = deriveMessages(snap([...turns, turn("t9", [msg("t9", "m9", { text: "Hello", complete: false })], { status: "running", input: said("q") })]), []);
+    for (let i = 0; i < 6; i++) expect(second[i]).toBe(first[i]);
+    const a1 = assistant(first, "t1");
+    expect(assistant(second, "t1").parts[0]).toBe(a1.parts[0]);
+    expect(tool(second, "c1")).toBe(tool(first, "c1"));
+    expect(assistant(second, "t9")).not.toBe(assistant(first, "t9"));
+    expect(assistant(second, "t9").parts[0]).toMatchObject({ kind: "text", text: "Hello" });
+  });
+
+  it("an unchanged turn is derived again when what it looked up elsewhere changed (a result in a later turn)", () => {
+    const t1 = turn("t1", [msg("t1", "m1", { calls: [{ id: "c1" }] })], { input: said("refund"), status: "paused" });
+    const paused = deriveMessages(snap([t1], { pending: [pendingFor("t1", "c1", "toolApproval")] }), []);
+    expect(tool(paused, "c1").state).toBe("awaiting-approval");
+    const approval = [{ type: "user.tool_approval", thread_id: "main", tool_call_id: "c1", approval: { status: "allow" } }];
+    const running = deriveMessages(snap([t1, turn("t2", [], { input: approval, status: "running" })]), []);
+    expect(tool(running, "c1").state).toBe("running");
+    const done = deriveMessages(snap([t1, turn("t2", [result("t2", "r1", "c1", '{"refunded":true}')], { input: approval })]), []);
+    expect(tool(done, "c1")).toMatchObject({ state: "done", result: { json: { refunded: true } } });
+    // And through the sharing step, the chat list keeps the untouched user message.
+    const prev = shareStructure([] as ChatMessage[], running);
+    const next = shareStructure(prev, done);
+    expect(next[0]).toBe(prev[0]);
+    expect(next[1]).not.toBe(prev[1]);
+  });
+
+  it("after sharing, an unchanged turn hands back the very objects the chat list holds", () => {
+    const turns = long(50);
+    const running = (text: string) => turn("t99", [msg("t99", "m99", { text, complete: false })], { status: "running", input: said("q") });
+    const prev = shareStructure([] as ChatMessage[], deriveMessages(snap([...turns, running("a")]), []));
+    const b = deriveMessages(snap([...turns, running("ab")]), []);
+    for (let i = 0; i < 100; i++) expect(b[i]).toBe(prev[i]);
+    const next = shareStructure(prev, b);
+    for (let i = 0; i < 100; i++) expect(next[i]).toBe(prev[i]);
+    expect(assistant(next, "t99").parts[0]).toMatchObject({ text: "ab" });
+  });
+});
+
 class Source implements ViewSource {
   snapshot: SessionSnapshot = snap([]);
   listeners = new Set<() => void>();

@@ -32,6 +32,8 @@ use std::time::{Duration, Instant};
 use forgestream_core::reduce::{
     ChangeSet, ItemBody, ReducerConfig, SessionView, ThreadStatus, TurnStatus,
 };
+use forgestream_core::resume;
+use forgestream_core::session::{Api, Command, Config, Effect, Flavor, Input, Session, Transport};
 use forgestream_core::sse::{ParserConfig, SseItemRef, SseParser};
 use forgestream_core::wire::SessionEventsPage;
 use serde_json::{json, Value};
@@ -232,6 +234,84 @@ fn reduce_w1(input: &[u8], session_id: &str) -> Fallible<(SessionView, u64, Stri
     Ok((view, events, turn_id.unwrap_or_default()))
 }
 
+/// The same stream through the whole session engine, as `forgestream-web`'s executor drives it:
+/// `send()`, the POST's stream opened, each 64 KiB read as [`Input::Bytes`], every effect
+/// polled after each read, and the changes drained and serialised (as `takeChanges` does) every
+/// `drain_every` reads. `inspect` turns the inspector's frame log on. Returns the engine (for
+/// its view) and the JSON bytes the drains produced.
+fn engine_w1(
+    input: &[u8],
+    session_id: &str,
+    inspect: bool,
+    drain_every: usize,
+) -> Fallible<(Session, usize)> {
+    let mut s = Session::new(
+        session_id,
+        Config {
+            api: Api::new("http://bench", Flavor::TrueForge),
+            transport: Transport::Fetch,
+            reconnect: resume::Config::default(),
+            max_frame_bytes: forgestream_core::sse::DEFAULT_MAX_FRAME_BYTES,
+            inspect,
+        },
+    );
+    let mut now = 1_000u64;
+    s.handle(
+        Input::Command {
+            id: 1,
+            command: Command::Send {
+                input: Vec::new(),
+                interrupt: false,
+            },
+        },
+        now,
+    );
+    let mut post = None;
+    while let Some(e) = s.poll_effect() {
+        if let Effect::Request(r) = e {
+            post = post.or(Some(r.id));
+        }
+    }
+    let request = post.ok_or("send() issued no request")?;
+    s.handle(
+        Input::StreamOpened {
+            request,
+            status: 200,
+        },
+        now,
+    );
+    while s.poll_effect().is_some() {}
+    let mut json_bytes = 0;
+    for (n, chunk) in input.chunks(READ_SIZE).enumerate() {
+        now += 1;
+        s.handle(
+            Input::Bytes {
+                request,
+                bytes: chunk,
+            },
+            now,
+        );
+        while let Some(e) = black_box(s.poll_effect()) {
+            drop(e);
+        }
+        if (n + 1) % drain_every == 0 {
+            json_bytes += drain_json(&mut s)?;
+        }
+    }
+    s.handle(Input::End { request }, now + 1);
+    while s.poll_effect().is_some() {}
+    json_bytes += drain_json(&mut s)?;
+    Ok((s, json_bytes))
+}
+
+/// `takeChanges()`: the drained change set as the JSON text `forgestream-web` hands to JS.
+fn drain_json(s: &mut Session) -> Fallible<usize> {
+    let (changes, warnings) = s.take_changes();
+    let out = s.changes_of(&changes, &warnings);
+    let text = serde_json::to_string(&out).map_err(|e| e.to_string())?;
+    Ok(black_box(text).len())
+}
+
 /// Parse only: frames out of the SSE parser (`feed_with`), nothing reduced. Returns (events,
 /// data bytes).
 fn parse_w1(input: &[u8]) -> Fallible<(u64, u64)> {
@@ -359,6 +439,9 @@ fn verify_w1(view: &SessionView, turn_id: &str, events: u64, meta: &Value) -> Ve
 }
 
 struct W1Figures {
+    /// Medians through the session engine: drained every read; every 16 reads; every 16 reads
+    /// with `inspect: true`.
+    engine_secs: Vec<f64>,
     bytes: usize,
     events: u64,
     runs: usize,
@@ -429,7 +512,36 @@ fn bench_w1(dir: &std::path::Path, runs: usize) -> Fallible<W1Figures> {
             return Err(format!("parse-only run saw {n} events, expected {events}"));
         }
     }
+    // Through the engine: drained every read (the worst case) and every 16 reads (about one
+    // animation frame's worth on loopback), with and without the inspector's frame log.
+    let mut engine = [
+        Vec::with_capacity(runs),
+        Vec::with_capacity(runs),
+        Vec::with_capacity(runs),
+    ];
+    let configs = [(false, 1), (false, 16), (true, 16)];
+    for _ in 0..runs {
+        for (samples, &(inspect, every)) in engine.iter_mut().zip(&configs) {
+            let started = Instant::now();
+            let (s, _) = engine_w1(&input, &session_id, inspect, every)?;
+            samples.push(started.elapsed().as_secs_f64());
+            if message_text_totals(s.view()).0 != text_bytes {
+                return Err("an engine W1 run produced a different view".into());
+            }
+            drop(black_box(s));
+        }
+    }
+    let engine_secs: Vec<f64> = engine.iter_mut().map(|v| median(v)).collect();
+    for every in [1, 16] {
+        let (_, json) = engine_w1(&input, &session_id, false, every)?;
+        println!(
+            "  takeChanges JSON over W1, drained every {every} read(s): {:.2} MB ({:.2}x the final text)",
+            json as f64 / 1e6,
+            json as f64 / text_bytes as f64
+        );
+    }
     let f = W1Figures {
+        engine_secs: engine_secs.clone(),
         bytes: input.len(),
         events,
         runs,
@@ -447,6 +559,14 @@ fn bench_w1(dir: &std::path::Path, runs: usize) -> Fallible<W1Figures> {
         f.events as f64 / f.reduce_secs,
         fmt_ms(&reduce)
     );
+    for (&(inspect, every), secs) in configs.iter().zip(&engine_secs) {
+        println!(
+            "  engine (Session, drained every {every} read(s){}): median {:.1} ms = {:.1} MB/s",
+            if inspect { ", inspect: true" } else { "" },
+            secs * 1e3,
+            mb / secs
+        );
+    }
     println!(
         "  parse only:     median {:.1} ms = {:.1} MB/s, {:.0} events/s",
         f.parse_secs * 1e3,
@@ -765,6 +885,9 @@ fn main() -> ExitCode {
             "reduce_median_s": w1.reduce_secs,
             "reduce_mb_per_s": mb / w1.reduce_secs,
             "reduce_events_per_s": w1.events as f64 / w1.reduce_secs,
+            "engine_median_s": w1.engine_secs.first(),
+            "engine_drain16_median_s": w1.engine_secs.get(1),
+            "engine_drain16_inspect_median_s": w1.engine_secs.get(2),
             "parse_median_s": w1.parse_secs,
             "parse_mb_per_s": mb / w1.parse_secs,
             "parse_events_per_s": w1.events as f64 / w1.parse_secs,

@@ -54,3 +54,39 @@ fn a_long_line_is_given_back_once_done() {
         parser.retained_capacity()
     );
 }
+
+#[test]
+fn a_long_first_data_line_moved_into_the_frame_reads_as_it_does_whole() {
+    // Lines over the kept 64 KiB take the path that hands the line buffer to the frame: a
+    // multi-byte character split across reads, an invalid byte (U+FFFD), a second data line,
+    // an id, and a short frame after it.
+    let mut long = String::from("data: ");
+    for i in 0..40_000 {
+        long.push_str(if i % 7 == 0 { "é" } else { "ab" });
+    }
+    let mut stream = long.into_bytes();
+    stream.extend_from_slice(b"\xff tail\ndata: second\nid: 9\n\ndata: short\n\n");
+    let mut long2 = vec![b'z'; 70 * KIB];
+    long2.splice(0..0, b"data: ".iter().copied());
+    stream.extend_from_slice(&long2);
+    stream.extend_from_slice(b"\r\n\r\n");
+    let whole = {
+        let mut p = SseParser::default();
+        let mut items = Vec::new();
+        p.feed(&stream, &mut items).unwrap();
+        items
+    };
+    assert_eq!(whole.len(), 3);
+    for read in [1, 7, 1000, 4096, 65 * KIB] {
+        let mut p = SseParser::default();
+        let mut items = Vec::new();
+        for chunk in stream.chunks(read) {
+            p.feed(chunk, &mut items).unwrap();
+        }
+        assert_eq!(items, whole, "reads of {read} bytes");
+        assert_eq!(p.last_event_id(), "9");
+        assert!(p.retained_capacity() <= 64 * KIB);
+    }
+    let first = whole[0].as_event().unwrap();
+    assert!(first.data.ends_with("\u{FFFD} tail\nsecond"));
+}

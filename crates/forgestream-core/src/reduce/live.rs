@@ -10,7 +10,7 @@
 use super::change::{ChangeSet, ReduceError, TextAppend};
 use super::merge;
 use super::view::{ContentView, ItemBody, TurnView};
-use super::SessionView;
+use super::{SessionView, TurnFlags};
 use crate::wire;
 use crate::wire::fast::TextDelta;
 use alloc::string::String;
@@ -25,8 +25,8 @@ impl SessionView {
     /// mark) and the append then share the turn found once, where [`Self::admit`] followed by
     /// [`Self::apply_text_delta`] would look the turn up three times per frame.
     ///
-    /// True when the frame is done with (applied, or skipped as already seen). False means
-    /// nothing was changed (new turn, sequence gap, or a case for the general rules): the
+    /// `Some` (the turn's flags, unchanged by this frame) when the frame is done with (applied,
+    /// or skipped as already seen). `None` means nothing was changed (new turn, sequence gap, or a case for the general rules): the
     /// caller takes the ordinary route, so every rule stays written once.
     pub(super) fn apply_text_delta_hot(
         &mut self,
@@ -34,25 +34,22 @@ impl SessionView {
         sequence_number: Option<u64>,
         delta: &TextDelta<'_>,
         cs: &mut ChangeSet,
-    ) -> bool {
+    ) -> Option<TurnFlags> {
         let config = &self.config;
-        let Some(turn) = self.turns.get_mut(turn_id) else {
-            return false;
-        };
+        let turn = self.turns.get_mut(turn_id)?;
         // `admit`'s rules; a gap (which warns) takes the ordinary route.
         let hwm = turn.last_sequence_number;
         let next = match sequence_number {
             None => hwm,
-            Some(n) if hwm.is_some_and(|h| n <= h) => return true,
-            Some(n) if n != hwm.map_or(1, |h| h.saturating_add(1)) => return false,
+            Some(n) if hwm.is_some_and(|h| n <= h) => return Some(TurnFlags::of(turn)),
+            Some(n) if n != hwm.map_or(1, |h| h.saturating_add(1)) => return None,
             Some(n) => Some(n),
         };
-        let Some(applied) = append_to_turn(turn, config, delta) else {
-            return false;
-        };
+        let applied = append_to_turn(turn, config, delta)?;
         turn.last_sequence_number = next;
+        let flags = TurnFlags::of(turn);
         record(cs, turn_id, &delta.id, applied);
-        true
+        Some(flags)
     }
 
     /// Applies `delta` (already admitted by sequence number) to `turn_id`.

@@ -19,6 +19,7 @@
 mod args;
 mod change;
 mod dispatch;
+mod frame;
 mod live;
 mod merge;
 mod pending;
@@ -30,6 +31,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 pub use change::{ChangeSet, ItemChange, ReduceError, TextAppend, Warning};
+pub use frame::{LiveFrame, TurnFlags};
 pub use view::{
     BreakdownView, ContentPartView, ContentView, ItemBody, ItemView, McpAuthServerView,
     McpServerView, MessageView, PendingAction, PendingKind, QuestionView, RequiredCallView,
@@ -174,11 +176,27 @@ impl SessionView {
         // applied on one turn lookup when nothing else happens.
         let text = wire::fast::text_delta(data);
         if let Some(delta) = &text {
-            if self.apply_text_delta_hot(turn_id, sequence_number, delta, changes) {
+            if self
+                .apply_text_delta_hot(turn_id, sequence_number, delta, changes)
+                .is_some()
+            {
                 self.settle(changes);
                 return Ok(());
             }
         }
+        self.apply_live_general(turn_id, sequence_number, data, text, changes)
+    }
+
+    /// [`Self::apply_live_into`] for a frame the hot path left alone (`text`: the frame as a
+    /// text-only delta, if it is one).
+    fn apply_live_general(
+        &mut self,
+        turn_id: &str,
+        sequence_number: Option<u64>,
+        data: &str,
+        text: Option<wire::fast::TextDelta<'_>>,
+        changes: &mut ChangeSet,
+    ) -> Result<(), ReduceError> {
         if !self.admit(turn_id, sequence_number, changes) {
             return Ok(());
         }

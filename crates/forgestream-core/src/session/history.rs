@@ -4,6 +4,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use super::paging::{NextPage, PageGuard};
 use super::requests::parse_json;
 use super::{
     api, CommandId, Effect, ErrorCode, History, Method, Purpose, RequestId, ResponseKind,
@@ -23,7 +24,7 @@ impl Session {
         self.history = Some(History {
             request,
             events: false,
-            pages: 1,
+            pages: PageGuard::default(),
             event_pages: Vec::new(),
             waiters: command.into_iter().collect(),
             for_restore,
@@ -56,7 +57,6 @@ impl Session {
         let request = self.history_request(events, token);
         if let Some(h) = self.history.as_mut() {
             h.request = request;
-            h.pages += 1;
             h.events = events;
         }
     }
@@ -74,14 +74,22 @@ impl Session {
                 Ok(page) => {
                     let changes = self.view.apply_turns(&page.data);
                     self.record(changes);
-                    let pages = self.history.as_ref().map_or(0, |h| h.pages);
-                    match page.pagination.next_page_token {
-                        Some(t) if pages < MAX_TURN_PAGES => {
-                            self.next_history_page(false, Some(&t))
-                        }
-                        _ => {
+                    let Some(h) = self.history.as_mut() else {
+                        return;
+                    };
+                    let next = h.pages.after_page(
+                        "turns",
+                        page.pagination.next_page_token,
+                        MAX_TURN_PAGES,
+                    );
+                    match next {
+                        NextPage::Follow(t) => self.next_history_page(false, Some(&t)),
+                        NextPage::Done | NextPage::Cut(_) => {
+                            if let NextPage::Cut(warning) = next {
+                                self.warn("protocol", warning);
+                            }
                             if let Some(h) = self.history.as_mut() {
-                                h.pages = 0;
+                                h.pages = PageGuard::default();
                             }
                             self.next_history_page(true, None);
                         }
@@ -96,16 +104,21 @@ impl Session {
         }
         match parse_json::<wire::SessionEventsPage>(body) {
             Ok(page) => {
-                let pages = match self.history.as_mut() {
-                    Some(h) => {
-                        h.event_pages.push(page.data);
-                        h.pages
-                    }
-                    None => return,
+                let Some(h) = self.history.as_mut() else {
+                    return;
                 };
-                match page.pagination.next_page_token {
-                    Some(t) if pages < MAX_EVENT_PAGES => self.next_history_page(true, Some(&t)),
-                    _ => self.history_done(),
+                h.event_pages.push(page.data);
+                match h.pages.after_page(
+                    "session events",
+                    page.pagination.next_page_token,
+                    MAX_EVENT_PAGES,
+                ) {
+                    NextPage::Follow(t) => self.next_history_page(true, Some(&t)),
+                    NextPage::Done => self.history_done(),
+                    NextPage::Cut(warning) => {
+                        self.warn("protocol", warning);
+                        self.history_done();
+                    }
                 }
             }
             Err(e) => self.history_failed(SessionError::new(

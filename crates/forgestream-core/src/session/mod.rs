@@ -35,9 +35,11 @@ pub mod checkpoint;
 mod create;
 mod effect;
 mod error;
+mod frame_log;
 mod history;
 mod input;
 mod options;
+mod paging;
 mod requests;
 mod stream;
 
@@ -128,13 +130,13 @@ pub struct LoggedFrame {
 /// The frames logged after the first `seen` ever logged ([`Session::event_log_since`]).
 #[derive(Debug, Serialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
-pub struct EventLogPage<'a> {
+pub struct EventLogPage {
     /// Every frame ever logged.
     pub total: u64,
     /// The log's bound ([`EVENT_LOG_CAPACITY`]).
     pub capacity: usize,
     /// The newest `min(total - seen, kept)` entries, oldest first.
-    pub frames: Vec<&'a LoggedFrame>,
+    pub frames: Vec<LoggedFrame>,
 }
 
 /// The connection badge as the UI shows it.
@@ -191,7 +193,8 @@ struct Run {
     open: Option<(RequestId, RunStep)>,
     /// The turn state read first by a rebuild (applied after its events).
     rebuild_turn: Option<wire::Turn>,
-    rebuild_pages: u32,
+    /// The tokens followed in the rebuild's `GET …/turns/{tid}/events` listing.
+    rebuild_pages: paging::PageGuard,
     /// The badge.
     status: ConnectionStatus,
     /// Settles the `send()` / `respond()` promise once the turn id is known.
@@ -223,7 +226,8 @@ struct History {
     request: RequestId,
     /// `false`: turn pages; `true`: session-event pages.
     events: bool,
-    pages: u32,
+    /// The tokens followed in the listing being read (turns, then session events).
+    pages: paging::PageGuard,
     event_pages: Vec<Vec<wire::SessionEventItem>>,
     waiters: Vec<CommandId>,
     /// A restore waits for this load.
@@ -258,8 +262,7 @@ pub struct Session {
     dirty: bool,
     notified: bool,
     drains: u64,
-    event_log: VecDeque<LoggedFrame>,
-    event_log_total: u64,
+    event_log: frame_log::FrameLog,
 }
 
 impl Session {
@@ -287,8 +290,7 @@ impl Session {
             dirty: false,
             notified: false,
             drains: 0,
-            event_log: VecDeque::new(),
-            event_log_total: 0,
+            event_log: frame_log::FrameLog::default(),
         }
     }
 
@@ -405,23 +407,14 @@ impl Session {
     }
 
     /// The inspector's frame log, oldest first, and how many frames were ever logged.
-    pub fn event_log(&self) -> (&VecDeque<LoggedFrame>, u64) {
-        (&self.event_log, self.event_log_total)
+    pub fn event_log(&self) -> (Vec<LoggedFrame>, u64) {
+        (self.event_log.frames(), self.event_log.total())
     }
 
     /// The frames logged after the first `seen` ever logged (an inspector polling the log
     /// passes the `total` it saw last; frames that fell out of the bounded log are skipped).
-    pub fn event_log_since(&self, seen: u64) -> EventLogPage<'_> {
-        let new = self.event_log_total.saturating_sub(seen);
-        let skip = self
-            .event_log
-            .len()
-            .saturating_sub(usize::try_from(new).unwrap_or(usize::MAX));
-        EventLogPage {
-            total: self.event_log_total,
-            capacity: EVENT_LOG_CAPACITY,
-            frames: self.event_log.iter().skip(skip).collect(),
-        }
+    pub fn event_log_since(&self, seen: u64) -> EventLogPage {
+        self.event_log.since(seen)
     }
 
     /// Feeds one input at `now_ms` (ms; a clock going backwards is treated as standing still).
@@ -737,7 +730,7 @@ impl Session {
             previous_turn_id,
             open: None,
             rebuild_turn: None,
-            rebuild_pages: 0,
+            rebuild_pages: paging::PageGuard::default(),
             status: ConnectionStatus::Connecting,
             started: None,
             checking,

@@ -3,6 +3,7 @@
 use alloc::format;
 use alloc::string::String;
 
+use super::paging::{NextPage, PageGuard};
 use super::{
     Checkpoint, ErrorCode, Method, Purpose, RequestId, ResponseKind, RunStep, Session,
     SessionError, Settled, Transport, MAX_EVENT_PAGES, MAX_TURN_CHECKS, TURN_CHECK_STEP_MS,
@@ -129,7 +130,7 @@ impl Session {
                 Some(tid) => {
                     if let Some(run) = self.run.as_mut() {
                         run.rebuild_turn = None;
-                        run.rebuild_pages = 0;
+                        run.rebuild_pages = PageGuard::default();
                     }
                     // The turn's state is read *before* its events: a turn already finished then
                     // has all its events persisted. (Read after, a turn finishing between the two
@@ -523,16 +524,27 @@ impl Session {
                             Ok(changes) => self.record(changes),
                             Err(e) => self.warn("protocol", format!("{e}")),
                         }
-                        let pages = self.run.as_ref().map_or(0, |r| r.rebuild_pages);
-                        match page.pagination.next_page_token {
-                            Some(token) if pages < MAX_EVENT_PAGES => {
+                        let next = page.pagination.next_page_token;
+                        let next = match self.run.as_mut() {
+                            Some(r) => {
+                                r.rebuild_pages
+                                    .after_page("turn events", next, MAX_EVENT_PAGES)
+                            }
+                            None => NextPage::Done,
+                        };
+                        match next {
+                            NextPage::Follow(token) => {
                                 self.feed_conn(resume::Input::ResponseHeaders {
                                     status,
                                     retry_after_ms: None,
                                 });
                                 self.rebuild_page(Some(&token));
                             }
-                            _ => self.rebuild_finished(&tid),
+                            NextPage::Done => self.rebuild_finished(&tid),
+                            NextPage::Cut(warning) => {
+                                self.warn("protocol", warning);
+                                self.rebuild_finished(&tid);
+                            }
                         }
                     }
                     Err(e) => {
@@ -549,10 +561,7 @@ impl Session {
     }
 
     fn rebuild_page(&mut self, token: Option<&str>) {
-        let Some(tid) = self.run.as_mut().and_then(|r| {
-            r.rebuild_pages += 1;
-            r.turn_id.clone()
-        }) else {
+        let Some(tid) = self.run.as_ref().and_then(|r| r.turn_id.clone()) else {
             return;
         };
         let url = self.config.api.turn_events(&self.id, &tid, token);

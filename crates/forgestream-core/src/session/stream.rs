@@ -1,31 +1,15 @@
 //! The hot path: one network read → SSE parser → reducer → connection machine, frames borrowed
 //! from the read (a frame inside it is never copied; a text delta is appended to its message
 //! straight from the read's bytes).
-use alloc::borrow::Cow;
 use alloc::format;
 use alloc::string::String;
 
-use super::{
-    Checkpoint, ErrorCode, LoggedFrame, RequestId, RunStep, Session, SessionError, Settled,
-    EVENT_LOG_CAPACITY,
-};
-use crate::reduce::TurnStatus;
+use super::{Checkpoint, ErrorCode, RequestId, RunStep, Session, SessionError, Settled};
 use crate::resume;
 use crate::session::checkpoint::{is_valid_id, SCHEMA_VERSION};
 use crate::session::Effect;
 use crate::sse::SseItemRef;
 use crate::wire;
-
-/// The envelope fields the inspector shows; everything else in the event is skipped.
-#[derive(serde::Deserialize)]
-struct Envelope<'a> {
-    #[serde(rename = "type", borrow)]
-    event_type: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    thread_id: Option<Cow<'a, str>>,
-}
 
 impl Session {
     fn is_open_stream(&self, id: RequestId) -> bool {
@@ -186,7 +170,7 @@ impl Session {
             },
         };
         if self.config.inspect {
-            self.log_frame(&turn_id, seq, data, now);
+            self.event_log.push(&turn_id, seq, data, now);
         }
         // A number past the next one due (PROTOCOL §3: +1 per event, no gaps) is never applied:
         // the frames in between were not seen, so the view would show a hole. The machine's
@@ -208,13 +192,12 @@ impl Session {
                 return;
             }
         }
-        let capped_before = self.view.event_cap_reached(&turn_id);
-        let text_limited_before = self.view.text_limit_reached(&turn_id);
         // Recorded straight into the pending change set (drained by `take_changes`), so a burst
-        // of deltas on one message costs no change-set allocation per frame.
-        let applied = self
+        // of deltas on one message costs no change-set allocation per frame. The turn's flags
+        // come back from the reducer's own turn lookup (no extra lookups per frame).
+        let frame = self
             .view
-            .apply_live_into(&turn_id, seq, data, &mut self.changes);
+            .apply_live_frame(&turn_id, seq, data, &mut self.changes);
         if !self.changes.is_empty() {
             self.dirty = true;
         }
@@ -234,13 +217,10 @@ impl Session {
                 ),
             );
         }
-        let input = match applied {
+        let input = match frame.result {
             Ok(()) => {
-                let turn_done = self
-                    .view
-                    .turn(&turn_id)
-                    .is_some_and(|t| t.status != TurnStatus::Running);
-                if turn_done && self.view.event_cap_reached(&turn_id) {
+                let turn_done = frame.after.ended;
+                if turn_done && frame.after.capped {
                     self.warn(
                         "protocol",
                         format!(
@@ -255,7 +235,7 @@ impl Session {
                     }
                 }
             }
-            Err(crate::reduce::ReduceError::TextTooLong { .. }) if text_limited_before => {
+            Err(crate::reduce::ReduceError::TextTooLong { .. }) if frame.before.text_limited => {
                 // Warned at the first refused delta; the stream goes on (its `turn.done` ends
                 // the turn) and what was received stays.
                 resume::Input::Event {
@@ -263,7 +243,7 @@ impl Session {
                     turn_done: false,
                 }
             }
-            Err(crate::reduce::ReduceError::EventCapExceeded { .. }) if capped_before => {
+            Err(crate::reduce::ReduceError::EventCapExceeded { .. }) if frame.before.capped => {
                 // Warned at the first refused event; the frame still counts as processed.
                 resume::Input::Event {
                     sequence_number: seq,
@@ -303,31 +283,6 @@ impl Session {
         if let Some(previous) = previous.filter(|p| is_valid_id(p)) {
             self.check_if_running(previous);
         }
-    }
-
-    fn log_frame(&mut self, turn_id: &str, seq: Option<u64>, data: &str, now: u64) {
-        let envelope = serde_json::from_str::<Envelope<'_>>(data).ok();
-        let (event_type, thread_id, id) = match envelope {
-            Some(e) => (
-                e.event_type.map(Cow::into_owned),
-                e.thread_id.map(Cow::into_owned),
-                e.id.map(Cow::into_owned),
-            ),
-            None => (None, None, None),
-        };
-        if self.event_log.len() >= EVENT_LOG_CAPACITY {
-            self.event_log.pop_front();
-        }
-        self.event_log.push_back(LoggedFrame {
-            turn_id: String::from(turn_id),
-            sequence_number: seq,
-            event_type: event_type.unwrap_or_else(|| String::from("(malformed)")),
-            thread_id,
-            id,
-            bytes: data.len(),
-            at_ms: now,
-        });
-        self.event_log_total += 1;
     }
 }
 

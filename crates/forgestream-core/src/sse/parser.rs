@@ -323,14 +323,40 @@ impl SseParser {
         }
         let mut buffer = core::mem::take(&mut self.line);
         buffer.extend_from_slice(head);
-        if let Some(field) = self.interpret(frame, &buffer, emit) {
-            let value = field.value;
-            let decoded = || Cow::Owned(String::from_utf8_lossy(value).into_owned());
-            Self::set_field(frame, field.name, decoded);
+        let field = self
+            .interpret(frame, &buffer, emit)
+            .map(|f| (f.name, buffer.len().saturating_sub(f.value.len())));
+        if let Some((name, value_at)) = field {
+            if matches!(name, TextName::Data)
+                && frame.data.is_none()
+                && buffer.capacity() > LINE_CAPACITY_KEPT
+            {
+                // A long first `data` line (the big frame the cap is sized for): its buffer
+                // becomes the frame's data in place, instead of a second copy of it. The buffer
+                // leaves the parser with the frame and is freed after dispatch, so one huge
+                // frame costs its size once, not twice, and nothing of it stays behind.
+                buffer.drain(..value_at);
+                match String::from_utf8(buffer) {
+                    Ok(text) => frame.append_data(Cow::Owned(text)),
+                    Err(e) => {
+                        let decoded = String::from_utf8_lossy(e.as_bytes()).into_owned();
+                        frame.append_data(Cow::Owned(decoded));
+                    }
+                }
+                self.reset_line();
+            } else {
+                let value = buffer.get(value_at..).unwrap_or_default();
+                let decoded = || Cow::Owned(String::from_utf8_lossy(value).into_owned());
+                Self::set_field(frame, name, decoded);
+                buffer.clear();
+                self.line = buffer;
+                self.reset_line();
+            }
+        } else {
+            buffer.clear();
+            self.line = buffer;
+            self.reset_line();
         }
-        buffer.clear();
-        self.line = buffer;
-        self.reset_line();
         // A data line can grow the frame beyond its raw length (U+FFFD is 3 bytes).
         if self.exceeds_cap(frame, 0) {
             self.frame_too_large(frame, error);

@@ -1,0 +1,393 @@
+//! The inspector's frame log (`inspect: true`, `session.eventLog()`): the last
+//! [`EVENT_LOG_CAPACITY`] frames received, as a fixed-size ring.
+//!
+//! Why this shape: the log used to decode every frame a second time with serde (for three
+//! envelope fields) and keep four `String`s per frame in a `VecDeque`, which made ingestion
+//! with `inspect: true` many times slower than without (issue 18 item 9). Now the ring is
+//! allocated once, at the first frame, and each frame costs one scan of its top-level JSON
+//! object (values skipped with `memchr`, nothing decoded) and a copy of the envelope fields into
+//! the slot's own fixed buffers: no allocation per frame. [`LoggedFrame`]s, with their
+//! `String`s, are only built when the inspector reads the log.
+//!
+//! Fields longer than [`FIELD_BYTES`] bytes (no TrueForge id, type or thread is) are kept
+//! truncated at a character boundary and end with `…`.
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use super::{EventLogPage, LoggedFrame, EVENT_LOG_CAPACITY};
+
+/// Bytes kept of each envelope field (turn id, `type`, `id`, `thread_id`).
+pub const FIELD_BYTES: usize = 64;
+
+/// A short string kept inline.
+#[derive(Clone, Copy)]
+struct Short {
+    len: u8,
+    bytes: [u8; FIELD_BYTES],
+}
+
+impl Short {
+    const EMPTY: Short = Short {
+        len: 0,
+        bytes: [0; FIELD_BYTES],
+    };
+
+    /// `text`, or its first bytes plus `…` when it does not fit.
+    fn of(text: &str) -> Short {
+        let mut out = Short::EMPTY;
+        let (kept, ellipsis) = if text.len() <= FIELD_BYTES {
+            (text, "")
+        } else {
+            let mut end = FIELD_BYTES - '…'.len_utf8();
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            (text.get(..end).unwrap_or_default(), "…")
+        };
+        let len = kept.len() + ellipsis.len();
+        if let Some(dst) = out.bytes.get_mut(..kept.len()) {
+            dst.copy_from_slice(kept.as_bytes());
+        }
+        if let Some(dst) = out.bytes.get_mut(kept.len()..len) {
+            dst.copy_from_slice(ellipsis.as_bytes());
+        }
+        out.len = u8::try_from(len).unwrap_or(0);
+        out
+    }
+
+    fn as_str(&self) -> &str {
+        // Always a whole UTF-8 string (copied from a `&str`, cut at a character boundary).
+        core::str::from_utf8(self.bytes.get(..usize::from(self.len)).unwrap_or_default())
+            .unwrap_or_default()
+    }
+}
+
+/// One frame as logged.
+#[derive(Clone, Copy)]
+struct Slot {
+    turn_id: Short,
+    sequence_number: Option<u64>,
+    /// `None`: the frame was not a JSON object with a string `type`.
+    event_type: Option<Short>,
+    thread_id: Option<Short>,
+    id: Option<Short>,
+    bytes: usize,
+    at_ms: u64,
+}
+
+impl Slot {
+    fn logged(&self) -> LoggedFrame {
+        let owned = |s: &Option<Short>| s.as_ref().map(|s| String::from(s.as_str()));
+        LoggedFrame {
+            turn_id: String::from(self.turn_id.as_str()),
+            sequence_number: self.sequence_number,
+            event_type: self
+                .event_type
+                .as_ref()
+                .map_or_else(|| String::from("(malformed)"), |t| String::from(t.as_str())),
+            thread_id: owned(&self.thread_id),
+            id: owned(&self.id),
+            bytes: self.bytes,
+            at_ms: self.at_ms,
+        }
+    }
+}
+
+/// The ring. Empty (and unallocated) until the first frame.
+#[derive(Default)]
+pub(super) struct FrameLog {
+    /// Up to [`EVENT_LOG_CAPACITY`] slots; once full, `next` is the oldest.
+    slots: Vec<Slot>,
+    next: usize,
+    /// Every frame ever logged.
+    total: u64,
+}
+
+impl core::fmt::Debug for FrameLog {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("FrameLog")
+            .field("kept", &self.slots.len())
+            .field("total", &self.total)
+            .finish()
+    }
+}
+
+impl FrameLog {
+    /// Logs one frame of `turn_id`'s stream (`data` as received, `now` in ms).
+    pub(super) fn push(
+        &mut self,
+        turn_id: &str,
+        sequence_number: Option<u64>,
+        data: &str,
+        now: u64,
+    ) {
+        let envelope = envelope(data);
+        let slot = Slot {
+            turn_id: Short::of(turn_id),
+            sequence_number,
+            event_type: envelope.as_ref().and_then(|e| e.event_type).map(Short::of),
+            thread_id: envelope.as_ref().and_then(|e| e.thread_id).map(Short::of),
+            id: envelope.as_ref().and_then(|e| e.id).map(Short::of),
+            bytes: data.len(),
+            at_ms: now,
+        };
+        if self.slots.capacity() == 0 {
+            self.slots.reserve_exact(EVENT_LOG_CAPACITY);
+        }
+        if self.slots.len() < EVENT_LOG_CAPACITY {
+            self.slots.push(slot);
+        } else if let Some(oldest) = self.slots.get_mut(self.next) {
+            *oldest = slot;
+        }
+        self.next = (self.next + 1) % EVENT_LOG_CAPACITY;
+        self.total += 1;
+    }
+
+    /// Every frame ever logged.
+    pub(super) fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// The kept slots, oldest first.
+    fn ordered(&self) -> impl Iterator<Item = &Slot> + '_ {
+        let split = if self.slots.len() < EVENT_LOG_CAPACITY {
+            0
+        } else {
+            self.next
+        };
+        let (newer, older) = self.slots.split_at(split.min(self.slots.len()));
+        older.iter().chain(newer)
+    }
+
+    /// Every kept frame, oldest first.
+    pub(super) fn frames(&self) -> Vec<LoggedFrame> {
+        self.ordered().map(Slot::logged).collect()
+    }
+
+    /// The frames logged after the first `seen` ever logged (frames that fell out of the ring
+    /// are skipped).
+    pub(super) fn since(&self, seen: u64) -> EventLogPage {
+        let new = self.total.saturating_sub(seen);
+        let skip = self
+            .slots
+            .len()
+            .saturating_sub(usize::try_from(new).unwrap_or(usize::MAX));
+        EventLogPage {
+            total: self.total,
+            capacity: EVENT_LOG_CAPACITY,
+            frames: self.ordered().skip(skip).map(Slot::logged).collect(),
+        }
+    }
+}
+
+/// The envelope fields of one frame, borrowed from it.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Envelope<'a> {
+    event_type: Option<&'a str>,
+    id: Option<&'a str>,
+    thread_id: Option<&'a str>,
+}
+
+/// The top-level `type`, `id` and `thread_id` of a JSON object, when they are strings without
+/// escapes (every TrueForge envelope); other values are skipped without being decoded. `None`
+/// when `data` is not an object this scan can walk (then the log shows `(malformed)`). Never
+/// panics; linear in `data`.
+fn envelope(data: &str) -> Option<Envelope<'_>> {
+    let bytes = data.as_bytes();
+    let mut at = skip_ws(bytes, 0);
+    if bytes.get(at) != Some(&b'{') {
+        return None;
+    }
+    at = skip_ws(bytes, at + 1);
+    let mut out = Envelope::default();
+    if bytes.get(at) == Some(&b'}') {
+        return Some(out);
+    }
+    loop {
+        let (key, after) = string(data, at)?;
+        at = skip_ws(bytes, after);
+        if bytes.get(at) != Some(&b':') {
+            return None;
+        }
+        at = skip_ws(bytes, at + 1);
+        let value_start = at;
+        at = skip_value(bytes, at)?;
+        let slot = match key {
+            Some("type") => Some(&mut out.event_type),
+            Some("id") => Some(&mut out.id),
+            Some("thread_id") => Some(&mut out.thread_id),
+            _ => None,
+        };
+        if let Some(slot) = slot {
+            // A string value without escapes is kept; `null`, escaped text or another kind of
+            // value leaves the field absent.
+            *slot = string(data, value_start).and_then(|(v, end)| v.filter(|_| end == at));
+        }
+        at = skip_ws(bytes, at);
+        match bytes.get(at) {
+            Some(b',') => at = skip_ws(bytes, at + 1),
+            Some(b'}') => return Some(out),
+            _ => return None,
+        }
+    }
+}
+
+fn skip_ws(bytes: &[u8], mut at: usize) -> usize {
+    while matches!(bytes.get(at), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        at += 1;
+    }
+    at
+}
+
+/// A JSON string at `at`: its text when it has no escapes (`Some(None)` when it has), and the
+/// index after its closing quote.
+fn string(data: &str, at: usize) -> Option<(Option<&str>, usize)> {
+    let bytes = data.as_bytes();
+    if bytes.get(at) != Some(&b'"') {
+        return None;
+    }
+    let start = at + 1;
+    let mut i = start;
+    let mut escaped = false;
+    loop {
+        let rest = bytes.get(i..)?;
+        let found = memchr::memchr2(b'"', b'\\', rest)?;
+        i += found;
+        if bytes.get(i) == Some(&b'"') {
+            let text = (!escaped).then(|| data.get(start..i)).flatten();
+            return Some((text, i + 1));
+        }
+        // A backslash: skip it and the byte it escapes.
+        escaped = true;
+        i += 2;
+    }
+}
+
+/// The index after the JSON value at `at` (strings, objects and arrays walked, scalars read to
+/// their end; not validated beyond what finding the end needs).
+fn skip_value(bytes: &[u8], at: usize) -> Option<usize> {
+    match bytes.get(at)? {
+        b'"' => {
+            // `string` needs a `str` only for the text; the end is found on bytes.
+            let mut i = at + 1;
+            loop {
+                i += memchr::memchr2(b'"', b'\\', bytes.get(i..)?)?;
+                if bytes.get(i) == Some(&b'"') {
+                    return Some(i + 1);
+                }
+                i += 2;
+            }
+        }
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut i = at;
+            loop {
+                match bytes.get(i)? {
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    b'"' => {
+                        i = skip_value(bytes, i)?;
+                        continue;
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+        }
+        _ => {
+            let len = bytes
+                .get(at..)?
+                .iter()
+                .position(|b| matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'))?;
+            (len > 0).then_some(at + len)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::format;
+
+    #[test]
+    fn the_envelope_is_read_from_any_field_order_and_other_values_are_skipped() {
+        let e = envelope(r#"{"content":"a \"quoted\" {x}","type":"model.message.delta","id":"m1","thread_id":"main","n":[1,{"a":"]"}],"z":null}"#).unwrap();
+        assert_eq!(
+            e,
+            Envelope {
+                event_type: Some("model.message.delta"),
+                id: Some("m1"),
+                thread_id: Some("main"),
+            }
+        );
+        let e =
+            envelope(r#" { "type" : "turn.created" , "thread_id" : null , "id" : 7 } "#).unwrap();
+        assert_eq!(e.event_type, Some("turn.created"));
+        assert_eq!((e.thread_id, e.id), (None, None));
+        assert_eq!(envelope("{}"), Some(Envelope::default()));
+    }
+
+    #[test]
+    fn what_is_not_an_object_is_malformed() {
+        for bad in [
+            "",
+            "[]",
+            "not json",
+            r#"{"type":"x""#,
+            r#"{"type" "x"}"#,
+            r#"{"a":"unterminated}"#,
+            "{\"a\":tru",
+            r#"{"a":}"#,
+        ] {
+            assert_eq!(envelope(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_ring_keeps_the_newest_frames_and_counts_all() {
+        let mut log = FrameLog::default();
+        let n = EVENT_LOG_CAPACITY + 5;
+        for i in 0..n {
+            let data = format!(
+                r#"{{"type":"model.message.delta","id":"m{i}","thread_id":"main","content":"x"}}"#
+            );
+            log.push("t1", Some(i as u64 + 1), &data, 10 + i as u64);
+        }
+        assert_eq!(log.total(), n as u64);
+        assert_eq!(log.slots.capacity(), EVENT_LOG_CAPACITY, "allocated once");
+        let frames = log.frames();
+        assert_eq!(frames.len(), EVENT_LOG_CAPACITY);
+        assert_eq!(frames[0].sequence_number, Some(6), "the oldest kept");
+        assert_eq!(
+            frames.last().unwrap().id.as_deref(),
+            Some(&*format!("m{}", n - 1))
+        );
+        let page = log.since(n as u64 - 2);
+        assert_eq!(page.frames.len(), 2);
+        assert_eq!(page.frames[1].sequence_number, Some(n as u64));
+        assert_eq!(
+            log.since(0).frames.len(),
+            EVENT_LOG_CAPACITY,
+            "older frames fell out"
+        );
+        assert!(log.since(n as u64).frames.is_empty());
+    }
+
+    #[test]
+    fn long_fields_are_cut_at_a_character_boundary() {
+        let mut log = FrameLog::default();
+        let long = "é".repeat(100);
+        log.push(&long, None, &format!(r#"{{"type":"{long}"}}"#), 0);
+        log.push("t", None, "garbage", 0);
+        let frames = log.frames();
+        assert!(frames[0].turn_id.len() <= FIELD_BYTES && frames[0].turn_id.ends_with("é…"));
+        assert!(frames[0].event_type.ends_with('…'));
+        assert_eq!(frames[1].event_type, "(malformed)");
+        assert_eq!(frames[1].bytes, "garbage".len());
+    }
+}
