@@ -277,6 +277,8 @@ fn engine_w1(
         Input::StreamOpened {
             request,
             status: 200,
+            content_type: Some("text/event-stream"),
+            redirected: false,
         },
         now,
     );

@@ -87,6 +87,8 @@ fn ingest(reads: &[Vec<u8>], inspect: bool) -> (Session, usize) {
         Input::StreamOpened {
             request,
             status: 200,
+            content_type: Some("text/event-stream"),
+            redirected: false,
         },
         2,
     );

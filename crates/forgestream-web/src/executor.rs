@@ -265,7 +265,11 @@ fn execute(engine: &Rc<Engine>, effect: Effect) {
             .borrow_mut()
             .set_last_session(&engine.id),
         Effect::ClearPointer => {
-            engine.client.store.borrow_mut().clear_last_session(&engine.id);
+            engine
+                .client
+                .store
+                .borrow_mut()
+                .clear_last_session(&engine.id);
         }
         Effect::Settle { command, outcome } => settle(engine, command, outcome),
         Effect::Notify => {
