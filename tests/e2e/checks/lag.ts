@@ -44,7 +44,10 @@ interface Measured {
 export const viewKeepsUp: Check<"page"> = async ({ page }) => {
   const errors = watchErrors(page);
   const sid = await newSession(page, "storyteller");
-  await sendMessage(page, "Tell a story, 3000 words, 2 ms");
+  // Long enough (~7 s of stream) that most of it is still to come when the raw reader below
+  // subscribes on a loaded machine: a reader that starts late gets the start as one replay,
+  // leaving too few animation frames to compare (seen: 2 samples with 3,000 words at load 8).
+  await sendMessage(page, "Tell a story, 8000 words, 2 ms");
   const turnId = await lastTurnId(page);
 
   const m = await page.evaluate(
