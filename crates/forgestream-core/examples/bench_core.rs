@@ -253,6 +253,7 @@ fn engine_w1(
             reconnect: resume::Config::default(),
             max_frame_bytes: forgestream_core::sse::DEFAULT_MAX_FRAME_BYTES,
             inspect,
+            reducer: Default::default(),
         },
     );
     let mut now = 1_000u64;

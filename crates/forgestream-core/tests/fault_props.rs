@@ -500,6 +500,7 @@ fn engine(seed: u64) -> Session {
             },
             max_frame_bytes: 16 << 20,
             inspect: false,
+            reducer: Default::default(),
         },
     )
 }

@@ -64,6 +64,7 @@ fn ingest(reads: &[Vec<u8>], inspect: bool) -> (Session, usize) {
             reconnect: resume::Config::default(),
             max_frame_bytes: 1 << 20,
             inspect,
+            reducer: Default::default(),
         },
     );
     s.handle(

@@ -17,6 +17,7 @@ fn engine() -> Session {
             reconnect: resume::Config::default(),
             max_frame_bytes: 1 << 20,
             inspect: false,
+            reducer: Default::default(),
         },
     )
 }

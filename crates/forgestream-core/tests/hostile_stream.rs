@@ -43,6 +43,7 @@ impl Driver {
                     reconnect: Reconnect::default(),
                     max_frame_bytes: 1 << 20,
                     inspect: false,
+                    reducer: Default::default(),
                 },
             ),
             now: 1_000,

@@ -92,6 +92,8 @@ pub struct Config {
     pub max_frame_bytes: usize,
     /// Keep a bounded log of received frames for inspectors.
     pub inspect: bool,
+    /// The reducer's bounds (events per turn, text per message and per turn).
+    pub reducer: ReducerConfig,
 }
 
 /// How many frames the inspector log keeps.
@@ -270,7 +272,7 @@ impl Session {
     pub fn new(id: &str, config: Config) -> Self {
         Session {
             id: String::from(id),
-            view: SessionView::new(id, ReducerConfig::default()),
+            view: SessionView::new(id, config.reducer.clone()),
             config,
             changes: ChangeSet::default(),
             warnings: Vec::new(),

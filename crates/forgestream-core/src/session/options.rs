@@ -8,6 +8,7 @@ use alloc::string::String;
 use serde::Deserialize;
 
 use super::{Api, Config, ErrorCode, Flavor, SessionError, Transport};
+use crate::reduce::ReducerConfig;
 use crate::resume;
 
 /// Default key namespace: records live under `forgestream:v1:session:<id>` and
@@ -111,6 +112,14 @@ pub struct ClientOptions {
     /// Keep a bounded log of received frames for `session.eventLog()` (inspectors, demos).
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub inspect: Option<bool>,
+    /// Bytes of streamed text (content + reasoning + refusal, UTF-8) one message may grow to
+    /// (default 64 MiB, at least 1024); past it the message keeps what it had and the turn gets a
+    /// `TextTooLong` warning.
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub max_message_text_bytes: Option<f64>,
+    /// The same bound for all streamed text of one turn (default 256 MiB, at least 1024).
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub max_turn_text_bytes: Option<f64>,
 }
 
 /// The checked options: everything a client's engines need, fixed for the client's life.
@@ -132,6 +141,8 @@ pub struct ClientConfig {
     pub max_frame_bytes: usize,
     /// Keep the inspector's frame log.
     pub inspect: bool,
+    /// The reducer's bounds (events per turn, text per message and per turn).
+    pub reducer: ReducerConfig,
 }
 
 fn invalid(message: String) -> SessionError {
@@ -189,6 +200,14 @@ impl ClientOptions {
         let max_frame_bytes = ms(self.max_frame_bytes, "maxFrameBytes")?
             .map(|v| usize::try_from(v).unwrap_or(usize::MAX).max(1024))
             .unwrap_or(16 * 1024 * 1024);
+        let mut reducer = ReducerConfig::default();
+        let bytes = |v: u64| usize::try_from(v).unwrap_or(usize::MAX).max(1024);
+        if let Some(v) = ms(self.max_message_text_bytes, "maxMessageTextBytes")? {
+            reducer.max_message_text_bytes = bytes(v);
+        }
+        if let Some(v) = ms(self.max_turn_text_bytes, "maxTurnTextBytes")? {
+            reducer.max_turn_text_bytes = bytes(v);
+        }
         Ok(ClientConfig {
             api: Api::new(self.base_url.as_deref().unwrap_or_default(), flavor),
             transport,
@@ -198,6 +217,7 @@ impl ClientOptions {
             reconnect,
             max_frame_bytes,
             inspect: self.inspect.unwrap_or(false),
+            reducer,
         })
     }
 }
@@ -214,6 +234,7 @@ impl ClientConfig {
             },
             max_frame_bytes: self.max_frame_bytes,
             inspect: self.inspect,
+            reducer: self.reducer.clone(),
         }
     }
 
@@ -266,6 +287,14 @@ mod tests {
         assert_eq!(c.reconnect.backoff_cap_ms, 1, "at least 1 ms");
         assert_eq!(c.reconnect.max_attempts, 2);
         assert!(c.inspect);
+        let c = options(r#"{"maxMessageTextBytes":10,"maxTurnTextBytes":5000000}"#).unwrap();
+        assert_eq!(
+            c.reducer.max_message_text_bytes, 1024,
+            "raised to the minimum"
+        );
+        assert_eq!(c.reducer.max_turn_text_bytes, 5_000_000);
+        assert_eq!(c.session_config(1).reducer, c.reducer);
+        assert_eq!(options("{}").unwrap().reducer, ReducerConfig::default());
     }
 
     #[test]
@@ -278,6 +307,8 @@ mod tests {
             r#"{"storageNamespace":""}"#,
             r#"{"reconnect":{"baseDelayMs":-1}}"#,
             r#"{"maxFrameBytes":"big"}"#,
+            r#"{"maxMessageTextBytes":-1}"#,
+            r#"{"maxTurnTextBytes":"all"}"#,
         ] {
             let e = options(bad).unwrap_err();
             assert_eq!(e.code, ErrorCode::InvalidInput, "{bad}");

@@ -23,6 +23,7 @@ fn engine() -> Session {
             reconnect: resume::Config::default(),
             max_frame_bytes: 1 << 20,
             inspect: false,
+            reducer: Default::default(),
         },
     )
 }
@@ -557,5 +558,47 @@ fn cancelling_a_turn_without_a_live_stream_shows_it_cancelled_once_the_server_di
     assert_ne!(
         d.s.connection().status,
         Some(&ConnectionStatus::LiveUnavailable)
+    );
+}
+
+#[test]
+fn the_text_bounds_come_from_the_client_options() {
+    // `maxMessageTextBytes: 1024` (the minimum) as an app would pass it.
+    let options: crate::session::ClientOptions =
+        serde_json::from_str(r#"{"maxMessageTextBytes": 1024}"#).unwrap();
+    let config = options.check().unwrap().session_config(7);
+    assert_eq!(config.reducer.max_message_text_bytes, 1024);
+    let mut d = Driver::new();
+    d.s = Session::new("s1", config);
+    let (send, effects) = d.command(Command::Send {
+        input: vec![user_text("hi")],
+        interrupt: false,
+    });
+    let post = request_to(&effects, Method::Post, "/turns").id;
+    let kept = "k".repeat(1000);
+    let refused = "R".repeat(100);
+    let out = d.stream(
+        post,
+        &[
+            (1, created("t1", None)),
+            (2, message("m1")),
+            (3, delta("m1", &kept)),
+            (4, delta("m1", &refused)),
+        ],
+    );
+    assert_eq!(settled(&out, send), Some(&Ok(Settled::Turn("t1".into()))));
+    let summary = serde_json::to_string(&d.s.view().summary()).unwrap();
+    assert!(
+        summary.contains(&kept),
+        "what arrived within the bound is kept"
+    );
+    assert!(
+        !summary.contains(&refused),
+        "the delta past the bound is refused"
+    );
+    let (_, warnings) = d.s.take_changes();
+    assert!(
+        warnings.iter().any(|(_, m)| m.contains("1024")),
+        "one warning names the bound: {warnings:?}"
     );
 }
