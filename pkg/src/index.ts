@@ -16,11 +16,12 @@ import wasmInit, { WasmClient, WasmSession, version as wasmVersion } from "../wa
 import { ForgestreamError } from "./errors.js";
 import { SnapshotStore } from "./snapshot.js";
 import { ChatStore, type ChatSnapshot } from "./chat.js";
-import type { ClientOptions, CreateSessionBody, Decision, FrameLogEntry, InputItem, SessionDigest, Warning } from "./types.js";
+import type { ClientOptions, CreateSessionBody, Decision, FrameLogEntry, InputItem, SessionDigest, SessionEvent, Warning } from "./types.js";
 
 export { ForgestreamError } from "./errors.js";
 export type { ErrorCode } from "./errors.js";
 export * from "./types.js";
+export { isKnownEvent, KNOWN_EVENT_TYPES } from "./events.js";
 export type { ChatSnapshot, SessionStatus } from "./chat.js";
 export type { AssistantMessage, AssistantPart, ChatMessage, JsonValue, McpAuthPart, PendingToolAction, ReasoningPart, RefusalPart, SubagentGroup, TextPart, ToolPart, ToolResult, ToolState, UserMessage } from "./messages.js";
 
@@ -469,14 +470,27 @@ export class AgentSession implements Disposable {
   }
 
   /**
+   * The events the server persisted for this session, oldest first: every page of the session
+   * timeline `GET /sessions/{sid}/events` (PROTOCOL §4), each item the protocol's
+   * `{ turn_id, event }` with the event merged as stored (no deltas, no sequence numbers) and
+   * typed by the protocol's union (`ProtocolEvent | UnknownEvent`; narrow with `isKnownEvent`,
+   * then on `event.type`). Only the active branch, as the server lists it; a running turn's
+   * stored events included. For evaluators, audit views and analytics. One request per 100
+   * events. Rejects with a `ForgestreamError` (the server's error, `network`, `invalid_response`;
+   * `aborted` once closed). Until 0.1 this name returned the digest: that is `exportDigest()`.
+   */
+  exportEvents(): Promise<SessionEvent[]> {
+    return this.#shared().inner.exportEvents();
+  }
+
+  /**
    * A canonical, transport-independent digest of the session for evaluators and bug reports:
    * turns with their items (message text, reasoning, tool calls with arguments and results),
    * the thread tree, pending actions and usage — no timestamps, no tokens. Two views of the same
    * history (live, replayed, rebuilt from listings) give equal digests once `diagnostics`
-   * (cursors, warning count) is removed. For the raw persisted events, read the server's
-   * listings.
+   * (cursors, warning count) is removed. The persisted events themselves: `exportEvents()`.
    */
-  exportEvents(): SessionDigest {
-    return this.#shared().inner.exportEvents() as SessionDigest;
+  exportDigest(): SessionDigest {
+    return this.#shared().inner.exportDigest() as SessionDigest;
   }
 }

@@ -3,16 +3,18 @@
  * (`TurnView`, `ItemView`, `PendingAction`, …), the options' data, decisions, error codes,
  * connection state, warnings, frame log entries — is generated from the Rust core by tsify, so
  * the `.d.ts` cannot drift from what the core produces. What is written here composes them
- * (snapshots, the options' callbacks) or types what never crosses as a Rust type (inputs as sent
- * on the wire, the create body, the digest).
+ * (snapshots, the options' callbacks) or types what never crosses as a Rust type (the create
+ * body, the digest).
  */
 import type {
   ClientOptions as CoreClientOptions,
   ConnectionState,
+  InputItem as WireInputItem,
   ItemView,
   LoggedFrame,
   PendingAction,
   ReportedWarning,
+  SessionEventItem,
   ThreadView,
   TurnHeader,
   UsageView,
@@ -49,6 +51,48 @@ export type {
   Transport,
 } from "../wasm/forgestream_web.js";
 
+/** The protocol's events (PROTOCOL §5), generated from the core's wire types; see `events.ts`. */
+export type {
+  ProtocolEvent,
+  UnknownEvent,
+  TurnCreated,
+  TurnDone,
+  ModelMessage,
+  MessageDelta,
+  ToolResponse,
+  ToolCallsRequired,
+  RequiredToolCall,
+  McpAuthRequired,
+  McpAuthServer,
+  McpInitialize,
+  McpServer,
+  SandboxCreated,
+  ThreadCreated,
+  ThreadDone,
+  ThreadParent,
+  ThreadState,
+  AgentInfo,
+  TurnState,
+  DoneState,
+  CancelledState,
+  ErrorState,
+  Metrics,
+  CancelReason,
+  Content,
+  ContentPart,
+  ToolCall,
+  ToolCallDelta,
+  FunctionCall,
+  FunctionDelta,
+  ToolInfo,
+  FinishReason,
+  Usage,
+  InputTokensBreakdown,
+  UserContent,
+  InputPart,
+  Approval,
+} from "../wasm/forgestream_web.js";
+
 /**
  * `AgentClient` options: the data the engine reads (generated from the core's `ClientOptions`:
  * `baseUrl`, `flavor`, `credentials`, `transport`, `storage`, `storageNamespace`, `reconnect`,
@@ -70,11 +114,11 @@ export interface ClientOptions extends CoreClientOptions {
 /** `createSession` body: TrueForge `{agent:{name}}` / `{agent:{spec}}`, gateway `{agent_name}`. */
 export type CreateSessionBody = { agent: { name: string } | { spec: Record<string, unknown> } } | { agent_name: string };
 
-/** A user input item (PROTOCOL §7), as sent on the wire. */
-export type InputItem =
-  | { type: "user.message"; content: string | ({ type: "text"; text: string } | { type: "file"; name: string; data: string })[] }
-  | { type: "user.tool_approval"; thread_id: string; tool_call_id: string; approval: { status: "allow" } | { status: "deny"; reason?: string } }
-  | { type: "user.tool_response"; thread_id: string; tool_call_id: string; content: string };
+/** A user input item (PROTOCOL §7), as sent on the wire (generated: the core's `InputItem`). */
+export type InputItem = WireInputItem;
+
+/** One item of `session.exportEvents()` (generated: the core's `SessionEventItem`). */
+export type SessionEvent = SessionEventItem;
 
 /** A non-fatal finding reported to `onWarning` (generated: the core's `ReportedWarning`). */
 export type Warning = ReportedWarning;

@@ -9,6 +9,8 @@ import type { AgentClient, AgentSession, ChatMessage, ChatSnapshot, ClientOption
 import type { AgentSessionHandle, OpenSessionOptions } from "../src/react.js";
 import type { AgentSessionRefs } from "../src/vue.js";
 import type { approve, deny, answer, init } from "../src/index.js";
+import type { ProtocolEvent, SessionEvent, UnknownEvent } from "../src/index.js";
+import { isKnownEvent, KNOWN_EVENT_TYPES } from "../src/events.js";
 
 describe("public types", () => {
   it("error codes are a closed union apps can switch on", () => {
@@ -138,5 +140,83 @@ describe("public types", () => {
     expectTypeOf<Extract<Part, { kind: "text" }>["interrupted"]>().toEqualTypeOf<boolean>();
     expectTypeOf<Extract<Part, { kind: "tool" }>>().toEqualTypeOf<ToolPart>();
     expectTypeOf<Extract<ChatMessage, { kind: "subagent" }>["threadId"]>().toEqualTypeOf<string>();
+  });
+});
+
+describe("protocol events", () => {
+  it("exportEvents returns the timeline items, typed by the event union", () => {
+    expectTypeOf<AgentSession["exportEvents"]>().returns.toEqualTypeOf<Promise<SessionEvent[]>>();
+    expectTypeOf<SessionEvent["turn_id"]>().toEqualTypeOf<string>();
+    expectTypeOf<SessionEvent["event"]>().toEqualTypeOf<ProtocolEvent | UnknownEvent>();
+    expectTypeOf<ProtocolEvent["type"]>().toEqualTypeOf<(typeof KNOWN_EVENT_TYPES)[number]>();
+    expectTypeOf<UnknownEvent["type"]>().toEqualTypeOf<string>();
+  });
+
+  it("narrowing on the event's type gives its wire fields", () => {
+    const check = (item: SessionEvent) => {
+      const event = item.event;
+      if (!isKnownEvent(event)) {
+        expectTypeOf(event).toEqualTypeOf<UnknownEvent>();
+        return;
+      }
+      switch (event.type) {
+        case "turn.created":
+          expectTypeOf(event.turn_id).toEqualTypeOf<string>();
+          expectTypeOf(event.previous_turn_id).toEqualTypeOf<string | null | undefined>();
+          expectTypeOf(event.state.status).toEqualTypeOf<"running" | "done" | "cancelled" | "error">();
+          expectTypeOf(event.input).toEqualTypeOf<InputItem[] | undefined>();
+          break;
+        case "turn.done":
+          if (event.state.status === "cancelled") expectTypeOf(event.state.reason).toExtend<string>();
+          if (event.state.status === "done") {
+            expectTypeOf(event.state.required_actions).toEqualTypeOf<ProtocolEvent[] | undefined>();
+            expectTypeOf(event.state.output?.type).toEqualTypeOf<"model.message" | undefined>();
+          }
+          break;
+        case "model.message": {
+          expectTypeOf(event.id).toEqualTypeOf<string>();
+          const call = event.tool_calls?.[0];
+          expectTypeOf(call?.function?.arguments).toEqualTypeOf<string | undefined>();
+          if (call?.tool_info?.type === "mcp") expectTypeOf(call.tool_info.server_id).toEqualTypeOf<string>();
+          if (typeof event.content !== "string" && event.content) {
+            const part = event.content[0];
+            if (part?.type === "text") expectTypeOf(part.text).toEqualTypeOf<string>();
+          }
+          break;
+        }
+        case "tool.response":
+          expectTypeOf(event.tool_call_id).toEqualTypeOf<string>();
+          expectTypeOf(event.content).toEqualTypeOf<unknown>();
+          break;
+        case "tool.approval_required":
+        case "tool.response_required":
+          expectTypeOf(event.tool_calls).toEqualTypeOf<{ id: string; source_event_id?: string }[] | undefined>();
+          break;
+        case "mcp.auth_required":
+          expectTypeOf(event.mcp_servers?.[0]?.auth_url).toEqualTypeOf<string | undefined>();
+          break;
+        case "thread.created":
+          expectTypeOf(event.parent?.tool_call_id).toEqualTypeOf<string | null | undefined>();
+          break;
+        case "thread.done":
+          expectTypeOf(event.state.status).toEqualTypeOf<string | undefined>();
+          break;
+        case "model.message.delta":
+        case "mcp.initialize":
+        case "sandbox.created":
+          break;
+        default:
+          // Every known type is handled above.
+          expectTypeOf(event).toBeNever();
+      }
+    };
+    void check;
+  });
+
+  it("isKnownEvent tells the known types from the rest at run time", () => {
+    const known = { type: "sandbox.created", id: "e1", thread_id: null, sandbox_id: "sb" } as const;
+    const unknown: UnknownEvent = { type: "x.future", id: "e2" };
+    if (!isKnownEvent(known) || isKnownEvent(unknown)) throw new Error("isKnownEvent misclassified");
+    if (KNOWN_EVENT_TYPES.length !== 12) throw new Error(`expected the 12 known types, got ${KNOWN_EVENT_TYPES.length}`);
   });
 });

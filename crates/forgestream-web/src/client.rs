@@ -170,7 +170,7 @@ impl WasmSession {
         }
     }
 
-    fn engine(&self) -> Result<Rc<Engine>, SessionError> {
+    pub(crate) fn engine(&self) -> Result<Rc<Engine>, SessionError> {
         self.engine
             .borrow()
             .clone()
@@ -362,9 +362,9 @@ impl WasmSession {
 
     /// The reducer's canonical digest of the session (`SessionView::summary`): turns, items,
     /// threads, pending actions, usage, and transport `diagnostics`; for evaluators and bug
-    /// reports. No timestamps, no tokens.
-    #[wasm_bindgen(js_name = exportEvents)]
-    pub fn export_events(&self) -> Result<JsValue, JsValue> {
+    /// reports. No timestamps, no tokens. (The events themselves: `exportEvents`, `events.rs`.)
+    #[wasm_bindgen(js_name = exportDigest)]
+    pub fn export_digest(&self) -> Result<JsValue, JsValue> {
         self.read(|session| snapshot::json_to_js(&session.view().summary()))
     }
 }

@@ -15,6 +15,7 @@ use wasm_bindgen::prelude::*;
 
 pub mod client;
 pub mod error;
+mod events;
 pub mod executor;
 mod headers;
 pub mod js;

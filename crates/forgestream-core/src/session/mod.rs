@@ -35,6 +35,7 @@ pub mod checkpoint;
 mod create;
 mod effect;
 mod error;
+mod export;
 mod frame_log;
 mod history;
 mod input;
@@ -51,6 +52,7 @@ pub use checkpoint::{Checkpoint, CheckpointIssue, Pointer};
 pub use create::{create_session_request, created_session_id};
 pub use effect::{CommandId, Effect, HttpRequest, Method, RequestId, ResponseKind, Settled};
 pub use error::{ErrorCode, SessionError};
+pub use export::{ExportEvents, ExportStep};
 pub use input::{retry_after_ms, Command, Input};
 pub use options::{
     ClientConfig, ClientOptions, Credentials, ReconnectOptions, StorageKind, DEFAULT_NAMESPACE,

@@ -14,6 +14,7 @@ use super::turn::TurnState;
 
 /// `turn.created`: the first event of every turn stream.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct TurnCreated {
     /// Event id.
     #[serde(default)]
@@ -36,11 +37,13 @@ pub struct TurnCreated {
     pub state: TurnState,
     /// Gateway: the creating subject.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
     pub created_by: Option<Value>,
 }
 
 /// `turn.done`: the last event of a turn; `state` is terminal (PROTOCOL §6).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct TurnDone {
     /// Event id (a frozen turn's two records may differ: key lifecycle by turn id).
     #[serde(default)]
@@ -57,6 +60,7 @@ pub struct TurnDone {
 
 /// `tool.response`: the result of one executed call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct ToolResponse {
     /// Event id.
     #[serde(default)]
@@ -71,11 +75,13 @@ pub struct ToolResponse {
     pub tool_call_id: String,
     /// Normally a string (JSON text for structured results; `""` for a finished subagent).
     #[serde(default)]
+    #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
     pub content: Value,
 }
 
 /// A `{id, source_event_id}` reference inside a `*_required` event.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct RequiredToolCall {
     /// The waiting call's `tool_call_id`.
     pub id: String,
@@ -86,6 +92,7 @@ pub struct RequiredToolCall {
 
 /// `tool.approval_required` / `tool.response_required`: a thread stopped for input.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct ToolCallsRequired {
     /// Event id.
     #[serde(default)]
@@ -103,6 +110,7 @@ pub struct ToolCallsRequired {
 
 /// One server of `mcp.auth_required`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct McpAuthServer {
     /// Server id (the pending key).
     pub id: String,
@@ -116,6 +124,7 @@ pub struct McpAuthServer {
 
 /// `mcp.auth_required`: merged across threads, `thread_id: null`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct McpAuthRequired {
     /// Event id.
     #[serde(default)]
@@ -133,6 +142,7 @@ pub struct McpAuthRequired {
 
 /// One server of `mcp.initialize`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct McpServer {
     /// Server id.
     pub id: String,
@@ -149,6 +159,7 @@ pub struct McpServer {
 
 /// `mcp.initialize`: MCP servers connected for a thread.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct McpInitialize {
     /// Event id.
     #[serde(default)]
@@ -166,6 +177,7 @@ pub struct McpInitialize {
 
 /// `sandbox.created`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct SandboxCreated {
     /// Event id.
     #[serde(default)]
@@ -183,6 +195,7 @@ pub struct SandboxCreated {
 
 /// `parent` of a subagent thread: the spawning call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct ThreadParent {
     /// The parent thread (`main` or another subagent).
     #[serde(default)]
@@ -194,6 +207,7 @@ pub struct ThreadParent {
 
 /// `agent_info` of `thread.created`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct AgentInfo {
     /// `dynamic` today.
     #[serde(rename = "type", default)]
@@ -203,14 +217,17 @@ pub struct AgentInfo {
     pub name: String,
     /// Its task input (normally a string).
     #[serde(default)]
+    #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
     pub input: Value,
     /// Model, when given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
     pub model: Option<Value>,
 }
 
 /// `thread.created`: a subagent thread starts (never for `main`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct ThreadCreated {
     /// Event id.
     #[serde(default)]
@@ -234,6 +251,7 @@ pub struct ThreadCreated {
 
 /// `state` of `thread.done`: `{status:"done",output}` or `{status:"error",error,output?}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct ThreadState {
     /// `done` or `error` (others kept verbatim).
     #[serde(default)]
@@ -244,14 +262,20 @@ pub struct ThreadState {
         skip_serializing_if = "Option::is_none",
         serialize_with = "serialize_output"
     )]
+    #[cfg_attr(
+        feature = "tsify",
+        tsify(type = "{ type: \"model.message\" } & ModelMessage")
+    )]
     pub output: Option<ModelMessage>,
     /// The failure, on `error`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
     pub error: Option<Value>,
 }
 
 /// `thread.done`: a subagent thread finished. Does not end the turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct ThreadDone {
     /// Event id.
     #[serde(default)]
@@ -280,32 +304,48 @@ pub struct ThreadDone {
 /// the server writes it); see `wire::tagged`. Works with any serde_json input (text, bytes,
 /// `Value`).
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
+#[cfg_attr(feature = "tsify", serde(tag = "type"))]
+#[cfg_attr(feature = "tsify", tsify(rename = "ProtocolEvent"))]
 pub enum Event {
     /// `turn.created`
+    #[cfg_attr(feature = "tsify", serde(rename = "turn.created"))]
     TurnCreated(TurnCreated),
     /// `turn.done`
+    #[cfg_attr(feature = "tsify", serde(rename = "turn.done"))]
     TurnDone(TurnDone),
     /// `model.message` (live placeholder or merged message)
+    #[cfg_attr(feature = "tsify", serde(rename = "model.message"))]
     ModelMessage(ModelMessage),
     /// `model.message.delta` (live only)
+    #[cfg_attr(feature = "tsify", serde(rename = "model.message.delta"))]
     ModelMessageDelta(MessageDelta),
     /// `tool.response`
+    #[cfg_attr(feature = "tsify", serde(rename = "tool.response"))]
     ToolResponse(ToolResponse),
     /// `tool.approval_required`
+    #[cfg_attr(feature = "tsify", serde(rename = "tool.approval_required"))]
     ToolApprovalRequired(ToolCallsRequired),
     /// `tool.response_required`
+    #[cfg_attr(feature = "tsify", serde(rename = "tool.response_required"))]
     ToolResponseRequired(ToolCallsRequired),
     /// `mcp.auth_required`
+    #[cfg_attr(feature = "tsify", serde(rename = "mcp.auth_required"))]
     McpAuthRequired(McpAuthRequired),
     /// `mcp.initialize`
+    #[cfg_attr(feature = "tsify", serde(rename = "mcp.initialize"))]
     McpInitialize(McpInitialize),
     /// `sandbox.created`
+    #[cfg_attr(feature = "tsify", serde(rename = "sandbox.created"))]
     SandboxCreated(SandboxCreated),
     /// `thread.created`
+    #[cfg_attr(feature = "tsify", serde(rename = "thread.created"))]
     ThreadCreated(ThreadCreated),
     /// `thread.done`
+    #[cfg_attr(feature = "tsify", serde(rename = "thread.done"))]
     ThreadDone(ThreadDone),
     /// Any other `type` (or none), kept whole.
+    #[cfg_attr(feature = "tsify", serde(skip))]
     Unknown {
         /// The `type` value (empty when missing or not a string).
         event_type: String,
@@ -313,6 +353,22 @@ pub enum Event {
         raw: Value,
     },
 }
+
+/// The TypeScript of [`Event::Unknown`], which tsify cannot derive (the variant is the raw
+/// object, not a tagged struct): the derived `ProtocolEvent` holds the 12 known types.
+#[cfg(feature = "tsify")]
+#[wasm_bindgen::prelude::wasm_bindgen(typescript_custom_section)]
+const UNKNOWN_EVENT_TS: &str = r#"
+/**
+ * An event whose `type` this SDK does not know (PROTOCOL §5: kept whole, as received). Its
+ * `type` is a plain string, so a union holding it does not narrow on `type`: check
+ * `isKnownEvent(event)` first.
+ */
+export interface UnknownEvent {
+    type: string;
+    [field: string]: unknown;
+}
+"#;
 
 impl Event {
     /// The wire `type`.

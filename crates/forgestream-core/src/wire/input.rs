@@ -9,6 +9,8 @@ use super::tagged::{required_str, type_of};
 
 /// One part of a `user.message` array content.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
+#[cfg_attr(feature = "tsify", serde(tag = "type", rename_all = "snake_case"))]
 pub enum InputPart {
     /// `{type:"text", text}`
     Text {
@@ -23,6 +25,7 @@ pub enum InputPart {
         data: String,
     },
     /// Another part kind, kept raw.
+    #[cfg_attr(feature = "tsify", serde(skip))]
     Unknown {
         /// Its `type`.
         part_type: String,
@@ -77,6 +80,8 @@ impl Serialize for InputPart {
 
 /// `user.message` content: a string or parts.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
+#[cfg_attr(feature = "tsify", serde(untagged))]
 pub enum UserContent {
     /// Plain text.
     Text(String),
@@ -129,6 +134,7 @@ impl Serialize for UserContent {
 /// The `approval` object of `user.tool_approval`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
 pub enum Approval {
     /// `{"status":"allow"}`
     Allow,
@@ -171,13 +177,17 @@ impl<'de> Deserialize<'de> for Approval {
 
 /// One item of a turn's `input` (PROTOCOL §7).
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
+#[cfg_attr(feature = "tsify", serde(tag = "type"))]
 pub enum InputItem {
     /// `{"type":"user.message","content"}`
+    #[cfg_attr(feature = "tsify", serde(rename = "user.message"))]
     UserMessage {
         /// Text or parts.
         content: UserContent,
     },
     /// `{"type":"user.tool_approval","thread_id","tool_call_id","approval"}`
+    #[cfg_attr(feature = "tsify", serde(rename = "user.tool_approval"))]
     ToolApproval {
         /// Owner thread of the pending call.
         thread_id: String,
@@ -187,6 +197,7 @@ pub enum InputItem {
         approval: Approval,
     },
     /// `{"type":"user.tool_response","thread_id","tool_call_id","content"}` (non-empty).
+    #[cfg_attr(feature = "tsify", serde(rename = "user.tool_response"))]
     ToolResponse {
         /// Owner thread of the pending call.
         thread_id: String,
@@ -196,6 +207,7 @@ pub enum InputItem {
         content: String,
     },
     /// An item type this SDK does not know (seen in `turn.created.input` echoes), kept raw.
+    #[cfg_attr(feature = "tsify", serde(skip))]
     Unknown {
         /// Its `type`.
         item_type: String,

@@ -41,10 +41,12 @@ pub struct Single<T> {
 
 /// One item of the session timeline `GET /sessions/{sid}/events`: `{turn_id, event}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct SessionEventItem {
     /// The turn the event belongs to.
     pub turn_id: String,
     /// The merged event.
+    #[cfg_attr(feature = "tsify", tsify(type = "ProtocolEvent | UnknownEvent"))]
     pub event: Event,
 }
 

@@ -12,6 +12,8 @@ use super::tagged::{parse_str, required_str, str_or_empty, type_of};
 
 /// Message `content`: a string, or an array of parts (PROTOCOL §5 `model.message`).
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
+#[cfg_attr(feature = "tsify", serde(untagged))]
 pub enum Content {
     /// Plain text.
     Text(String),
@@ -64,6 +66,8 @@ impl Serialize for Content {
 /// One part of an array `content`: `{type:"text",text}`, `{type:"refusal",refusal}`, or any other
 /// part kept raw.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
+#[cfg_attr(feature = "tsify", serde(tag = "type", rename_all = "snake_case"))]
 pub enum ContentPart {
     /// `{type:"text", text}`.
     Text {
@@ -76,6 +80,7 @@ pub enum ContentPart {
         refusal: String,
     },
     /// A part kind this SDK does not know, kept as received.
+    #[cfg_attr(feature = "tsify", serde(skip))]
     Unknown {
         /// Its `type` (empty when absent).
         part_type: String,
@@ -128,6 +133,13 @@ impl Serialize for ContentPart {
 
 /// `finish_reason` (PROTOCOL §5). Unknown values are kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
+#[cfg_attr(
+    feature = "tsify",
+    tsify(
+        type = "\"stop\" | \"length\" | \"tool_calls\" | \"content_filter\" | \"function_call\" | (string & {})"
+    )
+)]
 pub enum FinishReason {
     /// `stop`
     Stop,
@@ -183,6 +195,7 @@ impl Serialize for FinishReason {
 
 /// `usage.input_tokens_breakdown`: where the input tokens went (tokens).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct InputTokensBreakdown {
     /// Harness prompt tokens.
     #[serde(default)]
@@ -203,6 +216,7 @@ pub struct InputTokensBreakdown {
 
 /// Per model message usage (PROTOCOL §5 "Usage"), in tokens.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct Usage {
     /// Input tokens.
     #[serde(default)]
@@ -223,14 +237,18 @@ pub struct Usage {
 
 /// `tool_info` of a tool call: which kind of tool it is (PROTOCOL §5 "Tool call").
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
+#[cfg_attr(feature = "tsify", serde(tag = "type"))]
 pub enum ToolInfo {
     /// `{type:"truefoundry-system", name}`: a built-in tool (`ask_user_question`,
     /// `create_sub_agent`, …).
+    #[cfg_attr(feature = "tsify", serde(rename = "truefoundry-system"))]
     System {
         /// Tool name.
         name: String,
     },
     /// `{type:"mcp", server_id, server_name, name}`: a tool of an MCP server.
+    #[cfg_attr(feature = "tsify", serde(rename = "mcp"))]
     Mcp {
         /// MCP server id.
         server_id: String,
@@ -240,6 +258,7 @@ pub enum ToolInfo {
         name: String,
     },
     /// Another kind, kept raw.
+    #[cfg_attr(feature = "tsify", serde(skip))]
     Unknown {
         /// Its `type` (empty when absent).
         info_type: String,
@@ -320,6 +339,7 @@ fn default_function() -> String {
 
 /// `function` of a tool call: name and raw JSON `arguments` text.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct FunctionCall {
     /// Tool name.
     #[serde(default)]
@@ -331,6 +351,7 @@ pub struct FunctionCall {
 
 /// A complete tool call inside a full `model.message` (PROTOCOL §5 "Tool call").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct ToolCall {
     /// `tool_call_id`, the causality key for results and pauses.
     pub id: String,
@@ -345,12 +366,14 @@ pub struct ToolCall {
     pub tool_info: Option<ToolInfo>,
     /// Provider extras, opaque.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
     pub provider_specific_fields: Option<Value>,
 }
 
 /// A `model.message` event: live an empty placeholder, in listings the merged message
 /// (PROTOCOL §5 `model.message`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct ModelMessage {
     /// Event id (lowercase ULID), shared with all its deltas.
     pub id: String,
@@ -398,6 +421,7 @@ impl ModelMessage {
 
 /// `function` fragment of a streamed tool call.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct FunctionDelta {
     /// Tool name, usually only on the first fragment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -409,6 +433,7 @@ pub struct FunctionDelta {
 
 /// One fragment of a streamed tool call, addressed by `index` (PROTOCOL §5 delta merge rule).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct ToolCallDelta {
     /// Position of the call inside its message.
     pub index: u32,
@@ -426,11 +451,13 @@ pub struct ToolCallDelta {
     pub tool_info: Option<ToolInfo>,
     /// Provider extras, opaque.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
     pub provider_specific_fields: Option<Value>,
 }
 
 /// `model.message.delta`: a live-only increment of the message with the same `id`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct MessageDelta {
     /// The base message's event id.
     pub id: String,

@@ -14,6 +14,13 @@ use super::tagged::{deserialize_union, parse_str, Union};
 
 /// Why a turn was cancelled (PROTOCOL §6). Unknown reasons are kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
+#[cfg_attr(
+    feature = "tsify",
+    tsify(
+        type = "\"server-execution-timeout\" | \"client-cancelled\" | \"cancelled-for-next-turn\" | \"abandoned\" | (string & {})"
+    )
+)]
 pub enum CancelReason {
     /// `server-execution-timeout`
     ServerExecutionTimeout,
@@ -65,6 +72,7 @@ impl Serialize for CancelReason {
 
 /// Turn totals on terminal states (tokens; cost in USD).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct Metrics {
     /// Input tokens of all model calls.
     #[serde(default)]
@@ -91,12 +99,18 @@ pub struct Metrics {
 
 /// `state` of a `done` turn. Paused when `required_actions` is non-empty.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct DoneState {
     /// The root thread's final assembled message, or null (e.g. when paused).
     #[serde(default, serialize_with = "super::event::serialize_output")]
+    #[cfg_attr(
+        feature = "tsify",
+        tsify(type = "({ type: \"model.message\" } & ModelMessage) | null")
+    )]
     pub output: Option<ModelMessage>,
     /// The streamed `*_required` events, whole, exactly as streamed (§9).
     #[serde(default)]
+    #[cfg_attr(feature = "tsify", tsify(type = "ProtocolEvent[]"))]
     pub required_actions: Vec<Event>,
     /// ISO-8601.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -108,6 +122,7 @@ pub struct DoneState {
 
 /// `state` of a `cancelled` turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct CancelledState {
     /// Why it was cancelled.
     pub reason: CancelReason,
@@ -121,6 +136,7 @@ pub struct CancelledState {
 
 /// `state` of an `error` turn.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct ErrorState {
     /// Human-readable failure, e.g. `Request failed (500): …`.
     #[serde(default)]
@@ -138,6 +154,8 @@ pub struct ErrorState {
 // delta, so boxing would only add indirection.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
+#[cfg_attr(feature = "tsify", serde(tag = "status", rename_all = "snake_case"))]
 pub enum TurnState {
     /// `running`
     Running,
@@ -148,6 +166,7 @@ pub enum TurnState {
     /// `error`
     Error(ErrorState),
     /// A status this SDK does not know, kept raw; treated as non-terminal.
+    #[cfg_attr(feature = "tsify", serde(skip))]
     Unknown {
         /// Its `status`.
         status: String,

@@ -129,7 +129,7 @@ pub async fn wait_status(session: &WasmSession, statuses: &[&str], timeout_ms: u
 
 /// The reducer's canonical summary without transport diagnostics.
 pub fn summary(session: &WasmSession) -> serde_json::Value {
-    let js = session.export_events().unwrap();
+    let js = session.export_digest().unwrap();
     let text = js_sys::JSON::stringify(&js).unwrap().as_string().unwrap();
     let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
     if let Some(o) = v.as_object_mut() {
