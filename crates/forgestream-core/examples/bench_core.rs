@@ -32,8 +32,7 @@ use std::time::{Duration, Instant};
 use forgestream_core::reduce::{
     ChangeSet, ItemBody, ReducerConfig, SessionView, ThreadStatus, TurnStatus,
 };
-use forgestream_core::resume;
-use forgestream_core::session::{Api, Command, Config, Effect, Flavor, Input, Session, Transport};
+use forgestream_core::session::{Api, Command, Config, Effect, Flavor, Input, Session};
 use forgestream_core::sse::{ParserConfig, SseItemRef, SseParser};
 use forgestream_core::wire::SessionEventsPage;
 use serde_json::{json, Value};
@@ -248,12 +247,8 @@ fn engine_w1(
     let mut s = Session::new(
         session_id,
         Config {
-            api: Api::new("http://bench", Flavor::TrueForge),
-            transport: Transport::Fetch,
-            reconnect: resume::Config::default(),
-            max_frame_bytes: forgestream_core::sse::DEFAULT_MAX_FRAME_BYTES,
             inspect,
-            reducer: Default::default(),
+            ..Config::new(Api::new("http://bench", Flavor::TrueForge))
         },
     );
     let mut now = 1_000u64;

@@ -41,7 +41,7 @@ use forgestream_core::reduce::{ReducerConfig, SessionView, TurnStatus};
 use forgestream_core::resume::{Config, ConnectionStatus};
 use forgestream_core::session::{
     Api, Checkpoint, Command, CommandId, Config as SessionConfig, Effect, Flavor, HttpRequest,
-    Input, Method, RequestId, Session, Transport,
+    Input, Method, RequestId, Session,
 };
 use forgestream_core::wire;
 use proptest::prelude::*;
@@ -492,15 +492,11 @@ fn engine(seed: u64) -> Session {
     Session::new(
         "s",
         SessionConfig {
-            api: Api::new("http://sim", Flavor::TrueForge),
-            transport: Transport::Fetch,
             reconnect: Config {
                 jitter_seed: seed,
                 ..Config::default()
             },
-            max_frame_bytes: 16 << 20,
-            inspect: false,
-            reducer: Default::default(),
+            ..SessionConfig::new(Api::new("http://sim", Flavor::TrueForge))
         },
     )
 }

@@ -5,9 +5,8 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use forgestream_core::resume;
 use forgestream_core::session::{
-    Api, Command, Config, Effect, Flavor, Input, Session, Transport, EVENT_LOG_CAPACITY,
+    Api, Command, Config, Effect, Flavor, Input, Session, EVENT_LOG_CAPACITY,
 };
 
 struct Counting;
@@ -59,12 +58,9 @@ fn ingest(reads: &[Vec<u8>], inspect: bool) -> (Session, usize) {
     let mut s = Session::new(
         "s1",
         Config {
-            api: Api::new("http://h", Flavor::TrueForge),
-            transport: Transport::Fetch,
-            reconnect: resume::Config::default(),
             max_frame_bytes: 1 << 20,
             inspect,
-            reducer: Default::default(),
+            ..Config::new(Api::new("http://h", Flavor::TrueForge))
         },
     );
     s.handle(

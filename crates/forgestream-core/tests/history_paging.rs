@@ -2,8 +2,6 @@
 //! cap, ends with what was received and a `protocol` warning — not 1,400 requests for nothing,
 //! not a silent cut. Driven through the public engine, as the web executor drives it.
 use forgestream_core::reduce::TurnStatus;
-use forgestream_core::resume;
-use forgestream_core::session::Transport;
 use forgestream_core::session::{
     Api, Command, Config, Effect, Flavor, HttpRequest, Input, Method, Session, Settled,
 };
@@ -12,12 +10,8 @@ fn engine() -> Session {
     Session::new(
         "s1",
         Config {
-            api: Api::new("http://h", Flavor::TrueForge),
-            transport: Transport::Fetch,
-            reconnect: resume::Config::default(),
             max_frame_bytes: 1 << 20,
-            inspect: false,
-            reducer: Default::default(),
+            ..Config::new(Api::new("http://h", Flavor::TrueForge))
         },
     )
 }

@@ -38,12 +38,9 @@ impl Driver {
             s: Session::new(
                 session_id,
                 Config {
-                    api: Api::new("http://h", Flavor::TrueForge),
                     transport,
-                    reconnect: Reconnect::default(),
                     max_frame_bytes: 1 << 20,
-                    inspect: false,
-                    reducer: Default::default(),
+                    ..Config::new(Api::new("http://h", Flavor::TrueForge))
                 },
             ),
             now: 1_000,

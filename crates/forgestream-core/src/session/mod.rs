@@ -98,6 +98,24 @@ pub struct Config {
     pub reducer: ReducerConfig,
 }
 
+impl Config {
+    /// An engine configuration for `api` with the defaults `ClientOptions::check` gives an app
+    /// that sets nothing: the `fetch` transport, the default reconnect policy
+    /// ([`resume::Config::default`]), frames up to [`crate::sse::DEFAULT_MAX_FRAME_BYTES`], no
+    /// frame log, and the reducer's default bounds ([`ReducerConfig::default`]). Change fields
+    /// with struct update syntax.
+    pub fn new(api: Api) -> Self {
+        Config {
+            api,
+            transport: Transport::Fetch,
+            reconnect: resume::Config::default(),
+            max_frame_bytes: crate::sse::DEFAULT_MAX_FRAME_BYTES,
+            inspect: false,
+            reducer: ReducerConfig::default(),
+        }
+    }
+}
+
 /// How many frames the inspector log keeps.
 pub const EVENT_LOG_CAPACITY: usize = 2000;
 /// Most warnings kept between two drains.

@@ -18,12 +18,8 @@ fn engine() -> Session {
     Session::new(
         "s1",
         Config {
-            api: Api::new("http://h", Flavor::TrueForge),
-            transport: Transport::Fetch,
-            reconnect: resume::Config::default(),
             max_frame_bytes: 1 << 20,
-            inspect: false,
-            reducer: Default::default(),
+            ..Config::new(Api::new("http://h", Flavor::TrueForge))
         },
     )
 }
