@@ -107,6 +107,10 @@ export const refundDenied: Check<"page"> = async ({ page }) => {
 export const demoOptimisticSend: Check<"page"> = async ({ page }) => {
   const errors = watchErrors(page, [/Failed to load resource/, /ERR_CONNECTION_REFUSED/]);
   await newSession(page, "support");
+  // The session must have opened (its history loaded: Send is enabled once there is text) before
+  // the server goes away, or the page shows "Could not open the session" instead (seen in CI).
+  await page.getByTestId("composer").fill("Where is ORD-2031?");
+  await expect(page.getByTestId("send")).toBeEnabled({ timeout: 15_000 });
   // From now on every API request is refused after 1 s, until `down` ends; `refusedPosts` counts
   // the create-turn POSTs refused.
   let down = true;
