@@ -148,7 +148,7 @@ export interface SessionSnapshot {
 export type FrameLogEntry = LoggedFrame;
 
 /**
- * What `session.exportEvents()` returns (see there); item shapes are documented in the core's
+ * What `session.exportDigest()` returns (see there); item shapes are documented in the core's
  * `SessionView::summary`. Typed here, not generated: the digest is built as a `serde_json::Value`
  * (a canonical form for evaluators, compared as JSON), so there is no Rust type to derive from.
  */
