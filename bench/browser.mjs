@@ -9,7 +9,7 @@
 // BENCH_BROWSER_DEADLINE_S (default 540: phases that would start later are reported as not measured).
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, extname, join, resolve } from 'node:path';
@@ -27,6 +27,14 @@ const CHUNK = 64 * 1024;
 // `scripts/build-wasm` output): W1 then runs it as one more contender in the same page and
 // rotation, and W3 runs the demo built against each in turn (BENCH_W3_ROUNDS rounds, default 1).
 const CMP_PKG = process.env.BENCH_COMPARE_PKG ? resolve(process.env.BENCH_COMPARE_PKG) : null;
+// W3's compared half runs the *compared commit's* demo (the demo at HEAD uses API the older
+// package may lack): BENCH_COMPARE_WWW, by default the `www/` beside BENCH_COMPARE_PKG (a
+// worktree of that commit). Without one, W3 runs this build only and says why.
+const CMP_WWW = (() => {
+  if (!CMP_PKG) return null;
+  const dir = resolve(process.env.BENCH_COMPARE_WWW ?? join(CMP_PKG, '..', 'www'));
+  return existsSync(join(dir, 'vite.config.ts')) ? dir : null;
+})();
 const PHASES = new Set((process.env.BENCH_BROWSER_PHASES ?? 'w1,profile,memory,w2,w4,w3').split(','));
 const T0 = Date.now();
 const elapsed = () => ((Date.now() - T0) / 1000).toFixed(1);
@@ -417,14 +425,16 @@ function serverBinary() {
 }
 
 /**
- * A Vite config for the demo built against another package build: www's own config with
- * `forgestream` (and `/react`, `/vue`) resolved to `pkgDir`.
+ * A Vite config for the compared commit's demo (`wwwDir`, its own `vite.config.ts`) built
+ * against that commit's package build: `forgestream` (and `/react`, `/vue`) resolved to `pkgDir`.
  */
-function viteConfigFor(pkgDir) {
+function viteConfigFor(pkgDir, wwwDir) {
+  // The compared worktree has no node_modules of its own: its config's imports (vite, the
+  // plugins) and the demo's (react, vue) resolve from the repo's.
+  const modules = join(wwwDir, '..', 'node_modules');
+  if (!existsSync(modules)) symlinkSync(join(ROOT, 'node_modules'), modules, 'dir');
   const file = join(BUILD, 'vite.compare.config.mjs');
-  writeFileSync(file, `import base from ${JSON.stringify(join(ROOT, 'www/vite.config.ts'))};
-// dedupe: the other build's folder has no node_modules of its own, so its peer dependencies
-// (react, vue) must resolve from the repo's.
+  writeFileSync(file, `import base from ${JSON.stringify(join(wwwDir, 'vite.config.ts'))};
 export default { ...base, resolve: { dedupe: ['react', 'react-dom', 'vue'], alias: [
   { find: /^forgestream$/, replacement: ${JSON.stringify(join(pkgDir, 'dist/index.js'))} },
   { find: /^forgestream\\/(react|vue)$/, replacement: ${JSON.stringify(join(pkgDir, 'dist'))} + "/$1.js" },
@@ -437,8 +447,8 @@ async function benchW3(pkgDir = null) {
   const WORDS = 60000, PACE = Number(process.env.BENCH_W3_PACE_MS ?? 0.5), WINDOW_MS = 10_000;
   // The demo, built into our own directory (sources mapped, so bundled code can be attributed).
   const www = join(BUILD, pkgDir ? 'www-compare' : 'www');
-  const config = pkgDir ? ['--config', viteConfigFor(pkgDir)] : [];
-  const vite = spawnSync(join(ROOT, 'node_modules/.bin/vite'), ['build', ...config, '--outDir', www, '--emptyOutDir', '--sourcemap', '--logLevel', 'warn'], { cwd: join(ROOT, 'www'), encoding: 'utf8', timeout: 180_000 });
+  const config = pkgDir ? ['--config', viteConfigFor(pkgDir, CMP_WWW)] : [];
+  const vite = spawnSync(join(ROOT, 'node_modules/.bin/vite'), ['build', ...config, '--outDir', www, '--emptyOutDir', '--sourcemap', '--logLevel', 'warn'], { cwd: pkgDir ? CMP_WWW : join(ROOT, 'www'), encoding: 'utf8', timeout: 180_000 });
   if (vite.status !== 0) throw new Error(`vite build failed: ${vite.stderr}`);
   const maps = new Map(); // served URL → decoded map
   for (const f of readdirSync(join(www, 'assets'))) {
@@ -926,7 +936,10 @@ async function main() {
     row('W3', 'not measured', 'skipped on request');
   } else if (left() > 60_000) {
     if (!CMP_PKG) await benchW3();
-    else {
+    else if (!CMP_WWW) {
+      await benchW3();
+      row('W3 compare', 'not measured', `no demo of the compared commit beside ${CMP_PKG} (set BENCH_COMPARE_WWW): the demo at HEAD needs this build's API`);
+    } else {
       // Alternate this build and the compare build; each run's rows and raw figures are labelled.
       const rounds = Math.max(1, Number(process.env.BENCH_W3_ROUNDS) || 1);
       for (let r = 0; r < rounds && left() > 60_000; r++) {

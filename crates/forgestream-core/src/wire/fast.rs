@@ -166,14 +166,23 @@ pub(crate) fn text_delta(data: &str) -> Option<TextDelta<'_>> {
         scan.ws();
         scan.eat(b':')?;
         scan.ws();
-        let (bit, slot) = match key {
-            "type" => (1, &mut event_type),
-            "id" => (2, &mut id),
-            "created_at" => (4, &mut delta.created_at),
-            "thread_id" => (8, &mut delta.thread_id),
-            "content" => (16, &mut delta.content),
-            "refusal" => (32, &mut delta.refusal),
-            "reasoning_content" => (64, &mut delta.reasoning_content),
+        // Byte patterns, not `"type" => …`: string patterns compare through `memcmp`, which
+        // the size-optimised wasm build calls out of line for every key of every frame; slice
+        // patterns compile to a decision tree on the length and the bytes.
+        let (bit, slot) = match key.as_bytes() {
+            [b't', b'y', b'p', b'e'] => (1, &mut event_type),
+            [b'i', b'd'] => (2, &mut id),
+            [b'c', b'r', b'e', b'a', b't', b'e', b'd', b'_', b'a', b't'] => {
+                (4, &mut delta.created_at)
+            }
+            [b't', b'h', b'r', b'e', b'a', b'd', b'_', b'i', b'd'] => (8, &mut delta.thread_id),
+            [b'c', b'o', b'n', b't', b'e', b'n', b't'] => (16, &mut delta.content),
+            [b'r', b'e', b'f', b'u', b's', b'a', b'l'] => (32, &mut delta.refusal),
+            [b'r', b'e', b'a', b's', b'o', b'n', b'i', b'n', b'g', b'_', rest @ ..]
+                if rest == b"content" =>
+            {
+                (64, &mut delta.reasoning_content)
+            }
             _ => return None,
         };
         if seen & bit != 0 {
@@ -189,11 +198,60 @@ pub(crate) fn text_delta(data: &str) -> Option<TextDelta<'_>> {
         }
     }
     scan.ws();
-    if scan.at != scan.bytes.len() || event_type.as_deref() != Some("model.message.delta") {
+    if scan.at != scan.bytes.len() || !event_type.as_deref().is_some_and(is_delta_type) {
         return None;
     }
     delta.id = id?;
     Some(delta)
+}
+
+/// Whether `value` is `model.message.delta` (byte patterns: see the key match above).
+#[inline(always)]
+fn is_delta_type(value: &str) -> bool {
+    matches!(
+        value.as_bytes(),
+        [
+            b'm', b'o', b'd', b'e', b'l', b'.', b'm', b'e', b's', b's', b'a', b'g', b'e', b'.',
+            b'd', b'e', b'l', b't', b'a'
+        ]
+    )
+}
+
+/// The index of the first byte in `bytes` that ends a plain JSON string run — `"`, `\\` or a
+/// control character (< 0x20) — or `None` if there is none.
+///
+/// Eight bytes per step (SWAR): the per-byte loop was the largest share of this decoder's time,
+/// and the size-optimised wasm build does not vectorise it. For each 8-byte word `w`, a byte is
+/// flagged when it is zero in `w ^ 0x22…` (a quote), in `w ^ 0x5C…` (a backslash), or below
+/// 0x20 in `w`, by the classic `(x − 0x01…·k) & !x & 0x80…` test. A borrow can flag a byte only
+/// *above* a truly flagged one, so the lowest flag (little-endian: the first byte in memory) is
+/// always exact; bytes ≥ 0x80 (UTF-8 sequences) are never flagged.
+#[inline(always)]
+fn special_at(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut at = 0;
+    while let Some(word) = bytes.get(at..at + 8) {
+        let Ok(word) = <[u8; 8]>::try_from(word) else {
+            break;
+        };
+        let w = u64::from_le_bytes(word);
+        let quote = w ^ (ONES * u64::from(b'"'));
+        let backslash = w ^ (ONES * u64::from(b'\\'));
+        let flags = (quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash)
+            | (w.wrapping_sub(ONES * 0x20) & !w);
+        let flags = flags & HIGH;
+        if flags != 0 {
+            return Some(at + (flags.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    bytes
+        .get(at..)?
+        .iter()
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+        .map(|i| at + i)
 }
 
 /// A cursor over JSON text. Every method returns `None` on anything it does not accept.
@@ -221,6 +279,10 @@ impl<'a> Scanner<'a> {
     /// JSON insignificant whitespace (RFC 8259 §2).
     #[inline(always)]
     fn ws(&mut self) {
+        // Compact JSON (the usual case) has none: one comparison decides.
+        if matches!(self.bytes.get(self.at), Some(&b) if b > b' ') {
+            return;
+        }
         while matches!(self.bytes.get(self.at), Some(b' ' | b'\t' | b'\n' | b'\r')) {
             self.at += 1;
         }
@@ -230,18 +292,20 @@ impl<'a> Scanner<'a> {
     fn plain_key(&mut self) -> Option<&'a str> {
         self.eat(b'"')?;
         let start = self.at;
-        let len = self.bytes.get(start..)?.iter().position(|&b| b == b'"')?;
-        let key = self.text.get(start..start + len)?;
-        if key.bytes().any(|b| b == b'\\' || b < 0x20) {
+        let end = start + special_at(self.bytes.get(start..)?)?;
+        // An escape or a control character sends the frame to the general decoder.
+        if !matches!(self.bytes.get(end), Some(b'"')) {
             return None;
         }
-        self.at = start + len + 1;
+        let key = self.text.get(start..end)?;
+        self.at = end + 1;
         Some(key)
     }
 
     /// `null` (→ `Some(None)`) or a string (→ `Some(Some(text))`).
     fn string_or_null(&mut self) -> Option<Option<Cow<'a, str>>> {
-        if self.bytes.get(self.at..self.at + 4) == Some(b"null") {
+        // Byte patterns (no `memcmp` call per value; see the key match in `text_delta`).
+        if let Some([b'n', b'u', b'l', b'l']) = self.bytes.get(self.at..self.at.saturating_add(4)) {
             self.at += 4;
             return Some(None);
         }
@@ -253,12 +317,7 @@ impl<'a> Scanner<'a> {
     fn string(&mut self) -> Option<Cow<'a, str>> {
         self.eat(b'"')?;
         let start = self.at;
-        let plain = self
-            .bytes
-            .get(start..)?
-            .iter()
-            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
-        let end = start + plain;
+        let end = start + special_at(self.bytes.get(start..)?)?;
         match self.bytes.get(end)? {
             b'"' => {
                 self.at = end + 1;
@@ -488,6 +547,24 @@ mod tests {
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
+
+        /// The word-at-a-time scan finds the same first special byte as a byte loop, on bytes
+        /// biased towards the interesting ones (quote, backslash, controls, 0x1F/0x20 edges,
+        /// bytes ≥ 0x80, and 0x21/0x23/0x5B/0x5D next to the specials).
+        #[test]
+        fn special_at_matches_a_byte_loop(
+            bytes in proptest::collection::vec(
+                proptest::prop_oneof![
+                    6 => proptest::prelude::any::<u8>(),
+                    1 => proptest::sample::select(alloc::vec![b'"', b'\\', 0x00, 0x1F, 0x20, 0x21, 0x23, 0x5B, 0x5D, 0x7F, 0x80, 0xFF]),
+                    8 => proptest::sample::select(alloc::vec![b'a', b'z', b' ', 0xC3, 0xA9]),
+                ],
+                0..40,
+            ),
+        ) {
+            let naive = bytes.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20);
+            prop_assert_eq!(special_at(&bytes), naive, "{:?}", bytes);
+        }
 
         /// Whenever the scanner answers, the general decoder gives the same delta; and on
         /// well-formed text-only deltas it does answer.
