@@ -614,6 +614,14 @@ fn export_error(outcome: Option<&Result<Settled, SessionError>>) -> &SessionErro
     }
 }
 
+/// Starts an export and answers its first page: the export and its second page's request.
+fn export_reading_its_second_page(d: &mut Driver) -> (CommandId, RequestId) {
+    let (export, out) = d.command(Command::ExportEvents);
+    let first = request_to(&out, Method::Get, "/sessions/s1/events").id;
+    let out = d.respond(first, 200, TIMELINE_NEWEST);
+    (export, request_to(&out, Method::Get, "page_token=").id)
+}
+
 #[test]
 fn an_export_pages_through_the_engine_and_settles_the_events_oldest_first() {
     let mut d = Driver::new();
@@ -667,10 +675,7 @@ fn an_export_of_a_gone_session_rejects_with_not_found() {
 #[test]
 fn an_export_whose_page_fails_on_the_network_rejects_with_network() {
     let mut d = Driver::new();
-    let (export, out) = d.command(Command::ExportEvents);
-    let first = request_to(&out, Method::Get, "/sessions/s1/events").id;
-    let out = d.respond(first, 200, TIMELINE_NEWEST);
-    let next = request_to(&out, Method::Get, "page_token=").id;
+    let (export, next) = export_reading_its_second_page(&mut d);
     let out = d.feed(Input::NetworkError { request: next });
     let e = export_error(settled(&out, export));
     assert_eq!(e.code, ErrorCode::Network);
@@ -689,10 +694,7 @@ fn an_export_whose_page_fails_on_the_network_rejects_with_network() {
 #[test]
 fn close_during_an_export_aborts_its_request_and_rejects_it() {
     let mut d = Driver::new();
-    let (export, out) = d.command(Command::ExportEvents);
-    let first = request_to(&out, Method::Get, "/sessions/s1/events").id;
-    let out = d.respond(first, 200, TIMELINE_NEWEST);
-    let next = request_to(&out, Method::Get, "page_token=").id;
+    let (export, next) = export_reading_its_second_page(&mut d);
     let (close, out) = d.command(Command::Close);
     assert!(out.contains(&Effect::Abort { id: next }), "{out:#?}");
     let e = export_error(settled(&out, export));
