@@ -102,7 +102,7 @@ impl Driver {
     /// A turn streaming `turn.created`, the message `m1` and its delta `"A"` (frames 1–3).
     fn turn_with_a(&mut self) -> RequestId {
         let post = self.open_turn();
-        self.frames(post, &[("1", created()), ("2", base()), ("3", delta("A"))]);
+        self.frames(post, &with_a(&[]));
         post
     }
 
@@ -181,6 +181,14 @@ fn event_source(out: &[Effect]) -> (RequestId, String) {
             _ => None,
         })
         .expect("an EventSource")
+}
+
+/// The frames a turn opens with — `turn.created`, the message `m1`, its delta `"A"` (ids 1–3)
+/// — then `rest`.
+fn with_a(rest: &[(&'static str, String)]) -> Vec<(&'static str, String)> {
+    let mut frames = vec![("1", created()), ("2", base()), ("3", delta("A"))];
+    frames.extend_from_slice(rest);
+    frames
 }
 
 fn created() -> String {
@@ -282,7 +290,7 @@ fn a_gap_is_never_shown_the_turn_is_rebuilt_once_and_resubscribed_after_the_curs
     let mut d = Driver::new(Transport::Fetch);
     let post = d.open_turn();
     // Frame 4 never arrives; 5 and 6 come in the same read as the gap.
-    let out = d.frames(post, &[("1", created()), ("2", base()), ("3", delta("A"))]);
+    let out = d.frames(post, &with_a(&[]));
     assert!(requests(&out).is_empty());
     let gap = format!(
         "id: 5\ndata: {}\n\nid: 6\ndata: {}\n\n",
@@ -321,15 +329,7 @@ fn a_gap_is_never_shown_the_turn_is_rebuilt_once_and_resubscribed_after_the_curs
 fn a_second_gap_rebuilds_and_ends_live_unavailable_without_a_loop() {
     let mut d = Driver::new(Transport::Fetch);
     let post = d.open_turn();
-    let out = d.frames(
-        post,
-        &[
-            ("1", created()),
-            ("2", base()),
-            ("3", delta("A")),
-            ("5", delta("C")),
-        ],
-    );
+    let out = d.frames(post, &with_a(&[("5", delta("C"))]));
     let out = d.rebuild_running(&out);
     let sub = request_to(&out, Method::Get, "/subscribe?after_sequence_number=3").id;
     d.open(sub);
@@ -346,16 +346,7 @@ fn a_second_gap_rebuilds_and_ends_live_unavailable_without_a_loop() {
 fn a_stream_that_steps_back_is_rebuilt() {
     let mut d = Driver::new(Transport::Fetch);
     let post = d.open_turn();
-    let out = d.frames(
-        post,
-        &[
-            ("1", created()),
-            ("2", base()),
-            ("3", delta("A")),
-            ("4", delta("B")),
-            ("2", delta("X")),
-        ],
-    );
+    let out = d.frames(post, &with_a(&[("4", delta("B")), ("2", delta("X"))]));
     assert_eq!(d.text(), "AB", "the step back applies nothing");
     assert_eq!(d.protocol_warnings("steps back"), 1, "{:?}", d.warnings);
     assert!(out.contains(&Effect::Abort { id: post }));
