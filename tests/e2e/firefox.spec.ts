@@ -11,7 +11,7 @@ import { cancelEndsStuckTurn, crashStuckTurnShowsLiveUnavailable, newTurnCancels
 import { interruptShowsCancelled, concurrentRestoresShareOneSubscribe, stalePointerRestoresNull, respondRightAfterRestore, reconnectGapsAboveFloor, twoHandlesOneStream, disconnectShowsIdleAtOnce, reactHandleCloseLeavesNoLiveBadge } from "./checks/engine";
 import { agentsScopeRestore, forgetInScope, optimisticWhileServerDown, rememberedAtOnce, stopKeepsText, strictModeOneSession } from "./checks/chat";
 import { approvalAnnouncedFocusMoves, phoneLayout, phoneNestedCardsFit, replyAnnouncedOnce, wideColumns } from "./checks/layout";
-import { refundEventsExported } from "./checks/events";
+import { closeAbortsExport, refundEventsExported } from "./checks/events";
 import { test } from "./firefox/fixtures";
 
 // The end-to-end checks in Debian's headless Firefox ESR over WebDriver BiDi (tests/e2e/firefox/bidi.ts
@@ -22,6 +22,7 @@ test("the demo page loads the wasm core", ({ fx }) => demoLoads(fx));
 test("the Vue page loads the wasm core", ({ fx }) => vuePageLoads(fx));
 test("refund flow: approval card → approve → final answer", ({ fx }) => refundApproved(fx));
 test("after a refund, exportEvents() returns the persisted events in order, typed, as the server lists them", ({ fx }) => refundEventsExported(fx));
+test("close() during exportEvents() aborts the export: it rejects with aborted", ({ fx }) => closeAbortsExport(fx));
 test("refresh mid-stream resumes the turn without duplicated or missing text", ({ fx }) => refreshMidStream(fx));
 test("refresh while paused keeps the approval card, and approving works", ({ fx }) => refreshWhilePaused(fx));
 test("dropping the connection mid-stream reconnects without losing text", ({ fx }) => dropConnectionMidStream(fx));

@@ -22,11 +22,9 @@
 //! for quick iterations). Results are also written to `<bench dir>/results-core.json` for
 //! `scripts/bench`.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use forgestream_core::reduce::{
@@ -39,71 +37,10 @@ use serde_json::{json, Value};
 
 // ------------------------------------------------------------------ counting allocator
 
-/// Wraps the system allocator and counts live and peak heap bytes (requested sizes).
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(bytes: usize) {
-    let now = LIVE.fetch_add(bytes, Ordering::Relaxed) + bytes;
-    PEAK.fetch_max(now, Ordering::Relaxed);
-}
-
-fn shrank(bytes: usize) {
-    LIVE.fetch_sub(bytes, Ordering::Relaxed);
-}
-
-// SAFETY: every call is forwarded unchanged to `System`, which upholds the `GlobalAlloc`
-// contract; the counters are only bookkeeping.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: same contract as the caller's.
-        let ptr = unsafe { System.alloc(layout) };
-        if !ptr.is_null() {
-            grew(layout.size());
-        }
-        ptr
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: same contract as the caller's.
-        let ptr = unsafe { System.alloc_zeroed(layout) };
-        if !ptr.is_null() {
-            grew(layout.size());
-        }
-        ptr
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) };
-        shrank(layout.size());
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: same contract as the caller's.
-        let moved = unsafe { System.realloc(ptr, layout, new_size) };
-        if !moved.is_null() {
-            if new_size >= layout.size() {
-                grew(new_size - layout.size());
-            } else {
-                shrank(layout.size() - new_size);
-            }
-        }
-        moved
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
-
-/// Starts a peak measurement: the peak is reset to the current live bytes, which are returned.
-fn heap_mark() -> usize {
-    let now = LIVE.load(Ordering::Relaxed);
-    PEAK.store(now, Ordering::Relaxed);
-    now
-}
+/// Counts live and peak heap bytes (requested sizes); this example's global allocator.
+#[path = "../tests/support/counting_alloc.rs"]
+mod counting_alloc;
+use counting_alloc::{heap_mark, live_bytes, peak_bytes};
 
 // ------------------------------------------------------------------ helpers
 
@@ -474,8 +411,8 @@ fn bench_w1(dir: &std::path::Path, runs: usize) -> Fallible<W1Figures> {
     // Memory: one dedicated run, measured from the moment the input is already loaded.
     let base = heap_mark();
     let (view, events, turn_id) = reduce_w1(&input, &session_id)?;
-    let peak_heap = PEAK.load(Ordering::Relaxed).saturating_sub(base);
-    let retained_heap = LIVE.load(Ordering::Relaxed).saturating_sub(base);
+    let peak_heap = peak_bytes().saturating_sub(base);
+    let retained_heap = live_bytes().saturating_sub(base);
     let errors = verify_w1(&view, &turn_id, events, &meta);
     if !errors.is_empty() {
         for e in &errors {
@@ -755,7 +692,7 @@ fn bench_w2(dir: &std::path::Path, runs: usize) -> Fallible<W2Figures> {
     // First run: verification and retained heap (when it completes).
     let base = heap_mark();
     let first = reduce_w2(&pages, &session_id, budget)?;
-    let retained = LIVE.load(Ordering::Relaxed).saturating_sub(base);
+    let retained = live_bytes().saturating_sub(base);
     let scaling = w2_scaling(&first);
     println!(
         "  scaling (first run): {:.0} events/s over its first {} pages, {:.0} events/s over its last {}",

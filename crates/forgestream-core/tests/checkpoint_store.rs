@@ -1,7 +1,8 @@
 //! The checkpoint store's decisions, natively (issue 12: the web crate decides nothing): memory
 //! fallback with one warning per cause, untrusted records, monotonic writes across tabs, scoped
 //! pointers over one namespace (issue 13), `forget` and expiry (issue 18 item 9), and the move
-//! of an earlier version's scoped pointer.
+//! of an earlier version's scoped pointer; the one entry point for an engine's storage effects
+//! (`perform`) and for `restore` (`restore_point`).
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -10,7 +11,7 @@ use forgestream_core::session::checkpoint::keys;
 use forgestream_core::session::checkpoint::{
     CheckpointStore, Retention, StorageBackend, StorageFault, SCHEMA_VERSION,
 };
-use forgestream_core::session::{Checkpoint, Pointer, StorageKind};
+use forgestream_core::session::{Checkpoint, Pointer, StorageEffect, StorageKind};
 
 /// A `localStorage` of one origin: shared by the stores of several "tabs".
 #[derive(Clone, Default)]
@@ -302,4 +303,74 @@ fn an_earlier_versions_scoped_pointer_is_moved_once_with_a_warning() {
     store.clear_pointer(Some("support"));
     assert_eq!(store.last_pointer(Some("support")), Pointer::Corrupt);
     assert_eq!(origin.get(&[legacy_ns.as_str(), ":v1:last"].concat()), None);
+}
+
+/// Every storage effect of an engine through the store's one entry point, with the rules of the
+/// methods it stands for (monotonic writes, pointers that still name the session).
+#[test]
+fn perform_carries_out_each_storage_effect_of_an_engine() {
+    let origin = Origin::default();
+    let (mut a, mut b) = (tab(&origin), tab(&origin));
+    a.opened("s1", Some("support"));
+    a.perform(&StorageEffect::WriteCheckpoint(record(
+        "s1",
+        Some("t1"),
+        5,
+        0,
+    )));
+    assert_eq!(a.load("s1").map(|c| c.seq), Some(5));
+    assert_eq!(b.last_session(Some("support")).as_deref(), Some("s1"));
+    // Still monotonic: another tab's lower cursor is not written.
+    b.perform(&StorageEffect::WriteCheckpoint(record(
+        "s1",
+        Some("t1"),
+        2,
+        0,
+    )));
+    assert_eq!(a.load("s1").map(|c| c.seq), Some(5));
+    // B points the plain pointer at s2; clearing s1's pointers leaves it.
+    b.perform(&StorageEffect::WritePointer {
+        session_id: "s2".into(),
+    });
+    assert_eq!(a.last_session(None).as_deref(), Some("s2"));
+    a.perform(&StorageEffect::ClearPointer {
+        session_id: "s1".into(),
+    });
+    assert_eq!(a.last_session(Some("support")), None);
+    assert_eq!(a.last_session(None).as_deref(), Some("s2"));
+    a.perform(&StorageEffect::RemoveCheckpoint {
+        session_id: "s1".into(),
+    });
+    assert_eq!(a.load("s1"), None);
+    assert_eq!(origin.checkpoint_keys(), Vec::<String>::new());
+}
+
+#[test]
+fn restore_point_reads_the_pointer_and_checkpoint_and_clears_a_corrupt_pointer() {
+    let origin = Origin::default();
+    let mut store = tab(&origin);
+    assert_eq!(store.restore_point(Some("support")), None);
+    store.remember("s1", Some("support"));
+    assert_eq!(
+        store.restore_point(Some("support")),
+        Some(("s1".into(), None))
+    );
+    assert!(store.save(&record("s1", Some("t1"), 4, 0)));
+    let mut fresh = tab(&origin);
+    let (id, checkpoint) = fresh.restore_point(Some("support")).unwrap();
+    assert_eq!((id.as_str(), checkpoint.map(|c| c.seq)), ("s1", Some(4)));
+    // Restored under that scope: this page's writes point the scope's pointer at it again.
+    fresh.perform(&StorageEffect::WritePointer {
+        session_id: "s2".into(),
+    });
+    fresh.perform(&StorageEffect::WritePointer {
+        session_id: "s1".into(),
+    });
+    assert_eq!(fresh.last_session(Some("support")).as_deref(), Some("s1"));
+    // Garbage under the pointer: nothing to restore, and the pointer is gone.
+    let key = keys::pointer_key("fs", "", Some("support"));
+    origin.put(&key, "../../x");
+    assert_eq!(fresh.restore_point(Some("support")), None);
+    assert_eq!(origin.get(&key), None);
+    assert_eq!(fresh.last_pointer(Some("support")), Pointer::Absent);
 }

@@ -41,7 +41,7 @@ use forgestream_core::reduce::{ReducerConfig, SessionView, TurnStatus};
 use forgestream_core::resume::{Config, ConnectionStatus};
 use forgestream_core::session::{
     Api, Checkpoint, Command, CommandId, Config as SessionConfig, Effect, Flavor, HttpRequest,
-    Input, Method, RequestId, Session,
+    Input, Method, RequestId, Session, StorageEffect,
 };
 use forgestream_core::wire;
 use proptest::prelude::*;
@@ -657,7 +657,7 @@ impl<'a> Sim<'a> {
                         self.now,
                     );
                 }
-                Effect::WriteCheckpoint(record) => {
+                Effect::Storage(StorageEffect::WriteCheckpoint(record)) => {
                     if let (Some(old), Some(tid)) = (&self.checkpoint, &record.turn_id) {
                         if old.turn_id.as_ref() == Some(tid) && record.seq < old.seq {
                             self.fail(format!("checkpoint went back {} → {}", old.seq, record.seq));
@@ -676,9 +676,9 @@ impl<'a> Sim<'a> {
                     }
                     self.checkpoint = Some(record);
                 }
-                Effect::RemoveCheckpoint => self.checkpoint = None,
-                Effect::WritePointer => self.pointer = true,
-                Effect::ClearPointer => self.pointer = false,
+                Effect::Storage(StorageEffect::RemoveCheckpoint { .. }) => self.checkpoint = None,
+                Effect::Storage(StorageEffect::WritePointer { .. }) => self.pointer = true,
+                Effect::Storage(StorageEffect::ClearPointer { .. }) => self.pointer = false,
                 Effect::Settle { outcome, .. } => {
                     if let Err(e) = outcome {
                         self.fail(format!("a command failed: {e}"));

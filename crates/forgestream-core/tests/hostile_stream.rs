@@ -15,10 +15,14 @@
 use forgestream_core::reduce::{ContentView, ItemBody, TurnStatus};
 use forgestream_core::resume::{Config as Reconnect, ConnectionError, ConnectionStatus};
 use forgestream_core::session::{
-    Api, Command, Config, Effect, ErrorCode, Flavor, HttpRequest, Input, Method, RequestId,
-    Session, Transport,
+    Api, Command, CommandId, Config, Effect, ErrorCode, Flavor, HttpRequest, Input, Method,
+    RequestId, Session, SessionError, Settled, StorageEffect, Transport,
 };
 use forgestream_core::wire;
+
+#[path = "support/engine.rs"]
+mod support;
+use support::{request_to, requests};
 
 struct Driver {
     s: Session,
@@ -72,7 +76,7 @@ impl Driver {
                 interrupt: false,
             },
         });
-        request(&out, Method::Post, "/turns").id
+        request_to(&out, Method::Post, "/turns").id
     }
 
     /// Frames `(id line, data)` on open stream `request`, each in its own read.
@@ -86,6 +90,37 @@ impl Driver {
             }));
         }
         out
+    }
+
+    /// Sends a turn and opens its stream: the POST's request id.
+    fn open_turn(&mut self) -> RequestId {
+        let post = self.send();
+        self.open(post);
+        post
+    }
+
+    /// A turn streaming `turn.created`, the message `m1` and its delta `"A"` (frames 1–3).
+    fn turn_with_a(&mut self) -> RequestId {
+        let post = self.open_turn();
+        self.frames(post, &with_a(&[]));
+        post
+    }
+
+    /// The stream `request` ends before `turn.done`; the turn check says it still runs: what
+    /// the engine does next (resubscribe).
+    fn end_still_running(&mut self, request: RequestId) -> Vec<Effect> {
+        let out = self.feed(Input::End { request });
+        let get = request_to(&out, Method::Get, "/turns/t1").id;
+        self.respond(get, TURN_RUNNING)
+    }
+
+    /// The rebuild `out` asked for: the turn's state (still running), then its persisted
+    /// events; what the engine does next.
+    fn rebuild_running(&mut self, out: &[Effect]) -> Vec<Effect> {
+        let turn = request_to(out, Method::Get, "/turns/t1").id;
+        let out = self.respond(turn, TURN_RUNNING);
+        let events = request_to(&out, Method::Get, "/turns/t1/events").id;
+        self.respond(events, &listing())
     }
 
     fn open(&mut self, request: RequestId) {
@@ -131,28 +166,29 @@ impl Driver {
         self.effects
             .iter()
             .filter_map(|e| match e {
-                Effect::WriteCheckpoint(c) => Some(c.seq),
+                Effect::Storage(StorageEffect::WriteCheckpoint(c)) => Some(c.seq),
                 _ => None,
             })
             .collect()
     }
 }
 
-fn requests(effects: &[Effect]) -> Vec<&HttpRequest> {
-    effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Request(r) => Some(r),
+/// The `EventSource` among `out`: its id and URL.
+fn event_source(out: &[Effect]) -> (RequestId, String) {
+    out.iter()
+        .find_map(|e| match e {
+            Effect::OpenEventSource { id, url } => Some((*id, url.clone())),
             _ => None,
         })
-        .collect()
+        .expect("an EventSource")
 }
 
-fn request<'a>(effects: &'a [Effect], method: Method, url_part: &str) -> &'a HttpRequest {
-    requests(effects)
-        .into_iter()
-        .find(|r| r.method == method && r.url.contains(url_part))
-        .unwrap_or_else(|| panic!("no {method:?} {url_part} in {effects:#?}"))
+/// The frames a turn opens with — `turn.created`, the message `m1`, its delta `"A"` (ids 1–3)
+/// — then `rest`.
+fn with_a(rest: &[(&'static str, String)]) -> Vec<(&'static str, String)> {
+    let mut frames = vec![("1", created()), ("2", base()), ("3", delta("A"))];
+    frames.extend_from_slice(rest);
+    frames
 }
 
 fn created() -> String {
@@ -189,8 +225,7 @@ fn an_id_outside_0_to_2_pow_53_warns_and_never_moves_the_cursor() {
         "1e3",
     ] {
         let mut d = Driver::new(Transport::Fetch);
-        let post = d.send();
-        d.open(post);
+        let post = d.open_turn();
         let out = d.frames(
             post,
             &[
@@ -228,20 +263,10 @@ fn an_id_outside_0_to_2_pow_53_warns_and_never_moves_the_cursor() {
 #[test]
 fn an_eventsource_frame_with_a_bad_id_warns_and_keeps_the_cursor() {
     let mut d = Driver::new(Transport::EventSource);
-    let post = d.send();
-    d.open(post);
-    d.frames(post, &[("1", created()), ("2", base()), ("3", delta("A"))]);
+    let post = d.turn_with_a();
     // The POST stream ends early; the turn still runs; the engine subscribes with an EventSource.
-    let out = d.feed(Input::End { request: post });
-    let get = request(&out, Method::Get, "/turns/t1").id;
-    let out = d.respond(get, TURN_RUNNING);
-    let (es, url) = out
-        .iter()
-        .find_map(|e| match e {
-            Effect::OpenEventSource { id, url } => Some((*id, url.clone())),
-            _ => None,
-        })
-        .expect("an EventSource");
+    let out = d.end_still_running(post);
+    let (es, url) = event_source(&out);
     assert!(url.ends_with("after_sequence_number=3"), "{url}");
     d.open(es);
     for (id, data) in [
@@ -263,10 +288,9 @@ fn an_eventsource_frame_with_a_bad_id_warns_and_keeps_the_cursor() {
 #[test]
 fn a_gap_is_never_shown_the_turn_is_rebuilt_once_and_resubscribed_after_the_cursor() {
     let mut d = Driver::new(Transport::Fetch);
-    let post = d.send();
-    d.open(post);
+    let post = d.open_turn();
     // Frame 4 never arrives; 5 and 6 come in the same read as the gap.
-    let out = d.frames(post, &[("1", created()), ("2", base()), ("3", delta("A"))]);
+    let out = d.frames(post, &with_a(&[]));
     assert!(requests(&out).is_empty());
     let gap = format!(
         "id: 5\ndata: {}\n\nid: 6\ndata: {}\n\n",
@@ -283,12 +307,9 @@ fn a_gap_is_never_shown_the_turn_is_rebuilt_once_and_resubscribed_after_the_curs
     assert_eq!(d.status(), Some(ConnectionStatus::Rebuilding));
     assert!(d.checkpoint_seqs().iter().all(|&seq| seq <= 3));
     // The rebuild: the turn's state, then its persisted events.
-    let turn = request(&out, Method::Get, "/turns/t1").id;
-    let out = d.respond(turn, TURN_RUNNING);
-    let events = request(&out, Method::Get, "/turns/t1/events").id;
-    let out = d.respond(events, &listing());
+    let out = d.rebuild_running(&out);
     // Still running: resubscribe after the last frame applied before the hole.
-    let sub = request(&out, Method::Get, "/subscribe?after_sequence_number=3").id;
+    let sub = request_to(&out, Method::Get, "/subscribe?after_sequence_number=3").id;
     d.open(sub);
     d.frames(
         sub,
@@ -307,31 +328,16 @@ fn a_gap_is_never_shown_the_turn_is_rebuilt_once_and_resubscribed_after_the_curs
 #[test]
 fn a_second_gap_rebuilds_and_ends_live_unavailable_without_a_loop() {
     let mut d = Driver::new(Transport::Fetch);
-    let post = d.send();
-    d.open(post);
-    let out = d.frames(
-        post,
-        &[
-            ("1", created()),
-            ("2", base()),
-            ("3", delta("A")),
-            ("5", delta("C")),
-        ],
-    );
-    let turn = request(&out, Method::Get, "/turns/t1").id;
-    let out = d.respond(turn, TURN_RUNNING);
-    let events = request(&out, Method::Get, "/turns/t1/events").id;
-    let out = d.respond(events, &listing());
-    let sub = request(&out, Method::Get, "/subscribe?after_sequence_number=3").id;
+    let post = d.open_turn();
+    let out = d.frames(post, &with_a(&[("5", delta("C"))]));
+    let out = d.rebuild_running(&out);
+    let sub = request_to(&out, Method::Get, "/subscribe?after_sequence_number=3").id;
     d.open(sub);
     // The server skips again.
     let out = d.frames(sub, &[("4", delta("B")), ("6", delta("D"))]);
     assert_eq!(d.text(), "AB");
     assert_eq!(d.protocol_warnings("sequence gap"), 2);
-    let turn = request(&out, Method::Get, "/turns/t1").id;
-    let out = d.respond(turn, TURN_RUNNING);
-    let events = request(&out, Method::Get, "/turns/t1/events").id;
-    let out = d.respond(events, &listing());
+    let out = d.rebuild_running(&out);
     assert!(requests(&out).is_empty(), "no third stream: {out:#?}");
     assert_eq!(d.status(), Some(ConnectionStatus::LiveUnavailable));
 }
@@ -339,36 +345,22 @@ fn a_second_gap_rebuilds_and_ends_live_unavailable_without_a_loop() {
 #[test]
 fn a_stream_that_steps_back_is_rebuilt() {
     let mut d = Driver::new(Transport::Fetch);
-    let post = d.send();
-    d.open(post);
-    let out = d.frames(
-        post,
-        &[
-            ("1", created()),
-            ("2", base()),
-            ("3", delta("A")),
-            ("4", delta("B")),
-            ("2", delta("X")),
-        ],
-    );
+    let post = d.open_turn();
+    let out = d.frames(post, &with_a(&[("4", delta("B")), ("2", delta("X"))]));
     assert_eq!(d.text(), "AB", "the step back applies nothing");
     assert_eq!(d.protocol_warnings("steps back"), 1, "{:?}", d.warnings);
     assert!(out.contains(&Effect::Abort { id: post }));
     assert_eq!(d.status(), Some(ConnectionStatus::Rebuilding));
-    request(&out, Method::Get, "/turns/t1");
+    request_to(&out, Method::Get, "/turns/t1");
 }
 
 #[test]
 fn a_resubscribe_may_replay_from_below_the_cursor() {
     // At-least-once (FIELD C7): a new stream starting below the cursor is no step back.
     let mut d = Driver::new(Transport::Fetch);
-    let post = d.send();
-    d.open(post);
-    d.frames(post, &[("1", created()), ("2", base()), ("3", delta("A"))]);
-    let out = d.feed(Input::End { request: post });
-    let get = request(&out, Method::Get, "/turns/t1").id;
-    let out = d.respond(get, TURN_RUNNING);
-    let sub = request(&out, Method::Get, "/subscribe?after_sequence_number=3").id;
+    let post = d.turn_with_a();
+    let out = d.end_still_running(post);
+    let sub = request_to(&out, Method::Get, "/subscribe?after_sequence_number=3").id;
     d.open(sub);
     let out = d.frames(
         sub,
@@ -450,8 +442,7 @@ fn unsafe_ids_never_become_urls() {
     }
     for bad in ["..", ".", "t/../../x"] {
         let mut d = Driver::new(Transport::Fetch);
-        let post = d.send();
-        d.open(post);
+        let post = d.open_turn();
         let frame = created().replace("\"turn_id\":\"t1\"", &format!("\"turn_id\":{bad:?}"));
         let out = d.frames(post, &[("1", frame), ("2", base())]);
         assert!(requests(&out).is_empty(), "turn {bad:?}: {out:#?}");
@@ -465,7 +456,9 @@ fn unsafe_ids_never_become_urls() {
         assert!(error.message.contains("not a safe id"), "{}", error.message);
         assert!(d.effects.iter().all(|e| match e {
             Effect::Request(r) => !r.url.contains(bad),
-            Effect::WriteCheckpoint(c) => c.turn_id.as_deref() != Some(bad),
+            Effect::Storage(StorageEffect::WriteCheckpoint(c)) => {
+                c.turn_id.as_deref() != Some(bad)
+            }
             _ => true,
         }));
     }
@@ -476,19 +469,9 @@ fn unsafe_ids_never_become_urls() {
 #[test]
 fn an_eventsource_frame_over_max_frame_bytes_is_refused_with_a_warning() {
     let mut d = Driver::new(Transport::EventSource);
-    let post = d.send();
-    d.open(post);
-    d.frames(post, &[("1", created()), ("2", base()), ("3", delta("A"))]);
-    let out = d.feed(Input::End { request: post });
-    let get = request(&out, Method::Get, "/turns/t1").id;
-    let out = d.respond(get, TURN_RUNNING);
-    let es = out
-        .iter()
-        .find_map(|e| match e {
-            Effect::OpenEventSource { id, .. } => Some(*id),
-            _ => None,
-        })
-        .expect("an EventSource");
+    let post = d.turn_with_a();
+    let out = d.end_still_running(post);
+    let (es, _) = event_source(&out);
     d.open(es);
     let huge = delta(&"x".repeat((1 << 20) + 1));
     for (id, data) in [("4", huge), ("5", delta("B")), ("6", done())] {
@@ -511,8 +494,7 @@ fn an_eventsource_frame_over_max_frame_bytes_is_refused_with_a_warning() {
 fn a_frame_slower_than_the_idle_timeout_is_not_cut() {
     let idle = Reconnect::default().idle_timeout_ms;
     let mut d = Driver::new(Transport::Fetch);
-    let post = d.send();
-    d.open(post);
+    let post = d.open_turn();
     d.frames(post, &[("1", created()), ("2", base())]);
     let frame = format!("id: 3\ndata: {}\n\n", delta("slow"));
     let pieces: Vec<&[u8]> = frame.as_bytes().chunks(8).collect();

@@ -6,44 +6,11 @@
 //!
 //! A counting global allocator (this test binary only, one test so no other test allocates
 //! meanwhile) measures the live heap while the frame is fed in 64 KiB reads.
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use forgestream_core::sse::{ParserConfig, SseItemRef, SseParser, DEFAULT_MAX_FRAME_BYTES};
 
-struct Counting;
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(bytes: usize) {
-    let now = LIVE.fetch_add(bytes, Ordering::Relaxed) + bytes;
-    PEAK.fetch_max(now, Ordering::Relaxed);
-}
-
-// SAFETY: every call is forwarded to `System` unchanged; only the byte counts are added.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        grew(layout.size());
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // Counted as one resize (as an allocator that grows the block in place does), so the
-        // figure is what the parser holds, not the allocator's strategy.
-        if new_size >= layout.size() {
-            grew(new_size - layout.size());
-        } else {
-            LIVE.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
-        }
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static ALLOC: Counting = Counting;
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
+use counting_alloc::{heap_mark, live_bytes, peak_bytes};
 
 const KIB: usize = 1024;
 const MIB: usize = 1024 * KIB;
@@ -61,8 +28,7 @@ fn a_huge_frame_costs_its_size_once_and_is_given_back_after_dispatch() {
                 .push((e.data.len(), e.data.bytes().all(|b| b == b'a')));
         }
     };
-    let base = LIVE.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
+    let base = heap_mark();
     let mut largest_capacity = 0;
     parser.feed_with(b"id: 7\ndata: ", &mut emit).unwrap();
     for _ in 0..frame_data / read.len() {
@@ -79,7 +45,7 @@ fn a_huge_frame_costs_its_size_once_and_is_given_back_after_dispatch() {
     );
     largest_capacity = largest_capacity.max(parser.retained_capacity());
     parser.feed_with(b"\n", &mut emit).unwrap();
-    let peak = PEAK.load(Ordering::Relaxed) - base;
+    let peak = peak_bytes() - base;
     assert_eq!(*dispatched.borrow(), [(frame_data, true)]);
     assert_eq!(parser.last_event_id(), "7");
 
@@ -109,7 +75,7 @@ fn a_huge_frame_costs_its_size_once_and_is_given_back_after_dispatch() {
         "{} bytes kept",
         parser.retained_capacity()
     );
-    let live = LIVE.load(Ordering::Relaxed).saturating_sub(base);
+    let live = live_bytes().saturating_sub(base);
     assert!(live <= 64 * KIB + 4 * KIB, "{live} bytes still live");
 
     // The next frame, small and split across reads, is parsed as usual.

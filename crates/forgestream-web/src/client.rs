@@ -9,7 +9,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use forgestream_core::respond::Decision;
-use forgestream_core::session::{self, Command, ErrorCode, Pointer, SessionError};
+use forgestream_core::session::{self, Command, ErrorCode, SessionError};
 use forgestream_core::wire;
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
@@ -87,22 +87,12 @@ impl WasmClient {
     pub fn restore(&self, scope: Option<String>) -> Promise {
         let shared = self.shared.clone();
         future_to_promise(async move {
-            let pointer = shared.store.borrow_mut().last_pointer(scope.as_deref());
-            let id = match pointer {
-                Pointer::Absent => return Ok(JsValue::NULL),
-                Pointer::Corrupt => {
-                    shared.store.borrow_mut().clear_pointer(scope.as_deref());
-                    return Ok(JsValue::NULL);
-                }
-                Pointer::Session(id) => id,
+            let point = shared.store.borrow_mut().restore_point(scope.as_deref());
+            let Some((id, checkpoint)) = point else {
+                return Ok(JsValue::NULL);
             };
             let handle = WasmSession::on(engine_for(&shared, &id));
             let engine = handle.engine().map_err(|e| to_js(&e))?;
-            let checkpoint = {
-                let mut store = shared.store.borrow_mut();
-                store.opened(&id, scope.as_deref());
-                store.load(&id)
-            };
             let found = JsFuture::from(engine.command(Command::Restore { checkpoint })).await?;
             if found.as_bool() == Some(true) {
                 Ok(handle.into())
@@ -191,7 +181,9 @@ impl WasmSession {
         result.map_err(|e| to_js(&e))
     }
 
-    fn run(&self, command: Command) -> Promise {
+    /// Sends `command` to the engine; the promise it settles (rejected with `aborted` on a
+    /// closed handle).
+    pub(crate) fn run(&self, command: Command) -> Promise {
         match self.engine() {
             Ok(engine) => engine.command(command),
             Err(e) => Promise::reject(&to_js(&e)),

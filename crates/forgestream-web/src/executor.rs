@@ -22,6 +22,7 @@ use web_sys::AbortController;
 use crate::headers;
 use crate::js;
 use crate::options::ClientOptions;
+use crate::snapshot;
 use crate::storage::CheckpointStore;
 use crate::transport::eventsource::{Source, SourceEvent};
 use crate::transport::{fetch, http};
@@ -255,22 +256,7 @@ fn execute(engine: &Rc<Engine>, effect: Effect) {
                 feed_weak(&weak, Input::HeadersRefreshed { request: id, ok });
             });
         }
-        Effect::WriteCheckpoint(record) => {
-            engine.client.store.borrow_mut().save(&record);
-        }
-        Effect::RemoveCheckpoint => engine.client.store.borrow_mut().remove(&engine.id),
-        Effect::WritePointer => engine
-            .client
-            .store
-            .borrow_mut()
-            .set_last_session(&engine.id),
-        Effect::ClearPointer => {
-            engine
-                .client
-                .store
-                .borrow_mut()
-                .clear_last_session(&engine.id);
-        }
+        Effect::Storage(write) => engine.client.store.borrow_mut().perform(&write),
         Effect::Settle { command, outcome } => settle(engine, command, outcome),
         Effect::Notify => {
             let listener = engine.io.borrow().listener.clone();
@@ -290,7 +276,8 @@ fn settle(engine: &Rc<Engine>, command: CommandId, outcome: Result<Settled, Sess
     let Some((_, resolve, reject)) = entry else {
         return;
     };
-    // The settlement's own shape: `undefined`, the turn id, the followed turn or `null`, found.
+    // The settlement's own shape: `undefined`, the turn id, the followed turn or `null`, found,
+    // the exported events (JSON text through one `JSON.parse`).
     let _ = match outcome {
         Ok(Settled::Done) => resolve.call1(&JsValue::UNDEFINED, &JsValue::UNDEFINED),
         Ok(Settled::Turn(t)) => resolve.call1(&JsValue::UNDEFINED, &JsValue::from_str(&t)),
@@ -301,6 +288,10 @@ fn settle(engine: &Rc<Engine>, command: CommandId, outcome: Result<Settled, Sess
         Ok(Settled::Restored(found)) => {
             resolve.call1(&JsValue::UNDEFINED, &JsValue::from_bool(found))
         }
+        Ok(Settled::Events(events)) => match snapshot::json_to_js(&events) {
+            Ok(items) => resolve.call1(&JsValue::UNDEFINED, &items),
+            Err(e) => reject.call1(&JsValue::UNDEFINED, &crate::error::to_js(&e)),
+        },
         Err(e) => reject.call1(&JsValue::UNDEFINED, &crate::error::to_js(&e)),
     };
 }

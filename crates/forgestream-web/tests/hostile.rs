@@ -8,29 +8,11 @@ mod support;
 
 use forgestream_core::session::checkpoint::keys;
 use forgestream_web::client::{WasmClient, WasmSession};
+use support::replay::*;
 use support::*;
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
-
-fn replay_base(scenario: &str) -> String {
-    let base = option_env!("FORGESTREAM_REPLAY_URL").unwrap_or("http://127.0.0.1:8791");
-    format!("{base}/{scenario}")
-}
-
-fn replay_client(base: &str) -> WasmClient {
-    replay_client_idle(base, None)
-}
-
-/// As [`replay_client`], with the idle watchdog at `idle_ms` (default 5 s in the tests).
-fn replay_client_idle(base: &str, idle_ms: Option<f64>) -> WasmClient {
-    let o = options("memory", "trueforge", "fetch", None);
-    set(&o, "baseUrl", base);
-    if let Some(ms) = idle_ms {
-        set(&get(&o, "reconnect"), "idleTimeoutMs", ms);
-    }
-    WasmClient::new(o).unwrap()
-}
 
 /// What the app saw while one turn ran: every warning, the text at each poll, the last badge.
 struct Followed {
@@ -69,10 +51,7 @@ async fn follow_idle(
     idle_ms: Option<f64>,
 ) -> (String, WasmSession, Followed) {
     let base = replay_base(scenario);
-    let session = replay_client_idle(&base, idle_ms)
-        .open_new_session("{\"agent\":{\"name\":\"recorded\"}}")
-        .await
-        .expect("create session");
+    let session = replay_session(&base, idle_ms).await;
     let sent = await_js(session.send(message("recorded"), false)).await;
     let mut seen = Followed {
         sent,
@@ -107,13 +86,6 @@ async fn follow_idle(
         sleep(20).await;
         waited += 20;
     }
-}
-
-/// The view the recorded listings give (turns + session timeline).
-async fn recorded_history(base: &str, session_id: &str) -> serde_json::Value {
-    let s = replay_client(base).session(session_id.to_string());
-    await_js(s.load()).await.expect("load recorded history");
-    summary(&s)
 }
 
 /// Frame 3's `id:` is a number a cursor must not take (above 2^53 − 1, or `u64::MAX`), and the

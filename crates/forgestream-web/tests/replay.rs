@@ -5,41 +5,17 @@
 #![cfg(target_arch = "wasm32")]
 mod support;
 
-use forgestream_web::client::{WasmClient, WasmSession};
+use forgestream_web::client::WasmSession;
+use support::replay::*;
 use support::*;
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
-fn replay_base(scenario: &str) -> String {
-    let base = option_env!("FORGESTREAM_REPLAY_URL").unwrap_or("http://127.0.0.1:8791");
-    format!("{base}/{scenario}")
-}
-
-fn replay_client(base: &str) -> WasmClient {
-    let o = options("memory", "trueforge", "fetch", None);
-    set(&o, "baseUrl", base);
-    WasmClient::new(o).unwrap()
-}
-
-async fn replay_session(base: &str) -> WasmSession {
-    replay_client(base)
-        .open_new_session("{\"agent\":{\"name\":\"recorded\"}}")
-        .await
-        .expect("create session")
-}
-
-/// The view the recorded listings give (turns + session timeline), without diagnostics.
-async fn recorded_history(base: &str, session_id: &str) -> serde_json::Value {
-    let s = replay_client(base).session(session_id.to_string());
-    await_js(s.load()).await.expect("load recorded history");
-    summary(&s)
-}
-
 /// Creates a session on the replayed `scenario`, sends one message and waits for `done`.
 async fn first_turn_done(scenario: &str) -> (String, WasmSession) {
     let base = replay_base(scenario);
-    let session = replay_session(&base).await;
+    let session = replay_session(&base, None).await;
     await_js(session.send(message("recorded"), false))
         .await
         .expect("send");
@@ -138,7 +114,7 @@ async fn a_create_stream_without_turn_created_is_recovered_by_lookup() {
 #[wasm_bindgen_test]
 async fn a_malformed_listing_fails_the_rebuild_cleanly() {
     let base = replay_base("text~cut=5~bad-listing");
-    let session = replay_session(&base).await;
+    let session = replay_session(&base, None).await;
     await_js(session.send(message("recorded"), false))
         .await
         .expect("send");

@@ -85,3 +85,39 @@ export const refundEventsExported: Check = async ({ page, request }) => {
   expect(read.some((r) => r.type === "tool.response" && r.turn_id === continued)).toBe(true);
   expect(read.map((r) => r.type)).not.toContain("model.message.delta");
 };
+
+/**
+ * `close()` while `exportEvents()` reads the timeline: the export is the engine's own request
+ * (issue 12), so the close aborts it and its promise rejects with code `aborted` — it neither
+ * resolves later nor keeps a request of a closed session going. Closed mid-turn, too; a new
+ * handle on the session then exports its events as usual.
+ */
+export const closeAbortsExport: Check<"page"> = async ({ page }) => {
+  await openSdk(page);
+  const result = await page.evaluate(async () => {
+    const { AgentClient } = window.forgestream;
+    const client = new AgentClient({ baseUrl: "", storage: "memory" });
+    const s = await client.createSession({ agent: { name: "support" } });
+    const sid = s.id;
+    const turn = await s.send("What is the status of order ORD-2031?");
+    const exporting = s.exportEvents();
+    s.close();
+    const outcome = await exporting.then(
+      (items: unknown[]) => ({ settled: "resolved", count: items.length }),
+      (e: { code?: string; retryable?: boolean }) => ({ settled: "rejected", code: e.code, retryable: e.retryable }),
+    );
+    // The turn went on on the server; once it finished, a new handle exports it.
+    type Turn = { data: { state: { status: string } } };
+    for (let i = 0; i < 400; i++) {
+      const t = (await (await fetch(`/api/v1/sessions/${sid}/turns/${encodeURIComponent(turn)}`)).json()) as Turn;
+      if (t.data.state.status !== "running") break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const again = client.session(sid);
+    const items = await again.exportEvents();
+    again.close();
+    return { outcome, turn, turns: [...new Set(items.map((i) => i.turn_id))] };
+  });
+  expect(result.outcome).toEqual({ settled: "rejected", code: "aborted", retryable: false });
+  expect(result.turns).toEqual([result.turn]);
+};

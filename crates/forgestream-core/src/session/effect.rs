@@ -2,9 +2,11 @@
 //!
 //! [`Session::poll_effect`]: super::Session::poll_effect
 use alloc::string::String;
+use alloc::vec::Vec;
 
 use super::checkpoint::Checkpoint;
 use super::error::SessionError;
+use crate::wire::SessionEventItem;
 
 /// Identifies one request the engine issued; every transport result names it. Results of a
 /// request the engine aborted (or never issued) are ignored.
@@ -64,8 +66,9 @@ pub struct HttpRequest {
     pub response: ResponseKind,
 }
 
-/// What an app command resolved to.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What an app command resolved to. (`PartialEq` only: an exported unknown event is kept as
+/// JSON, which has floats.)
+#[derive(Clone, Debug, PartialEq)]
 pub enum Settled {
     /// `load`, `cancel`: done.
     Done,
@@ -76,14 +79,44 @@ pub enum Settled {
     Resumed(Option<String>),
     /// `restore`: whether the session exists (false: it is gone, the pointer was cleared).
     Restored(bool),
+    /// `exportEvents`: every item of the session timeline `GET /sessions/{sid}/events`
+    /// (PROTOCOL §4), oldest first, as the protocol's `{turn_id, event}`.
+    Events(Vec<SessionEventItem>),
+}
+
+/// One storage write of the engine, carried out by
+/// [`CheckpointStore::perform`](super::checkpoint::CheckpointStore::perform) (which decides how:
+/// memory fallback, monotonic writes, scoped pointers, expiry). Only ids and cursors.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StorageEffect {
+    /// Store this session's checkpoint (`turn_id: None` = no live turn). Monotonic: the engine
+    /// never writes a lower `seq` for the same turn (and the store refuses one another tab
+    /// would lower).
+    WriteCheckpoint(Checkpoint),
+    /// Remove `session_id`'s checkpoint (the session is gone).
+    RemoveCheckpoint {
+        /// The session.
+        session_id: String,
+    },
+    /// Point "last active session" at `session_id`.
+    WritePointer {
+        /// The session.
+        session_id: String,
+    },
+    /// Remove the last-session pointers that name `session_id` (stale: the server no longer
+    /// has it).
+    ClearPointer {
+        /// The session.
+        session_id: String,
+    },
 }
 
 /// One effect. The executor carries them out in order, then feeds the results back as
 /// [`Input`](super::Input)s.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Effect {
     /// Send a request (at most one of the active turn's requests is open at a time; history
-    /// pages, cancels and checks of an interrupted turn run beside it).
+    /// pages, exports, cancels and checks of an interrupted turn run beside it).
     Request(HttpRequest),
     /// Open an `EventSource` on `url` (the `eventsource` transport; GET subscribe only).
     /// Report `open` as [`Input::StreamOpened`](super::Input::StreamOpened), each message as
@@ -105,16 +138,9 @@ pub enum Effect {
         /// Names the result.
         id: RequestId,
     },
-    /// Store this session's checkpoint (`turn_id: None` = no live turn). Monotonic: the engine
-    /// never writes a lower `seq` for the same turn.
-    WriteCheckpoint(Checkpoint),
-    /// Remove this session's checkpoint (the session is gone).
-    RemoveCheckpoint,
-    /// Point "last active session" at this session.
-    WritePointer,
-    /// Remove the last-session pointer if it names this session (stale: the server no longer
-    /// has it).
-    ClearPointer,
+    /// A checkpoint or pointer write: pass it to the client's
+    /// [`CheckpointStore::perform`](super::checkpoint::CheckpointStore::perform).
+    Storage(StorageEffect),
     /// Settle app command `command`.
     Settle {
         /// The command.

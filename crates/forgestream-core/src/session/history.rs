@@ -7,8 +7,8 @@ use alloc::vec::Vec;
 use super::paging::{NextPage, PageGuard};
 use super::requests::parse_json;
 use super::{
-    api, CommandId, Effect, ErrorCode, History, Method, Purpose, RequestId, ResponseKind,
-    RestoreState, Session, SessionError, Settled, MAX_EVENT_PAGES, MAX_TURN_PAGES,
+    api, CommandId, ErrorCode, History, Method, Purpose, RequestId, ResponseKind, RestoreState,
+    Session, SessionError, Settled, StorageEffect, MAX_EVENT_PAGES, MAX_TURN_PAGES,
 };
 use crate::wire;
 
@@ -194,8 +194,11 @@ impl Session {
         if error.status == Some(404) {
             // The server no longer has the session (expired, an emulator restarted in memory):
             // restore resolves null and the stale records go, so the next load creates anew.
-            self.effects.push_back(Effect::ClearPointer);
-            self.effects.push_back(Effect::RemoveCheckpoint);
+            let session_id = self.id.clone();
+            self.store(StorageEffect::ClearPointer {
+                session_id: session_id.clone(),
+            });
+            self.store(StorageEffect::RemoveCheckpoint { session_id });
             self.restored(false);
             return;
         }

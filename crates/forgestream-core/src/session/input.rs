@@ -56,8 +56,16 @@ pub enum Command {
         /// The turn.
         turn_id: String,
     },
-    /// The last handle closed: abort everything, reject what is pending, keep the checkpoint.
-    /// Every later command is refused with `aborted`.
+    /// Read every page of the session timeline `GET /sessions/{sid}/events` (PROTOCOL §4) with
+    /// the engine's requests, beside anything else that runs (a live stream, a load, another
+    /// export). Settles `Events(items)`, oldest first; or the server's error (`not-found` for a
+    /// session it no longer has), `network`, `invalid-response`, `auth` (the header provider
+    /// failed); `aborted` when `Close` comes first (its request is aborted). A listing that
+    /// repeats a page token or passes 1,000 pages ends with what was read and a `protocol`
+    /// warning, as the history load does.
+    ExportEvents,
+    /// The last handle closed: abort everything (exports included), reject what is pending,
+    /// keep the checkpoint. Every later command is refused with `aborted`.
     Close,
 }
 

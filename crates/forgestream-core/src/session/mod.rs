@@ -25,7 +25,12 @@
 //!   is known (its pending set final); a `send` / `respond` arriving while the turn is still
 //!   being checked waits for that instead of failing with `turn-running`.
 //! - **checkpoints**: the turn id as soon as it is known (`seq: 0`), then the cursor, monotonic,
-//!   coalesced by the connection machine; cleared (`turnId: null`) when the turn settles.
+//!   coalesced by the connection machine; cleared (`turnId: null`) when the turn settles. Every
+//!   storage write is one [`Effect::Storage`] ([`StorageEffect`]), which the executor hands to
+//!   [`checkpoint::CheckpointStore::perform`].
+//! - **export**: [`Command::ExportEvents`] reads every page of the session timeline with the
+//!   engine's own requests, beside whatever else runs (export.rs); `Close` aborts it and
+//!   rejects it with `aborted`.
 //!
 //! Notifications: at most one [`Effect::Notify`] per drain of the changes
 //! ([`Session::take_changes`]).
@@ -50,9 +55,10 @@ pub use changes::{
 };
 pub use checkpoint::{Checkpoint, CheckpointIssue, Pointer};
 pub use create::{create_session_request, created_session_id};
-pub use effect::{CommandId, Effect, HttpRequest, Method, RequestId, ResponseKind, Settled};
+pub use effect::{
+    CommandId, Effect, HttpRequest, Method, RequestId, ResponseKind, Settled, StorageEffect,
+};
 pub use error::{ErrorCode, SessionError};
-pub use export::{ExportEvents, ExportStep};
 pub use input::{retry_after_ms, Command, Input};
 pub use options::{
     ClientConfig, ClientOptions, Credentials, ReconnectOptions, StorageKind, DEFAULT_NAMESPACE,
@@ -181,6 +187,8 @@ enum Purpose {
     Cancel(Option<CommandId>),
     /// `GET` of a turn the view shows running although a newer turn replaced it.
     CheckTurn { turn_id: String, attempt: u32 },
+    /// A page of the session timeline for the `ExportEvents` command `.0`.
+    Export(CommandId),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -273,6 +281,9 @@ pub struct Session {
     restore: RestoreState,
     /// `send` / `respond` waiting for the run's turn check.
     deferred: Vec<(CommandId, Command)>,
+    /// Exports in flight: the command and its paging state (its open request is the one
+    /// [`Purpose::Export`] of that command).
+    exports: Vec<(CommandId, export::ExportEvents)>,
     /// Re-reads of replaced turns: (due ms, turn id, attempt).
     checks_due: Vec<(u64, String, u32)>,
     /// The last request's own error (kept as the cause of a failure).
@@ -304,6 +315,7 @@ impl Session {
             history: None,
             restore: RestoreState::Idle,
             deferred: Vec::new(),
+            exports: Vec::new(),
             checks_due: Vec::new(),
             cause: None,
             last_error: None,
@@ -465,11 +477,15 @@ impl Session {
                 body,
             } => self.on_response(request, status, retry_after.and_then(retry_after_ms), body),
             Input::HeadersUnavailable { request } => {
-                self.cause = Some(SessionError::new(
-                    ErrorCode::Auth,
-                    "the headers provider failed",
-                ));
-                self.on_response(request, 401, None, b"");
+                let error = SessionError::new(ErrorCode::Auth, "the headers provider failed");
+                if let Some(Purpose::Export(command)) = self.purpose(request).cloned() {
+                    // The provider's own error, not the run's cause.
+                    self.take_request(request);
+                    self.export_failed(command, error);
+                } else {
+                    self.cause = Some(error);
+                    self.on_response(request, 401, None, b"");
+                }
             }
             Input::HeadersRefreshed { request, ok } => self.on_headers_refreshed(request, ok),
             Input::StorageWarning { message } => self.warn("storage", message),
@@ -553,6 +569,7 @@ impl Session {
                 }
                 self.settle(id, Ok(Settled::Done));
             }
+            Command::ExportEvents => self.export_events(id),
             Command::Close => self.close(id),
         }
     }
@@ -584,6 +601,7 @@ impl Session {
             pending.extend(waiters);
         }
         pending.extend(self.deferred.drain(..).map(|(c, _)| c));
+        pending.extend(self.exports.drain(..).map(|(c, _)| c));
         for c in pending {
             self.settle(c, Err(aborted()));
         }
@@ -817,6 +835,22 @@ impl Session {
 
     fn settle(&mut self, command: CommandId, outcome: Result<Settled, SessionError>) {
         self.effects.push_back(Effect::Settle { command, outcome });
+    }
+
+    /// Queues one storage write.
+    fn store(&mut self, effect: StorageEffect) {
+        self.effects.push_back(Effect::Storage(effect));
+    }
+
+    /// Queues this session's checkpoint `{turn_id, seq}`, stamped now.
+    fn write_checkpoint(&mut self, turn_id: Option<String>, seq: u64) {
+        self.store(StorageEffect::WriteCheckpoint(Checkpoint {
+            v: checkpoint::SCHEMA_VERSION,
+            session_id: self.id.clone(),
+            turn_id,
+            seq,
+            saved_at: self.now_ms,
+        }));
     }
 
     fn warn(&mut self, code: &str, message: String) {

@@ -5,12 +5,11 @@ use alloc::string::String;
 
 use super::paging::{NextPage, PageGuard};
 use super::{
-    Checkpoint, ErrorCode, Method, Purpose, RequestId, ResponseKind, RunStep, Session,
-    SessionError, Settled, Transport, MAX_EVENT_PAGES, MAX_TURN_CHECKS, TURN_CHECK_STEP_MS,
+    ErrorCode, Method, Purpose, RequestId, ResponseKind, RunStep, Session, SessionError, Settled,
+    Transport, MAX_EVENT_PAGES, MAX_TURN_CHECKS, TURN_CHECK_STEP_MS,
 };
 use crate::reduce::TurnStatus;
 use crate::resume::{self, Command, ConnectionStatus};
-use crate::session::checkpoint::SCHEMA_VERSION;
 use crate::session::Effect;
 use crate::wire;
 
@@ -180,24 +179,10 @@ impl Session {
             Command::Persist { after } => {
                 let floor = self.run.as_ref().map_or(0, |r| r.persisted_floor);
                 if let Some(tid) = turn_id.filter(|_| after > floor) {
-                    self.effects.push_back(Effect::WriteCheckpoint(Checkpoint {
-                        v: SCHEMA_VERSION,
-                        session_id: self.id.clone(),
-                        turn_id: Some(tid),
-                        seq: after,
-                        saved_at: self.now_ms,
-                    }));
+                    self.write_checkpoint(Some(tid), after);
                 }
             }
-            Command::ClearPersisted => {
-                self.effects.push_back(Effect::WriteCheckpoint(Checkpoint {
-                    v: SCHEMA_VERSION,
-                    session_id: self.id.clone(),
-                    turn_id: None,
-                    seq: 0,
-                    saved_at: self.now_ms,
-                }));
-            }
+            Command::ClearPersisted => self.write_checkpoint(None, 0),
             Command::Status(status) => self.on_status(status),
         }
     }
@@ -315,6 +300,10 @@ impl Session {
                 self.take_request(id);
                 self.retry_check(turn_id, attempt);
             }
+            Purpose::Export(command) => {
+                self.take_request(id);
+                self.export_failed(command, network());
+            }
         }
     }
 
@@ -391,6 +380,7 @@ impl Session {
                     _ => self.retry_check(turn_id, attempt),
                 }
             }
+            Purpose::Export(command) => self.export_response(command, status, body),
         }
     }
 

@@ -4,10 +4,9 @@
 use alloc::format;
 use alloc::string::String;
 
-use super::{Checkpoint, ErrorCode, RequestId, RunStep, Session, SessionError, Settled};
+use super::{ErrorCode, RequestId, RunStep, Session, SessionError, Settled, StorageEffect};
 use crate::resume;
-use crate::session::checkpoint::{is_valid_id, SCHEMA_VERSION};
-use crate::session::Effect;
+use crate::session::checkpoint::is_valid_id;
 use crate::sse::SseItemRef;
 use crate::wire;
 
@@ -272,14 +271,10 @@ impl Session {
         if let Some(c) = self.run.as_mut().and_then(|r| r.started.take()) {
             self.settle(c, Ok(Settled::Turn(String::from(turn_id))));
         }
-        self.effects.push_back(Effect::WriteCheckpoint(Checkpoint {
-            v: SCHEMA_VERSION,
+        self.write_checkpoint(Some(String::from(turn_id)), 0);
+        self.store(StorageEffect::WritePointer {
             session_id: self.id.clone(),
-            turn_id: Some(String::from(turn_id)),
-            seq: 0,
-            saved_at: self.now_ms,
-        }));
-        self.effects.push_back(Effect::WritePointer);
+        });
         if let Some(previous) = previous.filter(|p| is_valid_id(p)) {
             self.check_if_running(previous);
         }

@@ -8,6 +8,10 @@ use super::*;
 use crate::reduce::TurnStatus;
 use crate::respond::Decision;
 
+#[path = "../../tests/support/engine.rs"]
+mod support;
+use support::{request_to, requests, settled};
+
 fn user_text(text: &str) -> crate::wire::InputItem {
     crate::wire::InputItem::UserMessage {
         content: crate::wire::UserContent::Text(text.into()),
@@ -80,33 +84,6 @@ impl Driver {
         }
         out
     }
-}
-
-fn requests(effects: &[Effect]) -> Vec<&HttpRequest> {
-    effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Request(r) => Some(r),
-            _ => None,
-        })
-        .collect()
-}
-
-fn request_to<'a>(effects: &'a [Effect], method: Method, url_part: &str) -> &'a HttpRequest {
-    requests(effects)
-        .into_iter()
-        .find(|r| r.method == method && r.url.contains(url_part))
-        .unwrap_or_else(|| panic!("no {method:?} {url_part} in {effects:#?}"))
-}
-
-fn settled(effects: &[Effect], command: CommandId) -> Option<&Result<Settled, SessionError>> {
-    effects.iter().find_map(|e| match e {
-        Effect::Settle {
-            command: c,
-            outcome,
-        } if *c == command => Some(outcome),
-        _ => None,
-    })
 }
 
 fn created(turn: &str, previous: Option<&str>) -> String {
@@ -282,8 +259,14 @@ fn a_stale_session_restores_to_nothing_and_clears_its_records() {
     let turns = request_to(&out, Method::Get, "/turns?limit=25").id;
     let out = d.respond(turns, 404, r#"{"error":{"message":"session not found"}}"#);
     assert_eq!(settled(&out, a), Some(&Ok(Settled::Restored(false))));
-    assert!(out.contains(&Effect::ClearPointer));
-    assert!(out.contains(&Effect::RemoveCheckpoint));
+    assert!(out.contains(&Effect::Storage(StorageEffect::ClearPointer {
+        session_id: "s1".into()
+    })));
+    assert!(
+        out.contains(&Effect::Storage(StorageEffect::RemoveCheckpoint {
+            session_id: "s1".into()
+        }))
+    );
     assert!(requests(&out).is_empty(), "no subscribe to a gone session");
 }
 
@@ -355,7 +338,11 @@ fn checkpoints_name_the_turn_at_once_then_only_grow() {
         .effects
         .iter()
         .filter_map(|e| match e {
-            Effect::WriteCheckpoint(c) if c.turn_id.as_deref() == Some("t1") => Some(c.seq),
+            Effect::Storage(StorageEffect::WriteCheckpoint(c))
+                if c.turn_id.as_deref() == Some("t1") =>
+            {
+                Some(c.seq)
+            }
             _ => None,
         })
         .collect();
@@ -366,7 +353,11 @@ fn checkpoints_name_the_turn_at_once_then_only_grow() {
     );
     assert!(seqs.len() > 3);
     assert!(seqs.windows(2).all(|w| w[0] <= w[1]), "{seqs:?}");
-    assert!(d.effects.contains(&Effect::WritePointer));
+    assert!(d
+        .effects
+        .contains(&Effect::Storage(StorageEffect::WritePointer {
+            session_id: "s1".into()
+        })));
 }
 
 #[test]
@@ -596,5 +587,187 @@ fn the_text_bounds_come_from_the_client_options() {
     assert!(
         warnings.iter().any(|(_, m)| m.contains("1024")),
         "one warning names the bound: {warnings:?}"
+    );
+}
+
+/// The session timeline's newest page (newest first) and the page before it.
+const TIMELINE_NEWEST: &str = r#"{"data":[
+    {"turn_id":"t2","event":{"type":"turn.done","id":"e4","thread_id":null,"state":{"status":"done","output":null,"required_actions":[]}}},
+    {"turn_id":"t2","event":{"type":"turn.created","id":"e3","thread_id":null,"turn_id":"t2","previous_turn_id":"t1","state":{"status":"running"}}}
+],"pagination":{"next_page_token":"p 2"}}"#;
+const TIMELINE_OLDEST: &str = r#"{"data":[
+    {"turn_id":"t1","event":{"type":"x.future","id":"e2","extra":1}},
+    {"turn_id":"t1","event":{"type":"turn.created","id":"e1","thread_id":null,"turn_id":"t1","previous_turn_id":null,"state":{"status":"running"}}}
+],"pagination":{}}"#;
+
+fn exported(outcome: Option<&Result<Settled, SessionError>>) -> &[crate::wire::SessionEventItem] {
+    match outcome {
+        Some(Ok(Settled::Events(events))) => events,
+        other => panic!("expected the events, got {other:?}"),
+    }
+}
+
+fn export_error(outcome: Option<&Result<Settled, SessionError>>) -> &SessionError {
+    match outcome {
+        Some(Err(e)) => e,
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+/// Starts an export and answers its first page: the export and its second page's request.
+fn export_reading_its_second_page(d: &mut Driver) -> (CommandId, RequestId) {
+    let (export, out) = d.command(Command::ExportEvents);
+    let first = request_to(&out, Method::Get, "/sessions/s1/events").id;
+    let out = d.respond(first, 200, TIMELINE_NEWEST);
+    (export, request_to(&out, Method::Get, "page_token=").id)
+}
+
+#[test]
+fn an_export_pages_through_the_engine_and_settles_the_events_oldest_first() {
+    let mut d = Driver::new();
+    let (export, out) = d.command(Command::ExportEvents);
+    let first = request_to(&out, Method::Get, "/sessions/s1/events");
+    assert_eq!(first.url, "http://h/api/v1/sessions/s1/events?limit=100");
+    assert_eq!(first.response, ResponseKind::Whole);
+    let out = d.respond(first.id, 200, TIMELINE_NEWEST);
+    assert!(settled(&out, export).is_none(), "one more page to read");
+    let next = request_to(&out, Method::Get, "/sessions/s1/events");
+    assert_eq!(
+        next.url,
+        "http://h/api/v1/sessions/s1/events?limit=100&page_token=p%202"
+    );
+    let out = d.respond(next.id, 200, TIMELINE_OLDEST);
+    let events = exported(settled(&out, export));
+    let ids: Vec<_> = events.iter().map(|e| e.event.id().unwrap()).collect();
+    assert_eq!(ids, ["e1", "e2", "e3", "e4"]);
+    assert_eq!(events[0].turn_id, "t1");
+    // An unknown type is kept whole, as received.
+    assert!(
+        matches!(&events[1].event, crate::wire::Event::Unknown { event_type, raw }
+            if event_type == "x.future" && raw["extra"] == 1)
+    );
+    assert!(requests(&out).is_empty(), "nothing after the last page");
+    // The export is the app's read: it changes nothing in the view.
+    assert!(d.s.view().turn("t1").is_none());
+}
+
+#[test]
+fn an_export_of_a_gone_session_rejects_with_not_found() {
+    let mut d = Driver::new();
+    let (export, out) = d.command(Command::ExportEvents);
+    let first = request_to(&out, Method::Get, "/sessions/s1/events").id;
+    let out = d.respond(first, 404, r#"{"error":{"message":"no session"}}"#);
+    let e = export_error(settled(&out, export));
+    assert_eq!((e.code, e.status), (ErrorCode::NotFound, Some(404)));
+    assert!(requests(&out).is_empty(), "no retry");
+    // Unlike a restore, an export clears no records.
+    assert!(!out.iter().any(|e| matches!(e, Effect::Storage(_))));
+    // A body that is not a timeline page is `invalid-response`.
+    let (export, out) = d.command(Command::ExportEvents);
+    let first = request_to(&out, Method::Get, "/sessions/s1/events").id;
+    let out = d.respond(first, 200, r#"{"data":5}"#);
+    assert_eq!(
+        export_error(settled(&out, export)).code,
+        ErrorCode::InvalidResponse
+    );
+}
+
+#[test]
+fn an_export_whose_page_fails_on_the_network_rejects_with_network() {
+    let mut d = Driver::new();
+    let (export, next) = export_reading_its_second_page(&mut d);
+    let out = d.feed(Input::NetworkError { request: next });
+    let e = export_error(settled(&out, export));
+    assert_eq!(e.code, ErrorCode::Network);
+    assert!(e.retryable);
+    // A late answer of that page settles nothing more.
+    let late = d.respond(next, 200, TIMELINE_OLDEST);
+    assert!(settled(&late, export).is_none());
+    // A header provider that fails is the export's own `auth` error.
+    let (export, out) = d.command(Command::ExportEvents);
+    let first = request_to(&out, Method::Get, "/sessions/s1/events").id;
+    let out = d.feed(Input::HeadersUnavailable { request: first });
+    let e = export_error(settled(&out, export));
+    assert_eq!((e.code, e.status), (ErrorCode::Auth, None));
+}
+
+#[test]
+fn close_during_an_export_aborts_its_request_and_rejects_it() {
+    let mut d = Driver::new();
+    let (export, next) = export_reading_its_second_page(&mut d);
+    let (close, out) = d.command(Command::Close);
+    assert!(out.contains(&Effect::Abort { id: next }), "{out:#?}");
+    let e = export_error(settled(&out, export));
+    assert_eq!(e.code, ErrorCode::Aborted);
+    assert_eq!(settled(&out, close), Some(&Ok(Settled::Done)));
+    // The aborted page's answer, had it raced the abort, is ignored.
+    let late = d.respond(next, 200, TIMELINE_OLDEST);
+    assert!(settled(&late, export).is_none());
+    assert!(requests(&late).is_empty());
+    // And a new export is refused.
+    let (again, out) = d.command(Command::ExportEvents);
+    assert_eq!(export_error(settled(&out, again)).code, ErrorCode::Aborted);
+    assert!(requests(&out).is_empty());
+}
+
+#[test]
+fn exports_run_beside_a_live_stream_and_beside_each_other() {
+    let mut d = Driver::new();
+    let (post, _) = running_turn(&mut d, "t1", None);
+    let (a, out_a) = d.command(Command::ExportEvents);
+    let (b, out_b) = d.command(Command::ExportEvents);
+    assert!(!out_a
+        .iter()
+        .chain(&out_b)
+        .any(|e| matches!(e, Effect::Abort { .. })));
+    let page_a = request_to(&out_a, Method::Get, "/sessions/s1/events").id;
+    let page_b = request_to(&out_b, Method::Get, "/sessions/s1/events").id;
+    assert_ne!(page_a, page_b);
+    // The second export settles first, with its own answer; the first is still reading.
+    let out = d.respond(page_b, 200, TIMELINE_OLDEST);
+    assert_eq!(exported(settled(&out, b)).len(), 2);
+    assert!(settled(&out, a).is_none());
+    // The stream goes on meanwhile.
+    let bytes = format!("id: 4\ndata: {}\n\n", delta("m-t1", " more"));
+    let out = d.feed(Input::Bytes {
+        request: post,
+        bytes: bytes.as_bytes(),
+    });
+    assert!(requests(&out).is_empty(), "{out:#?}");
+    assert_eq!(
+        d.s.connection_state(),
+        ConnectionState::Live {
+            turn_id: Some("t1")
+        }
+    );
+    let out = d.respond(page_a, 200, TIMELINE_NEWEST);
+    let next = request_to(&out, Method::Get, "page_token=").id;
+    let out = d.respond(next, 200, TIMELINE_OLDEST);
+    assert_eq!(exported(settled(&out, a)).len(), 4);
+    let summary = serde_json::to_string(&d.s.view().summary()).unwrap();
+    assert!(summary.contains("partial more"), "{summary}");
+}
+
+#[test]
+fn an_export_whose_listing_repeats_a_token_ends_with_a_warning() {
+    let mut d = Driver::new();
+    let (export, out) = d.command(Command::ExportEvents);
+    let mut page = request_to(&out, Method::Get, "/sessions/s1/events").id;
+    let mut outcome = None;
+    for _ in 0..3 {
+        let out = d.respond(page, 200, TIMELINE_NEWEST);
+        if let Some(o) = settled(&out, export) {
+            outcome = Some(o.clone());
+            break;
+        }
+        page = request_to(&out, Method::Get, "page_token=").id;
+    }
+    assert_eq!(exported(outcome.as_ref()).len(), 4, "two pages read");
+    let (_, warnings) = d.s.take_changes();
+    assert!(
+        warnings
+            .iter()
+            .any(|(code, m)| code == "protocol" && m.contains("already sent")),
+        "{warnings:?}"
     );
 }

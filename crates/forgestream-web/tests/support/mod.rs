@@ -1,6 +1,7 @@
 //! Helpers for the browser tests: a client against the emulator `scripts/test` started
 //! (`FORGESTREAM_URL`, baked in at compile time), polling for states, and view comparison.
 #![allow(dead_code)]
+pub mod replay;
 use forgestream_web::client::{WasmClient, WasmSession};
 use js_sys::{Object, Reflect};
 use wasm_bindgen::prelude::*;

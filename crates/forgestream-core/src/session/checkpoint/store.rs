@@ -20,7 +20,7 @@ use core::cell::RefCell;
 use super::index::{Index, Retention};
 use super::keys;
 use super::{parse_checkpoint, parse_pointer, supersedes, Checkpoint, Pointer};
-use crate::session::StorageKind;
+use crate::session::{StorageEffect, StorageKind};
 
 /// What a storage call did not do.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -167,6 +167,42 @@ impl<B: StorageBackend> CheckpointStore<B> {
 
     fn pointer_key(&self, scope: Option<&str>) -> String {
         keys::pointer_key(&self.namespace, &self.base, scope)
+    }
+
+    /// Carries out one storage effect of an engine ([`crate::session::Effect::Storage`]): the
+    /// executor's single entry point for storage writes. `WriteCheckpoint` is [`Self::save`]
+    /// (monotonic, points the session's pointers at it, prunes expired checkpoints),
+    /// `RemoveCheckpoint` [`Self::remove`], `WritePointer` [`Self::set_last_session`],
+    /// `ClearPointer` [`Self::clear_last_session`]. Never throws: a failing backend degrades
+    /// the store to memory with a warning ([`Self::take_warnings`]).
+    pub fn perform(&mut self, effect: &StorageEffect) {
+        match effect {
+            StorageEffect::WriteCheckpoint(record) => {
+                self.save(record);
+            }
+            StorageEffect::RemoveCheckpoint { session_id } => self.remove(session_id),
+            StorageEffect::WritePointer { session_id } => self.set_last_session(session_id),
+            StorageEffect::ClearPointer { session_id } => self.clear_last_session(session_id),
+        }
+    }
+
+    /// What `restore(scope)` starts from: the session `scope`'s last-session pointer names and
+    /// its stored checkpoint (if any and valid), with the session recorded as opened under
+    /// `scope` ([`Self::opened`]). `None` when there is nothing to restore: no pointer, or a
+    /// corrupt one, which is removed.
+    pub fn restore_point(&mut self, scope: Option<&str>) -> Option<(String, Option<Checkpoint>)> {
+        match self.last_pointer(scope) {
+            Pointer::Absent => None,
+            Pointer::Corrupt => {
+                self.clear_pointer(scope);
+                None
+            }
+            Pointer::Session(id) => {
+                self.opened(&id, scope);
+                let checkpoint = self.load(&id);
+                Some((id, checkpoint))
+            }
+        }
     }
 
     /// Reads a session's checkpoint. A corrupt, foreign or old-schema record reads as `None`
