@@ -476,8 +476,8 @@ export class AgentSession implements Disposable {
    * typed by the protocol's union (`ProtocolEvent | UnknownEvent`; narrow with `isKnownEvent`,
    * then on `event.type`). Only the active branch, as the server lists it; a running turn's
    * stored events included. For evaluators, audit views and analytics. One request per 100
-   * events. Rejects with a `ForgestreamError` (the server's error, `network`, `invalid_response`;
-   * `aborted` once closed). Until 0.1 this name returned the digest: that is `exportDigest()`.
+   * events. Rejects with a `ForgestreamError` (the server's error, `network`, `invalid-response`;
+   * `aborted` when the session closes, also while the export is under way). Until 0.1 this name returned the digest: that is `exportDigest()`.
    */
   exportEvents(): Promise<SessionEvent[]> {
     return this.#shared().inner.exportEvents();
