@@ -58,7 +58,8 @@ pub struct HttpRequest {
     pub method: Method,
     /// Absolute or page-relative URL.
     pub url: String,
-    /// Send `Last-Event-ID: {n}` (the subscribe cursor, PROTOCOL §8.1).
+    /// Send `Last-Event-ID: {n}` (the subscribe cursor, PROTOCOL §8.1); `None` when there is
+    /// no cursor yet (a subscribe from the first event sends no such header).
     pub last_event_id: Option<u64>,
     /// JSON request body.
     pub json_body: Option<String>,

@@ -90,11 +90,14 @@ impl Session {
                             _ => Method::Get,
                         };
                         let body = self.config.api.subscribe_body(after);
+                        // `Last-Event-ID` only with a real cursor: `after = 0` means "from the
+                        // first event", which the query (or body) says already, and the header
+                        // makes a cross-origin subscribe need a CORS preflight for nothing.
                         self.run_request(
                             RunStep::Subscribe,
                             method,
                             url,
-                            Some(after),
+                            (after > 0).then_some(after),
                             body,
                             ResponseKind::Stream,
                         );

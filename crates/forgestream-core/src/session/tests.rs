@@ -228,7 +228,8 @@ fn concurrent_restores_share_one_load_and_one_subscribe() {
     );
     let out = d.respond(get, 200, &turn_json("t1", None, RUNNING));
     let subscribe = request_to(&out, Method::Get, "/subscribe?after_sequence_number=0");
-    assert_eq!(subscribe.last_event_id, Some(0));
+    // No cursor yet: no `Last-Event-ID` (the query says `after_sequence_number=0`).
+    assert_eq!(subscribe.last_event_id, None);
     let sub_id = subscribe.id;
     let out = d.stream(sub_id, &[]);
     assert_eq!(settled(&out, a), Some(&Ok(Settled::Restored(true))));
