@@ -45,7 +45,8 @@ impl ClientOptions {
     /// The configuration of a new session engine (its own jitter seed, so engines spread their
     /// reconnects differently).
     pub fn session_config(&self) -> session::Config {
-        self.config.session_config(random_seed())
+        let page_origin = web_sys::window().and_then(|w| w.location().origin().ok());
+        self.config.session_config(random_seed(), page_origin)
     }
 }
 

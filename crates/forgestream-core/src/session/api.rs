@@ -61,6 +61,17 @@ impl Api {
         }
     }
 
+    /// The base URL's origin (`scheme://host[:port]`, RFC 6454 §4 on the URL as written), or
+    /// `None` for a relative base (same-origin paths) or one without `://`.
+    pub fn origin(&self) -> Option<&str> {
+        let after_scheme = self.base.find("://")? + 3;
+        let rest = self.base.get(after_scheme..)?;
+        let end = rest
+            .find(['/', '?', '#'])
+            .map_or(self.base.len(), |i| after_scheme + i);
+        self.base.get(..end).filter(|o| o.len() > after_scheme)
+    }
+
     fn url(&self, path: &str) -> String {
         [self.base.as_str(), self.flavor.prefix(), path].concat()
     }
@@ -144,6 +155,23 @@ impl Api {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn origin_is_scheme_host_and_port_of_the_base() {
+        let origin = |base: &str| Api::new(base, Flavor::TrueForge).origin().map(String::from);
+        assert_eq!(origin("http://h:8790"), Some("http://h:8790".into()));
+        assert_eq!(
+            origin("https://gw.example/tenant/"),
+            Some("https://gw.example".into())
+        );
+        assert_eq!(
+            origin("https://gw.example?x=1"),
+            Some("https://gw.example".into())
+        );
+        assert_eq!(origin(""), None);
+        assert_eq!(origin("/api"), None);
+        assert_eq!(origin("http://"), None);
+    }
 
     #[test]
     fn paths_of_both_flavors() {

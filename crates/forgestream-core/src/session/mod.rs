@@ -102,6 +102,11 @@ pub struct Config {
     pub inspect: bool,
     /// The reducer's bounds (events per turn, text per message and per turn).
     pub reducer: ReducerConfig,
+    /// The origin of the page the engine runs in (`location.origin`, e.g.
+    /// `https://app.example`), when the platform has one. A request to another origin that
+    /// fails with no response then says it may be a CORS refusal (the browser reports those
+    /// as a bare network error, WHATWG Fetch §4.1 "CORS check"). `None`: no hint.
+    pub page_origin: Option<String>,
 }
 
 impl Config {
@@ -118,6 +123,7 @@ impl Config {
             max_frame_bytes: crate::sse::DEFAULT_MAX_FRAME_BYTES,
             inspect: false,
             reducer: ReducerConfig::default(),
+            page_origin: None,
         }
     }
 }

@@ -224,8 +224,9 @@ impl ClientOptions {
 
 impl ClientConfig {
     /// The configuration of one engine, whose reconnects spread with `jitter_seed`.
-    pub fn session_config(&self, jitter_seed: u64) -> Config {
+    pub fn session_config(&self, jitter_seed: u64, page_origin: Option<String>) -> Config {
         Config {
+            page_origin,
             api: self.api.clone(),
             transport: self.transport,
             reconnect: resume::Config {
@@ -293,7 +294,7 @@ mod tests {
             "raised to the minimum"
         );
         assert_eq!(c.reducer.max_turn_text_bytes, 5_000_000);
-        assert_eq!(c.session_config(1).reducer, c.reducer);
+        assert_eq!(c.session_config(1, None).reducer, c.reducer);
         assert_eq!(options("{}").unwrap().reducer, ReducerConfig::default());
     }
 

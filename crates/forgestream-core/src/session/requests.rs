@@ -255,11 +255,26 @@ impl Session {
         self.feed_conn(resume::Input::Eof);
     }
 
+    /// What a request that failed with no response says: a bare network failure, plus a hint
+    /// when the request went to another origin than the page's, where the browser reports a
+    /// CORS refusal (a missing `Access-Control-Allow-Origin`, or a preflight refused for a
+    /// header such as `Authorization`) exactly like an unreachable server.
+    fn network_failure_message(&self) -> String {
+        let target = self.config.api.origin();
+        match (self.config.page_origin.as_deref(), target) {
+            (Some(page), Some(target)) if !page.eq_ignore_ascii_case(target) => format!(
+                "the request failed (network): {target} is another origin than this page's ({page}), so this may also be a CORS refusal — check that the server allows this origin and the request's headers"
+            ),
+            _ => String::from("the request failed (network)"),
+        }
+    }
+
     pub(super) fn on_network_error(&mut self, id: RequestId) {
         let Some(purpose) = self.purpose(id).cloned() else {
             return;
         };
-        let network = || SessionError::new(ErrorCode::Network, "the request failed (network)");
+        let message = self.network_failure_message();
+        let network = || SessionError::new(ErrorCode::Network, message.clone());
         match purpose {
             Purpose::Run(step) => {
                 if self.run_step(id).is_none() {

@@ -554,7 +554,7 @@ fn the_text_bounds_come_from_the_client_options() {
     // `maxMessageTextBytes: 1024` (the minimum) as an app would pass it.
     let options: crate::session::ClientOptions =
         serde_json::from_str(r#"{"maxMessageTextBytes": 1024}"#).unwrap();
-    let config = options.check().unwrap().session_config(7);
+    let config = options.check().unwrap().session_config(7, None);
     assert_eq!(config.reducer.max_message_text_bytes, 1024);
     let mut d = Driver::new();
     d.s = Session::new("s1", config);
@@ -771,4 +771,42 @@ fn an_export_whose_listing_repeats_a_token_ends_with_a_warning() {
             .any(|(code, m)| code == "protocol" && m.contains("already sent")),
         "{warnings:?}"
     );
+}
+
+/// A request to another origin than the page's that fails with no response names the
+/// possible CORS refusal (the browser reports one as a bare network error); a same-origin or
+/// relative base does not.
+#[test]
+fn a_cross_origin_network_failure_hints_at_cors() {
+    let failure = |base: &str, page: Option<&str>| {
+        let mut d = Driver::new();
+        d.s = Session::new(
+            "s1",
+            Config {
+                page_origin: page.map(String::from),
+                ..Config::new(Api::new(base, Flavor::TrueForge))
+            },
+        );
+        let (load, out) = d.command(Command::Load);
+        let turns = request_to(&out, Method::Get, "/turns").id;
+        let out = d.feed(Input::NetworkError { request: turns });
+        match settled(&out, load) {
+            Some(Err(e)) => (e.code, e.message.clone()),
+            other => panic!("expected the load to fail, got {other:?}"),
+        }
+    };
+    let (code, message) = failure("https://api.example/tenant", Some("https://app.example"));
+    assert_eq!(code, ErrorCode::Network);
+    assert!(message.contains("CORS"), "{message}");
+    assert!(message.contains("https://api.example"), "{message}");
+    for (base, page) in [
+        ("https://api.example", Some("https://api.example")),
+        ("https://API.example", Some("https://api.example")),
+        ("", Some("https://app.example")),
+        ("https://api.example", None),
+    ] {
+        let (code, message) = failure(base, page);
+        assert_eq!(code, ErrorCode::Network);
+        assert!(!message.contains("CORS"), "{base} from {page:?}: {message}");
+    }
 }
