@@ -631,6 +631,12 @@ export class MessageDeriver {
   /** Index lookup (`depKey`) → positions of the turns whose derivation made it. */
   #dependents = new Map<string, Set<number>>();
   #out: readonly ChatMessage[] = Object.freeze([]);
+  /**
+   * An unfrozen twin of `#out`, updated in place, which each published list is copied from:
+   * V8 copies a frozen array ~10× slower than a plain one (2 ms against 0.2 ms for 30,000
+   * messages).
+   */
+  #plain: ChatMessage[] = [];
 
   /** The messages of `snapshot` with `outbox`'s local sends. */
   update(snapshot: SessionSnapshot, outbox: readonly OutboxEntry[]): readonly ChatMessage[] {
@@ -842,8 +848,10 @@ export class MessageDeriver {
     const cut = this.#starts[Math.min(from, this.#starts.length - 1)] ?? prev.length;
     // What the replaced part held, by key: a message that deep-equals its previous version keeps it.
     const was = new Map<string, ChatMessage>();
-    for (let i = cut; i < prev.length; i++) was.set(prev[i]!.key, prev[i]!);
-    const out = prev.slice(0, cut);
+    for (let i = cut; i < this.#plain.length; i++) was.set(this.#plain[i]!.key, this.#plain[i]!);
+    // `#plain` is cut and extended in place; `same` compares against the published list.
+    const out = this.#plain;
+    out.length = cut;
     this.#starts.length = from;
     let same = true;
     for (let p = from; p < turns.length; p++) {
@@ -881,6 +889,6 @@ export class MessageDeriver {
     }
     this.#outbox = outbox;
     if (same && out.length === prev.length) return prev;
-    return (this.#out = Object.freeze(out));
+    return (this.#out = Object.freeze(out.slice()));
   }
 }
