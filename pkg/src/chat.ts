@@ -4,7 +4,7 @@
  * — and the local state behind it: optimistic sends (the outbox) and the last failed action.
  */
 import { ForgestreamError } from "./errors.js";
-import { deriveMessages, shareStructure, type ChatMessage, type OutboxEntry } from "./messages.js";
+import { MessageDeriver, type ChatMessage, type OutboxEntry } from "./messages.js";
 import { EMPTY_SNAPSHOT } from "./snapshot.js";
 import type { ConnectionState, InputItem, SessionSnapshot } from "./types.js";
 
@@ -79,8 +79,8 @@ export class ChatStore {
   #snapshot: ChatSnapshot | undefined;
   /** The outbox `#snapshot` was made with. */
   #derivedFrom: readonly OutboxEntry[] | undefined;
-  /** The last derived list, for structural sharing. */
-  #messages: readonly ChatMessage[] = Object.freeze([]);
+  /** `messages`, kept up to date from the last derived snapshot (the cost is what changed). */
+  readonly #messages = new MessageDeriver();
   #next = 0;
   #unsubscribe: () => void;
 
@@ -111,7 +111,7 @@ export class ChatStore {
     const prev = this.#snapshot;
     // The same object while nothing it is made of changed (`useSyncExternalStore` needs that).
     if (prev && this.#base === base && this.#derivedFrom === outbox && prev.status === status && prev.error === error) return prev;
-    const next = chatSnapshot(base, status, error, () => (this.#messages = shareStructure(this.#messages, deriveMessages(base, outbox))));
+    const next = chatSnapshot(base, status, error, () => this.#messages.update(base, outbox));
     this.#base = base;
     this.#derivedFrom = outbox;
     this.#snapshot = next;

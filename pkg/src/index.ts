@@ -98,9 +98,14 @@ class SharedSession {
   readonly store: SnapshotStore;
   /** What handles read: the store's view plus messages, status, error and the outbox. */
   readonly chat: ChatStore;
-  /** The inspector log as returned so far, and how many frames the core had logged then. */
-  readonly log: FrameLogEntry[] = [];
+  /**
+   * The inspector log as returned so far (the newest frames, contiguous, ending at frame
+   * `logTotal`), and how many frames the core had logged then.
+   */
+  log: FrameLogEntry[] = [];
   logTotal = 0;
+  /** `log` lacks kept frames older than its first one (an `eventLog({ last })` read skipped some). */
+  logGap = false;
   loadTimed = false;
   handles = 0;
   /** Tells other tabs of this origin about turns started here, and follows theirs. */
@@ -453,15 +458,42 @@ export class AgentSession implements Disposable {
    * call cross from wasm (an inspector reading a long stream several times a second would
    * otherwise copy the whole log each time). After `close()`, the log as it was then (an
    * inspector rendering in the handle's last notification can still read it).
+   *
+   * `{ last: n }` returns only the newest `n` of those frames (fewer while fewer were logged),
+   * and only the newest `n` of the frames logged since the last call cross from wasm: an
+   * inspector that shows its last rows passes how many it shows. `n` is a count (`0` gives `[]`,
+   * fractions round down, `Infinity` or `NaN` = no limit). A later call without `last` still
+   * returns every kept frame (reading the ones a `last` call skipped once).
    */
-  eventLog(): FrameLogEntry[] {
+  eventLog(options?: { readonly last?: number }): FrameLogEntry[] {
+    const n = options?.last;
+    const last = n === undefined || Number.isNaN(n) || n === Infinity ? undefined : Math.max(0, Math.floor(n));
     const s = this.#s;
-    if (!s) return this.#finalLog.slice();
-    const { total, capacity, frames } = s.inner.eventLogSince(s.logTotal) as { total: number; capacity: number; frames: FrameLogEntry[] };
+    if (!s) return tail(this.#finalLog, last);
+    // Without `last`, a log with a gap is read again from its oldest kept frame.
+    const again = last === undefined && s.logGap;
+    const { total, capacity, frames } = s.inner.eventLogSince(again ? 0 : s.logTotal, last) as { total: number; capacity: number; frames: FrameLogEntry[] };
+    const start = total - frames.length;
+    if (again) {
+      // Frames already returned keep their identity.
+      const cachedStart = s.logTotal - s.log.length;
+      s.log = frames.map((f, i) => {
+        const at = start + i - cachedStart;
+        return at >= 0 && at < s.log.length ? s.log[at]! : Object.freeze(f);
+      });
+      s.logGap = false;
+    } else {
+      if (start > s.logTotal) {
+        // Frames were skipped (fell out of the ring, or beyond `last`): what is cached would not
+        // run up to the new ones. A gap when the core still keeps some of the skipped ones.
+        s.log = [];
+        s.logGap = start > Math.max(0, total - capacity);
+      }
+      for (const f of frames) s.log.push(Object.freeze(f));
+    }
     s.logTotal = total;
-    for (const f of frames) s.log.push(Object.freeze(f));
     if (s.log.length > capacity) s.log.splice(0, s.log.length - capacity);
-    return s.log.slice();
+    return tail(s.log, last);
   }
 
   /** Tries again after `liveUnavailable` or a retryable failure (never re-sends a turn). */
@@ -493,4 +525,10 @@ export class AgentSession implements Disposable {
   exportDigest(): SessionDigest {
     return this.#shared().inner.exportDigest() as SessionDigest;
   }
+}
+
+/** The newest `last` entries of `log` (all without `last`), as a new array. */
+function tail<T>(log: readonly T[], last: number | undefined): T[] {
+  if (last === undefined || last >= log.length) return log.slice();
+  return last === 0 ? [] : log.slice(-last);
 }

@@ -5,7 +5,8 @@
  * core's view shapes; the browser suites cover the same over the real core.
  */
 import { describe, expect, it } from "vitest";
-import { deriveMessages, shareStructure, type AssistantMessage, type ChatMessage, type ToolPart } from "../src/messages.js";
+import { isDeepStrictEqual } from "node:util";
+import { deriveMessages, MessageDeriver, shareStructure, type AssistantMessage, type ChatMessage, type OutboxEntry, type ToolPart } from "../src/messages.js";
 import { ChatStore, type ViewSource } from "../src/chat.js";
 import { EMPTY_SNAPSHOT } from "../src/snapshot.js";
 import { ForgestreamError } from "../src/errors.js";
@@ -380,5 +381,193 @@ describe("ChatStore", () => {
     const e = new ForgestreamError("forbidden", "HTTP 403", { status: 403 });
     source.set({ ...snap([turn("t1", [])]), connection: { status: "failed", turnId: "t1" }, error: e });
     expect(store.getSnapshot()).toMatchObject({ status: "error", error: e });
+  });
+});
+
+/** A small seeded PRNG (mulberry32), so a failing sequence can be replayed from its seed. */
+function rng(seed: number) {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return { int: (n: number) => Math.floor(next() * n), pick: <T>(xs: readonly T[]): T | undefined => xs[Math.floor(next() * xs.length)] };
+}
+
+function thread(threadId: string, turnId: string, parentToolCallId: string | null): ThreadView {
+  return { threadId, title: `T ${threadId}`, agentName: null, parentThreadId: "main", parentToolCallId, status: "running", placeholder: false, turnId, outputMessageId: null, usage: {} as never, version: 1 };
+}
+
+describe("MessageDeriver (incremental) equals a full derivation", () => {
+  /** One random session, changed a step at a time the way the store changes its view. */
+  function run(seed: number, steps: number) {
+    const r = rng(seed);
+    let turns: TurnSnapshot[] = [];
+    let pending: PendingAction[] = [];
+    let threads: ThreadView[] = [];
+    let outbox: OutboxEntry[] = [];
+    let n = 0;
+    const calls: string[] = [];
+    const lastTurn = () => turns[turns.length - 1];
+    const replaceAt = (i: number, t: TurnSnapshot) => (turns = turns.map((x, j) => (j === i ? t : x)));
+    const withItems = (t: TurnSnapshot, items: readonly ItemView[], o: { status?: TurnSnapshot["status"] } = {}) => ({ ...t, items, status: o.status ?? t.status }) as TurnSnapshot;
+    const newTurn = (input: unknown[] | null) => {
+      const id = `t${++n}`;
+      turns = [...turns, turn(id, [], { status: "running", input, prev: lastTurn()?.turnId ?? null })];
+      return id;
+    };
+    const ops: (() => void)[] = [
+      // A user turn.
+      () => void newTurn(said(`q${n}`)),
+      // Append text to the last turn's last message (or start one).
+      () => {
+        const t = lastTurn();
+        if (!t) return;
+        const last = t.items[t.items.length - 1];
+        if (last?.body.kind === "message" && last.threadId === "main") {
+          const text = `${(last.body.content as string | null) ?? ""} w${n}`;
+          replaceAt(turns.length - 1, withItems(t, [...t.items.slice(0, -1), msg(t.turnId, last.key, { text, complete: false })]));
+        } else replaceAt(turns.length - 1, withItems(t, [...t.items, msg(t.turnId, `m${++n}`, { text: "a", complete: false })]));
+      },
+      // A tool call (sometimes spawning a subagent thread).
+      () => {
+        const t = lastTurn();
+        if (!t) return;
+        const id = `c${++n}`;
+        calls.push(id);
+        // Sometimes it claims a thread seen before without a spawning call.
+        const spawned = r.int(3) === 0 ? [r.int(2) ? `sub${n}` : `lost${r.int(3)}`] : [];
+        if (spawned.length && r.int(2)) threads = [...threads, thread(spawned[0]!, t.turnId, id)];
+        replaceAt(turns.length - 1, withItems(t, [...t.items, msg(t.turnId, `m${++n}`, { calls: [{ id, args: `{"n":${n}}`, spawned, uncertain: r.int(5) === 0 }] })]));
+      },
+      // A result, in the last turn (a later one than its call, often).
+      () => {
+        const t = lastTurn();
+        const id = r.pick(calls);
+        if (!t || !id) return;
+        replaceAt(turns.length - 1, withItems(t, [...t.items, result(t.turnId, `r${++n}`, id, r.int(3) ? `{"ok":${n}}` : '{"error":"no"}')]));
+      },
+      // A pending approval or question on a call of the last turn; the turn pauses.
+      () => {
+        const t = lastTurn();
+        const id = r.pick(calls);
+        if (!t || !id) return;
+        pending = [...pending.filter((p) => p.toolCallId !== id), pendingFor(t.turnId, id, r.int(2) ? "toolApproval" : "toolResponse")];
+        replaceAt(turns.length - 1, withItems(t, t.items, { status: "paused" }));
+      },
+      // The decision, in the next turn's input; the pending action goes.
+      () => {
+        const p = r.pick(pending);
+        if (!p?.toolCallId) return;
+        const id = p.toolCallId;
+        const item =
+          p.kind === "toolResponse"
+            ? { type: "user.tool_response", thread_id: "main", tool_call_id: id, content: `answer ${n}` }
+            : { type: "user.tool_approval", thread_id: "main", tool_call_id: id, approval: r.int(2) ? { status: "allow" } : { status: "deny", reason: "no" } };
+        pending = pending.filter((x) => x !== p);
+        const t = lastTurn();
+        if (t) replaceAt(turns.length - 1, withItems(t, t.items, { status: "done" }));
+        newTurn([item]);
+      },
+      // A subagent thread's items (a known or an unclaimed thread).
+      () => {
+        const t = lastTurn();
+        if (!t) return;
+        const items: ItemView[] = [];
+        for (let j = r.int(2); j >= 0; j--) {
+          const known = r.pick(threads)?.threadId;
+          const sub = known && r.int(2) ? known : `lost${r.int(3)}`;
+          if (r.int(2)) {
+            const id = `c${++n}`;
+            calls.push(id);
+            items.push(msg(t.turnId, `s${n}`, { thread: sub, calls: [{ id }] }));
+          } else items.push(msg(t.turnId, `s${++n}`, { thread: sub, text: `sub ${n}` }));
+        }
+        replaceAt(turns.length - 1, withItems(t, [...t.items, ...items]));
+      },
+      // A thread the view learns of (thread.created), started in any turn.
+      () => {
+        const t = r.pick(turns);
+        const id = `lost${r.int(4)}`;
+        if (t && !threads.some((x) => x.threadId === id)) threads = [...threads, thread(id, t.turnId, null)];
+      },
+      // The last turn removed, or replaced by another.
+      () => {
+        if (turns.length === 0) return;
+        turns = turns.slice(0, -1);
+        if (r.int(2)) newTurn(said(`again ${n}`));
+      },
+      // The last turn rebuilt (same id, its items in another order).
+      () => {
+        const t = lastTurn();
+        if (t) replaceAt(turns.length - 1, withItems(t, [...t.items].reverse()));
+      },
+      // A turn in the middle changes (its status), or the threads change status.
+      () => {
+        const i = r.int(turns.length);
+        const t = turns[i];
+        if (t) replaceAt(i, withItems(t, t.items, { status: r.pick(["done", "error", "cancelled"] as const) }));
+        if (r.int(2)) threads = threads.map((x) => (r.int(2) ? { ...x, status: "done" } : x));
+      },
+      // An MCP login pending, or gone.
+      () => {
+        const has = pending.some((p) => p.kind === "mcpAuth");
+        if (has) pending = pending.filter((p) => p.kind !== "mcpAuth");
+        else {
+          const t = lastTurn();
+          if (!t) return;
+          const auth = { key: `a${++n}`, turnId: t.turnId, threadId: null, version: 1, createdAt: null, body: { kind: "mcpAuthRequired", servers: [{ id: "gh", name: "GitHub", authUrl: "https://x" }] } } as unknown as ItemView;
+          replaceAt(turns.length - 1, withItems(t, [...t.items, auth]));
+          pending = [...pending, { ...pendingFor(t.turnId, "", "toolApproval"), key: "mcp:gh", kind: "mcpAuth", toolCallId: null, threadId: null }];
+        }
+      },
+      // The outbox: a local send, then its turn.
+      () => {
+        const waiting = outbox.find((e) => e.state === "pending");
+        if (waiting && r.int(2)) {
+          const id = newTurn([...waiting.input]);
+          outbox = outbox.map((e) => (e === waiting ? { ...e, state: "sent", turnId: id } : e));
+        } else if (waiting) {
+          outbox = outbox.map((e) => (e === waiting ? { ...e, state: "failed", error: new ForgestreamError("network", "x"), retry: () => Promise.resolve("t") } : e));
+        } else outbox = [...outbox, { key: `local:${++n}`, input: Object.freeze(said(`local ${n}`)) as never, state: "pending", turnId: null, error: null, retry: null }];
+      },
+    ];
+    const incremental = new MessageDeriver();
+    let prev: readonly ChatMessage[] = [];
+    for (let step = 0; step < steps; step++) {
+      ops[r.int(ops.length)]!();
+      const s = snap(turns, { pending, threads });
+      const got = incremental.update(s, outbox);
+      const full = new MessageDeriver().update(s, outbox);
+      const where = `seed ${seed}, step ${step}`;
+      expect(got, where).toEqual(full);
+      expect(got, where).toEqual(deriveMessages(s, outbox));
+      const before = new Map(prev.map((m) => [m.key, m]));
+      for (const m of got) {
+        const was = before.get(m.key);
+        if (was && isDeepStrictEqual(was, m)) expect(m, `${where}: ${m.key} keeps its identity`).toBe(was);
+      }
+      if (step > 0 && isDeepStrictEqual(prev, got)) expect(got, where).toBe(prev);
+      prev = got;
+    }
+  }
+
+  it("over random sequences of snapshot updates", () => {
+    for (let seed = 1; seed <= 60; seed++) run(seed, 80);
+  });
+
+  it("a snapshot where only the streaming turn changed derives only that turn", () => {
+    const d = new MessageDeriver();
+    const done = Array.from({ length: 20 }, (_, i) => turn(`t${i}`, [msg(`t${i}`, `m${i}`, { text: `a${i}`, calls: [{ id: `c${i}` }] }), result(`t${i}`, `r${i}`, `c${i}`, "{}")], { input: said(`q${i}`) }));
+    const live = (text: string) => turn("live", [msg("live", "ml", { text, complete: false })], { status: "running", input: said("q") });
+    const a = d.update(snap([...done, live("a")]), []);
+    const b = d.update(snap([...done, live("ab")]), []);
+    for (let i = 0; i < 40; i++) expect(b[i]).toBe(a[i]);
+    expect(b[40]).toBe(a[40]);
+    expect(b[41]).not.toBe(a[41]);
+    expect(d.update(snap([...done, live("ab")]), [])).toEqual(b);
   });
 });

@@ -127,7 +127,8 @@ const TIMELINE_EVERY_MS = 250;
 
 /**
  * The frame inspector. `session.eventLog()` copies the log out of wasm, so it is read at most every
- * 250 ms while the session changes (trailing read included, so the last frame always shows). The
+ * 250 ms, and only the rows shown (`{ last: TIMELINE_ROWS }`: the newest frames; older ones never
+ * cross from wasm), while the session changes (trailing read included, so the last frame always shows). The
  * panel subscribes to the session itself instead of taking the snapshot as a prop, so it renders
  * only when it has read the log — not with every snapshot — and rows that are still shown keep
  * their elements (keyed by turn and sequence number, memoised on their values).
@@ -145,7 +146,7 @@ export const Timeline = memo(function Timeline({ session }: { session: AgentSess
       // nothing new can arrive in a closed handle's log.
       if (session.closed) return;
       lastRead = performance.now();
-      setLog(session.eventLog());
+      setLog(session.eventLog({ last: TIMELINE_ROWS }));
     };
     const changed = () => {
       const wait = TIMELINE_EVERY_MS - (performance.now() - lastRead);
@@ -160,7 +161,7 @@ export const Timeline = memo(function Timeline({ session }: { session: AgentSess
     };
   }, [session, open]);
   const rows = useMemo(() => {
-    const shown = log.slice(-TIMELINE_ROWS).reverse();
+    const shown = log.slice().reverse();
     const seen = new Map<string, number>();
     return shown.map((f) => {
       // A frame seen twice (a replay after a reconnect) keeps a distinct key.
@@ -177,7 +178,7 @@ export const Timeline = memo(function Timeline({ session }: { session: AgentSess
           {open ? "▾" : "▸"} Event timeline
         </button>
         <span className="muted count" data-testid="timeline-count">
-          {log.length} frames
+          {log.length === TIMELINE_ROWS ? `last ${TIMELINE_ROWS}` : log.length} frames
         </span>
       </h2>
       {open &&

@@ -321,15 +321,28 @@ impl WasmSession {
 
     /// The frames logged after the first `seen` ever logged: `{total, capacity, frames}`, where
     /// `total` counts every frame ever logged, `capacity` is the log's bound and `frames` are
-    /// the newest `min(total - seen, kept)` entries, oldest first, shaped as in `eventLog`.
+    /// the newest `min(total - seen, kept, limit)` entries, oldest first, shaped as in
+    /// `eventLog`. `limit` (optional; absent, `null`, NaN or infinite = no limit; negative = 0)
+    /// bounds how many frames cross from wasm: an inspector showing its last rows passes how
+    /// many it shows.
     #[wasm_bindgen(js_name = eventLogSince, unchecked_return_type = "EventLogPage")]
-    pub fn event_log_since(&self, seen: f64) -> Result<JsValue, JsValue> {
+    pub fn event_log_since(&self, seen: f64, limit: Option<f64>) -> Result<JsValue, JsValue> {
         let seen = if seen.is_finite() && seen > 0.0 {
             seen as u64
         } else {
             0
         };
-        self.read(|session| snapshot::json_to_js(&session.event_log_since(seen)))
+        let limit = match limit {
+            Some(l) if l.is_finite() => {
+                if l > 0.0 {
+                    l as usize
+                } else {
+                    0
+                }
+            }
+            _ => usize::MAX,
+        };
+        self.read(|session| snapshot::json_to_js(&session.event_log_since_limited(seen, limit)))
     }
 
     /// The whole view as a plain object (camelCase), for a first render.

@@ -164,14 +164,14 @@ impl FrameLog {
         self.ordered().map(Slot::logged).collect()
     }
 
-    /// The frames logged after the first `seen` ever logged (frames that fell out of the ring
-    /// are skipped).
-    pub(super) fn since(&self, seen: u64) -> EventLogPage {
-        let new = self.total.saturating_sub(seen);
-        let skip = self
-            .slots
-            .len()
-            .saturating_sub(usize::try_from(new).unwrap_or(usize::MAX));
+    /// The frames logged after the first `seen` ever logged, at most the newest `limit` of them
+    /// (frames that fell out of the ring, or beyond `limit`, are skipped; the older ones are
+    /// never converted).
+    pub(super) fn since(&self, seen: u64, limit: usize) -> EventLogPage {
+        let new = usize::try_from(self.total.saturating_sub(seen))
+            .unwrap_or(usize::MAX)
+            .min(limit);
+        let skip = self.slots.len().saturating_sub(new);
         EventLogPage {
             total: self.total,
             capacity: EVENT_LOG_CAPACITY,
@@ -367,15 +367,42 @@ mod tests {
             frames.last().unwrap().id.as_deref(),
             Some(&*format!("m{}", n - 1))
         );
-        let page = log.since(n as u64 - 2);
+        let page = log.since(n as u64 - 2, usize::MAX);
         assert_eq!(page.frames.len(), 2);
         assert_eq!(page.frames[1].sequence_number, Some(n as u64));
         assert_eq!(
-            log.since(0).frames.len(),
+            log.since(0, usize::MAX).frames.len(),
             EVENT_LOG_CAPACITY,
             "older frames fell out"
         );
-        assert!(log.since(n as u64).frames.is_empty());
+        assert!(log.since(n as u64, usize::MAX).frames.is_empty());
+    }
+
+    #[test]
+    fn a_limit_keeps_only_the_newest_frames_since_seen() {
+        let mut log = FrameLog::default();
+        let n = EVENT_LOG_CAPACITY + 5;
+        for i in 0..n {
+            log.push("t1", Some(i as u64 + 1), r#"{"type":"x"}"#, 0);
+        }
+        let seqs = |p: EventLogPage| -> Vec<Option<u64>> {
+            p.frames.iter().map(|f| f.sequence_number).collect()
+        };
+        let total = n as u64;
+        // Fewer new frames than the limit: all of them.
+        assert_eq!(
+            seqs(log.since(total - 2, 3)),
+            [Some(total - 1), Some(total)]
+        );
+        // More: the newest `limit`, oldest first.
+        let page = log.since(total - 10, 3);
+        assert_eq!(page.total, total);
+        assert_eq!(seqs(page), [Some(total - 2), Some(total - 1), Some(total)]);
+        // Beyond the ring: the limit still counts from the newest.
+        assert_eq!(log.since(0, 1).frames.len(), 1);
+        assert_eq!(log.since(0, n + 10).frames.len(), EVENT_LOG_CAPACITY);
+        assert!(log.since(total - 5, 0).frames.is_empty());
+        assert!(log.since(total, 3).frames.is_empty());
     }
 
     #[test]

@@ -454,7 +454,14 @@ impl Session {
     /// The frames logged after the first `seen` ever logged (an inspector polling the log
     /// passes the `total` it saw last; frames that fell out of the bounded log are skipped).
     pub fn event_log_since(&self, seen: u64) -> EventLogPage {
-        self.event_log.since(seen)
+        self.event_log.since(seen, usize::MAX)
+    }
+
+    /// [`Session::event_log_since`], keeping at most the newest `limit` of those frames (an
+    /// inspector showing its last rows passes how many it shows; the older frames are not
+    /// converted). `total` still counts every frame ever logged.
+    pub fn event_log_since_limited(&self, seen: u64, limit: usize) -> EventLogPage {
+        self.event_log.since(seen, limit)
     }
 
     /// Feeds one input at `now_ms` (ms; a clock going backwards is treated as standing still).
