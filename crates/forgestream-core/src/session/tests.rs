@@ -396,6 +396,8 @@ fn close_aborts_everything_and_refuses_later_commands() {
         other => panic!("{other:?}"),
     }
     assert_eq!(settled(&out, close), Some(&Ok(Settled::Done)));
+    // The page-wide registry asks this before handing the engine to a new handle.
+    assert!(d.s.is_closed());
     assert_eq!(d.s.poll_timeout(), None);
     let (send, out) = d.command(Command::Send {
         input: vec![user_text("x")],
