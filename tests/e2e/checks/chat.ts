@@ -130,7 +130,13 @@ function countCreates(page: Page): { n: number } {
 export const rememberedAtOnce: Check<"page"> = async ({ page }) => {
   const errors = watchErrors(page);
   const creates = countCreates(page);
+  // "Once created" means its answer arrived: a reload while the POST is still in flight has no
+  // session to remember yet (Firefox on CI once reloaded in that window and created a second).
   await open(page, "support");
+  // The SDK remembers the session in localStorage once the create answered (a fresh context
+  // starts with none).
+  await expect.poll(() => page.evaluate(() => localStorage.length)).toBeGreaterThan(0);
+  await expect(page.getByTestId("status")).toHaveText("idle");
   await expect.poll(() => creates.n).toBe(1);
   await page.reload();
   await expect(page.getByTestId("status")).toHaveText("idle");
