@@ -622,6 +622,23 @@ async function benchW3(pkgDir = null) {
       if (cat === 'app' || cat === 'react') add(appFns, name, ms);
       if (cat === 'sdk') add(sdkFns, name, ms);
     }
+    // BENCH_W3_DUMP=PREFIX (PREFIX.json, PREFIX-compare.json): every SDK function's self time and its inclusive time (each sample's
+    // stack, each function once), for finding where a change should go.
+    if (process.env.BENCH_W3_DUMP) {
+      const inclusive = new Map();
+      const nameOf = (id) => {
+        const { url, functionName } = byId.get(id).callFrame;
+        const { source, line } = categoryOf(id);
+        return `${functionName || '(anonymous)'} (${source ?? (url ? url.replace(/^.*\//, '') : 'builtin')}${source ? `:${line}` : ''})`;
+      };
+      for (const [id, ms] of self) {
+        const names = new Set();
+        for (let p = id; p !== undefined; p = parentOf.get(p)) names.add(nameOf(p));
+        for (const n of names) add(inclusive, n, ms);
+      }
+      const top = (m) => [...m].sort((a, b) => b[1] - a[1]).slice(0, 150).map(([k, ms]) => [+ms.toFixed(1), k]);
+      writeFileSync(`${process.env.BENCH_W3_DUMP}${pkgDir ? "-compare" : ""}.json`, JSON.stringify({ self: top(sdkFns), inclusive: top(inclusive) }, null, 1));
+    }
     // Rendering work (style, layout, paint, commit) from the trace, on the page's main thread.
     const mainTids = new Set(trace.filter((e) => e.name === 'thread_name' && e.args?.name === 'CrRendererMain').map((e) => `${e.pid}:${e.tid}`));
     const renderBy = {};

@@ -218,6 +218,9 @@ export class SnapshotStore {
   }
 }
 
+/** Same badge: the same fields with the same values (every field of the badge is a primitive). */
 function sameConnection(a: ConnectionState, b: ConnectionState): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
+  const ka = Object.keys(a) as (keyof ConnectionState)[];
+  if (ka.length !== Object.keys(b).length) return false;
+  return ka.every((k) => a[k] === b[k]);
 }

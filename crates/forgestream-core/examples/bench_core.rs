@@ -181,6 +181,35 @@ fn engine_w1(
     inspect: bool,
     drain_every: usize,
 ) -> Fallible<(Session, usize)> {
+    let reads: Vec<&[u8]> = input.chunks(READ_SIZE).collect();
+    engine_reads(&reads, session_id, inspect, drain_every)
+}
+
+/// `input` cut after each frame (`\n\n`): one read per frame, as a live stream written one
+/// frame per write arrives when the page keeps up (W3, W4).
+fn frames_of(input: &[u8]) -> Vec<&[u8]> {
+    let mut reads = Vec::new();
+    let mut start = 0;
+    for i in 1..input.len() {
+        if input[i] == b'\n' && input[i - 1] == b'\n' {
+            reads.push(&input[start..=i]);
+            start = i + 1;
+        }
+    }
+    if start < input.len() {
+        reads.push(&input[start..]);
+    }
+    reads
+}
+
+/// Feeds `reads` one `Input::Bytes` each through a [`Session`], draining the change set as JSON
+/// every `drain_every` reads.
+fn engine_reads(
+    reads: &[&[u8]],
+    session_id: &str,
+    inspect: bool,
+    drain_every: usize,
+) -> Fallible<(Session, usize)> {
     let mut s = Session::new(
         session_id,
         Config {
@@ -217,7 +246,7 @@ fn engine_w1(
     );
     while s.poll_effect().is_some() {}
     let mut json_bytes = 0;
-    for (n, chunk) in input.chunks(READ_SIZE).enumerate() {
+    for (n, chunk) in reads.iter().copied().enumerate() {
         now += 1;
         s.handle(
             Input::Bytes {
@@ -229,6 +258,8 @@ fn engine_w1(
         while let Some(e) = black_box(s.poll_effect()) {
             drop(e);
         }
+        // The executor re-arms its timer after every input (forgestream-web `pump`).
+        black_box(s.poll_timeout());
         if (n + 1) % drain_every == 0 {
             json_bytes += drain_json(&mut s)?;
         }
@@ -785,6 +816,38 @@ fn finite(x: f64) -> Option<f64> {
     x.is_finite().then_some(x)
 }
 
+/// `FORGESTREAM_BENCH_FRAMES=1` (development loop for issue 19's W3): W1 through the engine one
+/// frame per read, inspector on, drained every 33 frames (≈2,000 frames/s at 60 snapshots/s),
+/// i.e. the per-input cost of a stream written one frame per write. Prints ns per frame; for
+/// instruction counts run it under `valgrind --tool=callgrind
+/// --toggle-collect='bench_core::engine_reads*'`.
+fn bench_frames(dir: &std::path::Path, runs: usize) -> Fallible<()> {
+    let input = std::fs::read(dir.join("w1.sse")).map_err(|e| format!("w1.sse: {e}"))?;
+    let meta = read_json(&dir.join("w1.json"))?;
+    let session_id = field_str(&meta, "session_id")?.to_string();
+    let reads = frames_of(&input);
+    let mut secs = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let started = Instant::now();
+        let (s, _) = engine_reads(&reads, &session_id, true, 33)?;
+        secs.push(started.elapsed().as_secs_f64());
+        drop(black_box(s));
+    }
+    let t = median(&mut secs);
+    let (_, json) = engine_reads(&reads, &session_id, true, 33)?;
+    println!(
+        "  takeChanges JSON: {:.0} bytes per drain ({} drains)",
+        json as f64 / (reads.len() / 33 + 1) as f64,
+        reads.len() / 33 + 1
+    );
+    println!(
+        "W1 one frame per read ({} reads), inspector on, drained every 33: {:.0} ns/frame (median of {runs})",
+        reads.len(),
+        t * 1e9 / reads.len() as f64
+    );
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let dir = bench_dir();
     let runs = runs();
@@ -798,6 +861,15 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if std::env::var_os("FORGESTREAM_BENCH_FRAMES").is_some() {
+        return match bench_frames(&dir, runs) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("bench_core: frames: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     if std::env::var_os("FORGESTREAM_BENCH_W1_ONLY").is_some() {
         // Development loop: W1 figures on the console only; results-core.json is left alone.
         return ExitCode::SUCCESS;

@@ -193,7 +193,12 @@ impl Engine {
 
 /// Feeds `input` to the engine, then carries out what it asks.
 pub fn feed(engine: &Rc<Engine>, input: Input<'_>) {
-    engine.session.borrow_mut().handle(input, js::now_ms());
+    feed_at(engine, input, js::now_ms());
+}
+
+/// [`feed`] with the time the input happened (ms since the epoch), when the caller has it.
+fn feed_at(engine: &Rc<Engine>, input: Input<'_>, now_ms: u64) {
+    engine.session.borrow_mut().handle(input, now_ms);
     pump(engine);
 }
 
@@ -365,9 +370,9 @@ async fn stream(
     }
     if let Some(body) = response.body() {
         let sink = weak.clone();
-        let on_bytes = move |bytes: &[u8]| match sink.upgrade() {
+        let on_bytes = move |bytes: &[u8], now_ms: u64| match sink.upgrade() {
             Some(engine) => {
-                feed(&engine, Input::Bytes { request: id, bytes });
+                feed_at(&engine, Input::Bytes { request: id, bytes }, now_ms);
                 true
             }
             None => false,

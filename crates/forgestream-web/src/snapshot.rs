@@ -8,39 +8,92 @@
 //! options, decisions) cross with serde-wasm-bindgen.
 use forgestream_core::session::{CoreChanges, ErrorCode, SessionError};
 use serde::Serialize;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 
-/// The envelope in one `JSON.parse`, then each item in its own. Items hold the whole text of
-/// their messages, so one text for everything was the size of the view (and twice that while
-/// its buffer grew), raising the wasm memory high-water, which never comes down; per item, the
-/// largest buffer is one item. Same JS value as parsing one text.
+/// Changed items up to this many bytes of JSON cross in the envelope's own text (64 KiB).
+const ONE_TEXT_BYTES: usize = 64 * 1024;
+
+/// The change set as a JS value (the same value as `JSON.parse` of its JSON).
+///
+/// A streaming drain (a few text appends, ~1 KB) crosses as one text through one `JSON.parse`:
+/// at 60 drains a second, each extra crossing (a parse, the items array, setting it on the
+/// envelope) was a visible share of the SDK's time (issue 19, W3). Larger item sets — a long
+/// history's first snapshot holds every item with its whole text — cross item by item instead:
+/// one text for everything was the size of the view (and twice that while its buffer grew),
+/// raising the wasm memory high-water, which never comes down; per item, the largest buffer is
+/// one item.
 pub fn to_js(mut out: CoreChanges<'_>) -> Result<JsValue, SessionError> {
     let items = std::mem::take(&mut out.items);
-    let envelope = json_to_js(&out)?;
-    if !items.is_empty() {
-        let array = js_sys::Array::new_with_length(u32::try_from(items.len()).unwrap_or(u32::MAX));
-        for (index, item) in (0u32..).zip(&items) {
-            array.set(index, json_to_js(item)?);
-        }
-        js_sys::Reflect::set(&envelope, &JsValue::from_str("items"), &array).map_err(|_| {
-            SessionError::new(ErrorCode::Internal, "view serialisation failed: items")
-        })?;
+    let mut text = json_text(&out)?;
+    if items.is_empty() {
+        return parse(&text);
     }
-    Ok(envelope)
+    // `{…}` + `,"items":[…]` before its closing brace (the envelope is never empty).
+    text.pop();
+    let envelope_end = text.len();
+    text.push_str(",\"items\":[");
+    let items_start = text.len();
+    for (i, item) in items.iter().enumerate() {
+        let item_text = json_text(item)?;
+        if text.len() + item_text.len() > ONE_TEXT_BYTES {
+            // Too big for one text: the envelope, the items so far as one array, then the rest
+            // one by one (each serialised once).
+            let so_far = format!(
+                "[{}]",
+                text.get(items_start..)
+                    .unwrap_or_default()
+                    .trim_end_matches(',')
+            );
+            let array: js_sys::Array = parse(&so_far)?.unchecked_into();
+            text.truncate(envelope_end);
+            text.push('}');
+            let envelope = parse(&text)?;
+            drop(text);
+            array.push(&parse(&item_text)?);
+            drop(item_text);
+            for item in items.get(i + 1..).unwrap_or_default() {
+                array.push(&json_to_js(item)?);
+            }
+            js_sys::Reflect::set(&envelope, &JsValue::from_str("items"), &array)
+                .map_err(|_| internal("items"))?;
+            return Ok(envelope);
+        }
+        text.push_str(&item_text);
+        text.push(',');
+    }
+    text.pop();
+    text.push_str("]}");
+    parse(&text)
 }
 
-/// Serialises `value` with serde_json and hands it to `JSON.parse` (one boundary crossing).
-pub fn json_to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, SessionError> {
-    let text = serde_json::to_string(value).map_err(|e| {
-        SessionError::new(
-            ErrorCode::Internal,
-            format!("view serialisation failed: {e}"),
-        )
-    })?;
-    js_sys::JSON::parse(&text).map_err(|_| {
+fn json_text<T: Serialize + ?Sized>(value: &T) -> Result<String, SessionError> {
+    serde_json::to_string(value).map_err(serialise_failed)
+}
+
+fn serialise_failed(e: serde_json::Error) -> SessionError {
+    SessionError::new(
+        ErrorCode::Internal,
+        format!("view serialisation failed: {e}"),
+    )
+}
+
+fn internal(what: &str) -> SessionError {
+    SessionError::new(
+        ErrorCode::Internal,
+        format!("view serialisation failed: {what}"),
+    )
+}
+
+fn parse(text: &str) -> Result<JsValue, SessionError> {
+    js_sys::JSON::parse(text).map_err(|_| {
         SessionError::new(
             ErrorCode::Internal,
             "view serialisation produced invalid JSON",
         )
     })
+}
+
+/// Serialises `value` with serde_json and hands it to `JSON.parse` (one boundary crossing).
+pub fn json_to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, SessionError> {
+    parse(&json_text(value)?)
 }

@@ -239,3 +239,63 @@ async fn incremental_changes_rebuild_the_full_snapshot() {
     assert!(compared > 2, "compared mid-stream ({compared})");
     assert!(all_text(&summary(&session)).contains("Il était une fois"));
 }
+
+/// Message text per turn as `snapshot()` hands it to JS (the envelope and its items, which cross
+/// as one JSON text when small and item by item when large).
+fn snapshot_texts(session: &forgestream_web::client::WasmSession) -> (Vec<String>, usize) {
+    let js = session.snapshot().unwrap();
+    let text = js_sys::JSON::stringify(&js).unwrap().as_string().unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let order: Vec<&str> = v["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["turnId"].as_str().unwrap())
+        .collect();
+    let items = v["items"].as_array().cloned().unwrap_or_default();
+    let texts = order
+        .iter()
+        .map(|turn| {
+            items
+                .iter()
+                .filter(|i| i["turnId"] == *turn)
+                .filter_map(|i| i["value"]["body"]["content"].as_str())
+                .collect::<String>()
+        })
+        .collect();
+    (texts, items.len())
+}
+
+/// A view larger than the one-text limit (64 KiB of item JSON) reaches JS whole and in order:
+/// three long replies loaded from history give the same texts, item for item, as the view that
+/// streamed them, and both equal the persisted history.
+#[wasm_bindgen_test]
+async fn a_snapshot_larger_than_one_text_reaches_js_whole() {
+    let client = client("memory", None);
+    let session = create(&client, "storyteller").await;
+    for _ in 0..3 {
+        await_js(session.send(message("Tell a story, 4000 words, 0 ms"), false))
+            .await
+            .expect("send");
+        wait_status(&session, &["done"], 60_000).await;
+    }
+    let (live, live_items) = snapshot_texts(&session);
+    assert_eq!(live.len(), 3);
+    let total: usize = live.iter().map(String::len).sum();
+    assert!(total > 64 * 1024, "{total} bytes do not exceed one text");
+    assert!(
+        live.iter().all(|t| t.len() > 10_000),
+        "{:?}",
+        live.iter().map(String::len).collect::<Vec<_>>()
+    );
+    let fresh =
+        forgestream_web::client::WasmClient::new(options("memory", "trueforge", "fetch", None))
+            .unwrap();
+    let loaded = fresh.session(session.id());
+    await_js(loaded.load()).await.expect("load history");
+    let (from_history, history_items) = snapshot_texts(&loaded);
+    assert_eq!(from_history, live);
+    assert_eq!(history_items, live_items);
+    assert_eq!(all_text(&summary(&loaded)), live.concat());
+    assert_eq!(summary(&loaded), persisted_summary(&session.id()).await);
+}

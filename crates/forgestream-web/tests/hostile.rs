@@ -303,3 +303,86 @@ async fn a_frame_slower_than_the_idle_timeout_is_not_cut() {
         recorded_history(&base, &session.id()).await
     );
 }
+
+/// A `ReadableStream` made in JS that enqueues `chunks` and closes.
+fn stream_of(chunks: &js_sys::Array) -> web_sys::ReadableStream {
+    use wasm_bindgen::JsCast;
+    js_sys::Function::new_with_args(
+        "chunks",
+        "return new ReadableStream({ start(c) { for (const x of chunks) c.enqueue(x); c.close(); } })",
+    )
+    .call1(&wasm_bindgen::JsValue::UNDEFINED, chunks)
+    .unwrap()
+    .unchecked_into()
+}
+
+/// Pipes `chunks` through the live-stream body pipe, collecting each slice handed over; the
+/// consumer stops after `stop_after` slices.
+async fn pipe_chunks(
+    chunks: &js_sys::Array,
+    stop_after: usize,
+) -> (
+    Result<(), forgestream_web::transport::fetch::FetchError>,
+    Vec<Vec<u8>>,
+) {
+    use std::{cell::RefCell, rc::Rc};
+    let seen = Rc::new(RefCell::new(Vec::<Vec<u8>>::new()));
+    let sink = seen.clone();
+    let abort = web_sys::AbortController::new().unwrap();
+    let outcome = forgestream_web::transport::fetch::pipe(
+        &stream_of(chunks),
+        &abort,
+        move |bytes: &[u8], now_ms: u64| {
+            assert!(
+                now_ms > 1_600_000_000_000,
+                "the arrival time is the wall clock: {now_ms}"
+            );
+            let mut seen = sink.borrow_mut();
+            seen.push(bytes.to_vec());
+            seen.len() < stop_after
+        },
+    )
+    .await;
+    let seen = seen.borrow().clone();
+    (outcome, seen)
+}
+
+/// The body pipe (the JS sink copying into wasm memory): a chunk bigger than a slice arrives
+/// whole and in order in slices of at most `SLICE_BYTES`, empty chunks are skipped, a chunk that
+/// is not a `Uint8Array` errors the stream as `network` after every byte before it was handed
+/// over, and a consumer that stops gets nothing more.
+#[wasm_bindgen_test]
+async fn the_body_pipe_slices_big_chunks_and_refuses_chunks_that_are_not_bytes() {
+    use forgestream_web::transport::fetch::{FetchError, SLICE_BYTES};
+    let big: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+    let chunks = js_sys::Array::new();
+    chunks.push(&js_sys::Uint8Array::from(&big[..]));
+    chunks.push(&js_sys::Uint8Array::new_with_length(0));
+    chunks.push(&js_sys::Uint8Array::from(&b"tail"[..]));
+    let (outcome, seen) = pipe_chunks(&chunks, usize::MAX).await;
+    assert!(outcome.is_ok(), "{outcome:?}");
+    let sizes: Vec<usize> = seen.iter().map(Vec::len).collect();
+    let slice = SLICE_BYTES as usize;
+    assert_eq!(sizes, [slice, slice, slice, 200_000 - 3 * slice, 4]);
+    let mut expected = big.clone();
+    expected.extend_from_slice(b"tail");
+    assert_eq!(seen.concat(), expected);
+
+    let chunks = js_sys::Array::new();
+    chunks.push(&js_sys::Uint8Array::from(&b"ab"[..]));
+    chunks.push(&wasm_bindgen::JsValue::from_str("not bytes"));
+    let (outcome, seen) = pipe_chunks(&chunks, usize::MAX).await;
+    assert!(
+        matches!(&outcome, Err(FetchError::Network(m)) if m.contains("Uint8Array")),
+        "{outcome:?}"
+    );
+    assert_eq!(seen.concat(), b"ab");
+
+    let chunks = js_sys::Array::new();
+    chunks.push(&js_sys::Uint8Array::from(&big[..]));
+    chunks.push(&js_sys::Uint8Array::from(&b"tail"[..]));
+    let (outcome, seen) = pipe_chunks(&chunks, 1).await;
+    assert!(outcome.is_err(), "{outcome:?}");
+    assert_eq!(seen.len(), 1, "nothing after the consumer stopped");
+    assert_eq!(seen.concat(), big.get(..slice).unwrap());
+}

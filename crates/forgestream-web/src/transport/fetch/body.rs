@@ -10,9 +10,8 @@
 //! future cost a task wake-up and a poll per chunk. The pipe runs the read loop inside the
 //! browser's streams implementation and calls one long-lived closure per chunk (bench/README.md,
 //! W3).
-use js_sys::Uint8Array;
-use wasm_bindgen::prelude::Closure;
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::prelude::{wasm_bindgen, Closure};
+use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, ReadableStream, StreamPipeOptions, UnderlyingSink, WritableStream};
 
@@ -26,59 +25,81 @@ use super::FetchError;
 /// by its size; slices bound the copy, and the SSE parser does not care where reads are cut.
 pub const SLICE_BYTES: u32 = 64 * 1024;
 
+// The sink's `write` in JS: the type check, the slicing, the copy into wasm memory and the clock
+// read happen on the JS side, so a chunk costs one call into wasm (`onSlice(length, nowMs)` per
+// slice) instead of four calls out of it (`instanceof`, `length`, `set`, `Date.now`) — at ~2,000
+// chunks a second those crossings were a visible share of the SDK's time (issue 19, W3).
+// `memory.buffer` is read per slice: it is a new `ArrayBuffer` after the memory grew.
+#[wasm_bindgen(inline_js = r#"
+export function byteSink(memory, ptr, capacity, onSlice) {
+  return {
+    write(chunk) {
+      if (!(chunk instanceof Uint8Array)) throw new TypeError("body chunk is not a Uint8Array");
+      const length = chunk.length;
+      const now = Date.now();
+      for (let at = 0; at < length; at += capacity) {
+        const end = Math.min(length, at + capacity);
+        new Uint8Array(memory.buffer, ptr, end - at).set(at === 0 && end === length ? chunk : chunk.subarray(at, end));
+        if (!onSlice(end - at, now)) return;
+      }
+    },
+  };
+}
+"#)]
+extern "C" {
+    /// An `UnderlyingSink` whose `write(chunk)` copies `chunk` into `capacity` bytes of wasm
+    /// memory at `ptr`, slice by slice, calling `on_slice(bytes, now_ms)` after each; it throws
+    /// (erroring the pipe) on a chunk that is not a `Uint8Array`, and stops at a `false`.
+    #[wasm_bindgen(js_name = byteSink)]
+    fn byte_sink(
+        memory: &JsValue,
+        ptr: u32,
+        capacity: u32,
+        on_slice: &Closure<dyn FnMut(u32, f64) -> bool>,
+    ) -> UnderlyingSink;
+}
+
 /// Pipes `body` into `on_bytes`, each chunk as it arrives (in slices of at most [`SLICE_BYTES`],
-/// through one reused buffer that only grows; empty chunks are skipped). `on_bytes` returns `false` when its
-/// consumer is gone: the request is then aborted through `abort`. Resolves `Ok` at the end of
-/// the body. Errors: `Aborted` when `abort` aborted the request, `Network` when the body stream
-/// errored (every byte before the error was handed over first), gave a chunk that is not a
-/// `Uint8Array`, or the environment has no `WritableStream`.
+/// with the wall-clock time it arrived, ms since the epoch); empty chunks are skipped.
+/// `on_bytes` returns `false` when its consumer is gone: the request is then aborted through
+/// `abort`. Resolves `Ok` at the end of the body. Errors: `Aborted` when `abort` aborted the
+/// request, `Network` when the body stream errored (every byte before the error was handed over
+/// first), gave a chunk that is not a `Uint8Array`, or the environment has no `WritableStream`.
 pub async fn pipe(
     body: &ReadableStream,
     abort: &AbortController,
-    mut on_bytes: impl FnMut(&[u8]) -> bool + 'static,
+    mut on_bytes: impl FnMut(&[u8], u64) -> bool + 'static,
 ) -> Result<(), FetchError> {
     let stop = abort.clone();
-    let mut buffer = Vec::new();
-    // Owned here until the pipe settled: no `write` comes after that.
-    let write = Closure::<dyn FnMut(JsValue) -> Result<(), JsValue>>::new(move |chunk: JsValue| {
-        // Throwing errors the pipe: `pipeTo` rejects with it (a `Network` failure).
-        let chunk: Uint8Array = chunk
-            .dyn_into()
-            .map_err(|_| JsValue::from(js_sys::Error::new("body chunk is not a Uint8Array")))?;
-        let length = chunk.length();
-        let mut at = 0;
-        while at < length {
-            let end = at.saturating_add(SLICE_BYTES).min(length);
-            let n = (end - at) as usize;
-            // The buffer only grows (to one slice at most): zero-filling it per chunk cost a
-            // memset of up to 64 KiB per read.
-            if buffer.len() < n {
-                buffer.resize(n, 0);
-            }
-            let Some(bytes) = buffer.get_mut(..n) else {
-                break;
-            };
-            if at == 0 && end == length {
-                chunk.copy_to(bytes);
-            } else {
-                chunk.subarray(at, end).copy_to(bytes);
-            }
-            if !on_bytes(bytes) {
-                stop.abort();
-                break;
-            }
-            at = end;
+    // One slice-sized buffer per stream, written by the JS sink between calls into wasm: it is
+    // allocated once and never moves (its address is handed to JS), and Rust reads it only
+    // inside `on_slice`, after JS finished writing the slice.
+    let buffer: Box<[u8]> = vec![0u8; SLICE_BYTES as usize].into_boxed_slice();
+    let ptr = buffer.as_ptr() as u32;
+    let on_slice = Closure::<dyn FnMut(u32, f64) -> bool>::new(move |n: u32, now: f64| {
+        let now = if now.is_finite() && now > 0.0 {
+            now as u64
+        } else {
+            0
+        };
+        let Some(bytes) = buffer.get(..n as usize) else {
+            return true;
+        };
+        if on_bytes(bytes, now) {
+            true
+        } else {
+            stop.abort();
+            false
         }
-        Ok(())
     });
-    let sink = UnderlyingSink::new();
-    sink.set_write(write.as_ref().unchecked_ref());
+    let sink = byte_sink(&wasm_bindgen::memory(), ptr, SLICE_BYTES, &on_slice);
     let destination =
         WritableStream::new_with_underlying_sink(&sink).map_err(|e| failure::body(&e))?;
     let options = StreamPipeOptions::new();
     options.set_signal(&abort.signal());
     let piped = body.pipe_to_with_options(&destination, &options);
     let outcome = JsFuture::from(piped).await;
-    drop(write);
+    // Owned here until the pipe settled: no `write` comes after that.
+    drop(on_slice);
     outcome.map(|_| ()).map_err(|e| failure::body(&e))
 }
