@@ -259,6 +259,10 @@ fn old_and_surplus_checkpoints_expire_on_write_oldest_first() {
     for (i, id) in ["s1", "s2", "s3"].into_iter().enumerate() {
         assert!(store.save(&record(id, Some("t1"), 1, (i as u64 + 1) * DAY)));
     }
+    // The index lives under its documented key (renaming it would lose existing pages'
+    // expiry state).
+    assert_eq!(keys::index_key("fs"), "fs:v1:index");
+    assert!(origin.get("fs:v1:index").is_some_and(|i| i.contains("s3")));
     // Cursor writes of a known turn do not rewrite the index.
     let index = origin.get(&keys::index_key("fs"));
     assert!(store.save(&record("s3", Some("t1"), 2, 3 * DAY + 5)));
