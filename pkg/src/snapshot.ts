@@ -5,7 +5,9 @@
  * `takeChanges()`; this store patches the previous snapshot: a changed item gets a new object, its
  * turn a new object and a new items array, everything else keeps its identity — so React's
  * `useSyncExternalStore` and Vue's `shallowRef` re-render only what changed. Notifications are
- * coalesced to one per animation frame (a timer when the page is hidden, where frames stop).
+ * coalesced to one per animation frame; in a hidden page (no frames, timers throttled to 1 s or
+ * more) to one per `HIDDEN_MS` through a message task, paced by the core's own repeated
+ * notifications (see `schedule`).
  */
 import type { CoreChanges, ItemAppend, TurnHeader, WasmSession } from "../wasm/forgestream_web.js";
 import { ForgestreamError } from "./errors.js";
@@ -24,6 +26,12 @@ export const EMPTY_SNAPSHOT: SessionSnapshot = Object.freeze({
 
 /** Longest an update waits for an animation frame before a timer publishes it (ms). */
 const FALLBACK_MS = 100;
+/** Least time between two published snapshots while the page is hidden (ms). */
+const HIDDEN_MS = 100;
+
+function pageHidden(): boolean {
+  return typeof document !== "undefined" && document.visibilityState !== "visible";
+}
 
 export class SnapshotStore {
   readonly #core: WasmSession;
@@ -42,6 +50,11 @@ export class SnapshotStore {
   #scheduledAt = 0;
   #drain = 0;
   #onFirstContent: (() => void) | undefined;
+  /** When the last snapshot was published (ms, `Date.now()`). */
+  #flushedAt = 0;
+  /** A message task that publishes (hidden pages): not throttled like timers, no frame needed. */
+  #port: MessagePort | undefined;
+  #posted = false;
 
   constructor(core: WasmSession, onWarning: (w: Warning) => void) {
     this.#core = core;
@@ -51,7 +64,8 @@ export class SnapshotStore {
     // only through a WeakRef, so an app that drops its handles without `close()` does not keep
     // the store (and, through app listeners, the handles) alive from the wasm side.
     const self = new WeakRef(this);
-    core.setListener(() => self.deref()?.schedule());
+    core.setListener((statusChanged: unknown) => self.deref()?.schedule(statusChanged === true));
+    if (typeof document !== "undefined") document.addEventListener("visibilitychange", this.#onVisibility);
     this.#apply(this.#full());
   }
 
@@ -76,6 +90,9 @@ export class SnapshotStore {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     if (this.#fallback !== undefined) clearTimeout(this.#fallback);
     this.#frame = this.#timer = this.#fallback = undefined;
+    if (typeof document !== "undefined") document.removeEventListener("visibilitychange", this.#onVisibility);
+    this.#port?.close();
+    this.#port = undefined;
     this.#listeners.clear();
   }
 
@@ -86,6 +103,7 @@ export class SnapshotStore {
     if (this.#frame !== undefined) cancelAnimationFrame(this.#frame);
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#frame = this.#timer = undefined;
+    this.#flushedAt = Date.now();
     if (this.#apply(this.#drainCore())) {
       if (this.#onFirstContent && this.#snapshot.turns.some((t) => t.items.length > 0)) {
         const callback = this.#onFirstContent;
@@ -97,13 +115,31 @@ export class SnapshotStore {
     }
   }
 
-  /** Called by the core when something changed: one update per animation frame. */
-  schedule(): void {
-    if (this.#scheduled) return;
+  /**
+   * Called by the core when something changed: one update per animation frame. The core calls
+   * again while the update waits, at most every 100 ms and when the connection status changed
+   * (`statusChanged`, `RENOTIFY_MS`): a visible page ignores that (its frame comes), a hidden
+   * one publishes then, through a message task — so a hidden tab's view keeps up with the stream
+   * at a bounded rate and shows a turn's end at once, with no throttled timer in the way.
+   */
+  schedule(statusChanged = false): void {
+    const hidden = pageHidden();
+    if (this.#scheduled) {
+      if (hidden) this.#post();
+      return;
+    }
     this.#scheduled = true;
     const run = () => this.#scheduled && this.flush();
-    const visible = typeof document !== "undefined" && document.visibilityState === "visible";
-    if (visible && typeof requestAnimationFrame === "function") {
+    if (hidden) {
+      const wait = HIDDEN_MS - (Date.now() - this.#flushedAt);
+      // The trailing timer (throttled: 1 s or more) only matters when the stream falls silent
+      // within HIDDEN_MS of the last snapshot without a status change; while changes keep
+      // coming the core's next call publishes first.
+      if (statusChanged || wait <= 0 || wait > HIDDEN_MS) this.#post();
+      else this.#timer = setTimeout(run, wait);
+      return;
+    }
+    if (typeof requestAnimationFrame === "function") {
       // rAF stops in hidden tabs; the fallback timer makes sure a frame that never comes cannot
       // stall us for more than ~100 ms. `flush` cancels the frame, so one update runs per
       // schedule (a leftover timer of an earlier frame firing while a newer frame waits used to
@@ -117,6 +153,35 @@ export class SnapshotStore {
       this.#timer = setTimeout(run, 0);
     }
   }
+
+  /** Publishes from a message task (a timer where `MessageChannel` is missing). */
+  #post(): void {
+    if (this.#posted) return;
+    if (!this.#port && typeof MessageChannel === "function") {
+      const channel = new MessageChannel();
+      const self = new WeakRef(this);
+      channel.port1.onmessage = () => {
+        const store = self.deref();
+        if (store) store.#onPosted();
+      };
+      // Node keeps a process alive for a port with a handler; a browser has no `unref`.
+      (channel.port1 as { unref?: () => void }).unref?.();
+      this.#port = channel.port2;
+    }
+    this.#posted = true;
+    if (this.#port) this.#port.postMessage(null);
+    else setTimeout(() => this.#onPosted(), 0);
+  }
+
+  #onPosted(): void {
+    this.#posted = false;
+    if (this.#scheduled) this.flush();
+  }
+
+  /** Becoming visible: the first frame shows everything that arrived while hidden. */
+  readonly #onVisibility = (): void => {
+    if (!pageHidden() && this.#scheduled) this.flush();
+  };
 
   /** The fallback timer fired: flush an update that has waited too long, or wait out the rest. */
   readonly #onFallback = (): void => {

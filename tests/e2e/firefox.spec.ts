@@ -1,6 +1,7 @@
 import { cyclesLeaveSessionsCollectable } from "./checks/collect";
 import { demoLoads, demoOptimisticSend, refundApproved, refundDenied, switchAfterQuietKeepsPage, vuePageLoads } from "./checks/demo";
 import { viewKeepsUp } from "./checks/lag";
+import { hiddenPageKeepsUp } from "./checks/hidden";
 import { cancelStopsRunningTurn, errorTurnThenRetry, mcpAuthFakeOauth, questionFreeText, questionOptionAnswers, subagentThreadsNest, switchingSessions } from "./checks/scenarios";
 import { markupRendersAsText, servedWithCsp, unsafeAuthUrlNotLinked } from "./checks/security";
 import { gracefulShutdownShowsAbandoned } from "./checks/shutdown";
@@ -42,6 +43,7 @@ test("Cancel ends the stuck turn and the user can go on", ({ fx }) => cancelEnds
 test("deny: the paused turn shows the refusal, the next turn answers it", ({ fx }) => refundDenied(fx));
 test("a graceful shutdown mid-stream shows the turn abandoned", ({ fx }) => gracefulShutdownShowsAbandoned(fx));
 test("the view stays within a few frames of a raw reader at ~500 frames/s and shows done right after it", ({ fx }) => viewKeepsUp(fx));
+test("a hidden page streams a turn in the network's time and shows done without becoming visible", ({ fx }) => hiddenPageKeepsUp(fx));
 test("ask_user_question: options as buttons, the answer continues the turn", ({ fx }) => questionOptionAnswers(fx));
 test("ask_user_question: a free-text answer", ({ fx }) => questionFreeText(fx));
 test("MCP auth: the emulator's fake authorization page, then continue", ({ fx }) => mcpAuthFakeOauth(fx));

@@ -234,8 +234,11 @@ impl WasmSession {
         self.engine.borrow().is_none()
     }
 
-    /// Sets the change listener `() => void` (called after changes, outside any borrow; the TS
-    /// layer coalesces it to one snapshot per animation frame). Cleared on the last close.
+    /// Sets the change listener `(statusChanged: boolean) => void`, called outside any borrow
+    /// when changes arrive: once after each drain, then again while undrained at most every
+    /// 100 ms and whenever the connection status changed (`statusChanged` = true; see
+    /// `forgestream_core::session::RENOTIFY_MS`). The TS layer coalesces it to one snapshot per
+    /// animation frame, or, in a hidden page, one per 100 ms. Cleared on the last close.
     #[wasm_bindgen(js_name = setListener)]
     pub fn set_listener(&self, listener: Option<js_sys::Function>) {
         self.with(|e| e.set_listener(listener));

@@ -266,7 +266,8 @@ fn execute(engine: &Rc<Engine>, effect: Effect) {
         Effect::Notify => {
             let listener = engine.io.borrow().listener.clone();
             if let Some(listener) = listener {
-                let _ = listener.call0(&JsValue::UNDEFINED);
+                let urgent = engine.session.borrow().status_notified();
+                let _ = listener.call1(&JsValue::UNDEFINED, &JsValue::from_bool(urgent));
             }
         }
     }

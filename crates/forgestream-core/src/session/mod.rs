@@ -32,10 +32,18 @@
 //!   engine's own requests, beside whatever else runs (export.rs); `Close` aborts it and
 //!   rejects it with `aborted`.
 //!
-//! Notifications: at most one [`Effect::Notify`] per drain of the changes
-//! ([`Session::take_changes`]).
+//! Notifications: one [`Effect::Notify`] when the first change after a drain
+//! ([`Session::take_changes`]) arrives; while the changes stay undrained, another only when new
+//! changes arrive [`RENOTIFY_MS`] or more after the last one, or when the connection badge's
+//! status changed (issue 14, hidden tabs: a consumer that drains only when it renders — and a
+//! hidden page does not render — still hears of progress at a bounded rate, and of a turn's
+//! end at once, without a timer of its own; timers are throttled in hidden pages).
 mod api;
 mod changes;
+
+/// Least time between two notifications of one undrained change set (ms), unless the
+/// connection status changed in between (see the module docs).
+pub const RENOTIFY_MS: u64 = 100;
 pub mod checkpoint;
 mod create;
 mod effect;
@@ -300,6 +308,11 @@ pub struct Session {
     closed: bool,
     dirty: bool,
     notified: bool,
+    /// When the last [`Effect::Notify`] went out (ms) and the badge status it showed.
+    notified_at_ms: u64,
+    notified_status: Option<core::mem::Discriminant<ConnectionStatus>>,
+    /// The last notification's status differed from the one before it.
+    status_notified: bool,
     drains: u64,
     event_log: frame_log::FrameLog,
 }
@@ -329,6 +342,9 @@ impl Session {
             closed: false,
             dirty: false,
             notified: false,
+            notified_at_ms: 0,
+            notified_status: None,
+            status_notified: false,
             drains: 0,
             event_log: frame_log::FrameLog::default(),
         }
@@ -426,6 +442,13 @@ impl Session {
         self.closed
     }
 
+    /// Whether the last [`Effect::Notify`] came with a change of the connection status (the turn
+    /// ended, the stream dropped, …) since the notification before it: a consumer that paces
+    /// its updates (a hidden page) publishes such a change at once.
+    pub fn status_notified(&self) -> bool {
+        self.status_notified
+    }
+
     /// How many times the changes were drained.
     pub fn drains(&self) -> u64 {
         self.drains
@@ -513,9 +536,18 @@ impl Session {
             }
         }
         self.drain_run();
-        if self.dirty && !self.notified && !self.closed {
-            self.notified = true;
-            self.effects.push_back(Effect::Notify);
+        if self.dirty && !self.closed {
+            let status = self.connection().status.map(core::mem::discriminant);
+            let again = self.notified
+                && (self.now_ms >= self.notified_at_ms.saturating_add(RENOTIFY_MS)
+                    || status != self.notified_status);
+            if !self.notified || again {
+                self.notified = true;
+                self.notified_at_ms = self.now_ms;
+                self.status_notified = status != self.notified_status;
+                self.notified_status = status;
+                self.effects.push_back(Effect::Notify);
+            }
         }
         self.dirty = false;
     }

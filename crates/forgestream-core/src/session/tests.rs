@@ -457,6 +457,61 @@ fn notifications_come_once_per_drain() {
     assert_eq!(notifies, 1);
 }
 
+/// Undrained changes (a hidden page drains only when it publishes) are notified again at most
+/// every `RENOTIFY_MS` while frames keep coming, and at once when the badge's status changes
+/// (the turn's end): the consumer needs no timer of its own to keep up.
+#[test]
+fn undrained_changes_are_notified_again_at_a_bounded_rate_and_at_a_status_change() {
+    use super::RENOTIFY_MS;
+    let mut d = Driver::new();
+    let (post, _) = running_turn(&mut d, "t1", None);
+    d.s.take_changes();
+    let mut at = Vec::new();
+    // 40 frames 10 ms apart (400 ms), never drained.
+    for i in 4..44u64 {
+        d.now += 9;
+        let bytes = format!("id: {i}\ndata: {}\n\n", delta("m-t1", "y"));
+        let out = d.feed(Input::Bytes {
+            request: post,
+            bytes: bytes.as_bytes(),
+        });
+        if out.contains(&Effect::Notify) {
+            at.push(d.now);
+        }
+    }
+    assert!(at.len() >= 4 && at.len() <= 5, "{at:?}");
+    assert!(at.windows(2).all(|w| w[1] - w[0] >= RENOTIFY_MS), "{at:?}");
+    // Frames without a change (a comment) notify nothing, however late.
+    d.now += 500;
+    let out = d.feed(Input::Bytes {
+        request: post,
+        bytes: b": keep-alive\n\n",
+    });
+    assert!(!out.contains(&Effect::Notify), "{out:?}");
+    // The turn ends right after a notification: told at once, not RENOTIFY_MS later.
+    let bytes = format!("id: 44\ndata: {}\n\n", delta("m-t1", "z"));
+    let out = d.feed(Input::Bytes {
+        request: post,
+        bytes: bytes.as_bytes(),
+    });
+    assert!(out.contains(&Effect::Notify));
+    assert!(!d.s.status_notified(), "more text is not a status change");
+    let done = "id: 45\ndata: {\"type\":\"turn.done\",\"id\":\"e-done\",\"thread_id\":null,\"state\":{\"status\":\"done\",\"output\":null,\"required_actions\":[]}}\n\n";
+    let out = d.feed(Input::Bytes {
+        request: post,
+        bytes: done.as_bytes(),
+    });
+    assert_eq!(d.s.connection().status, Some(&ConnectionStatus::Done));
+    assert!(out.contains(&Effect::Notify), "{out:?}");
+    assert!(
+        d.s.status_notified(),
+        "the turn's end is flagged for an immediate update"
+    );
+    // Drained: the next change is notified once again.
+    d.s.take_changes();
+    assert_eq!(d.s.poll_effect(), None);
+}
+
 /// Drives a running turn to `LiveUnavailable`: its stream drops, the turn still runs, and the
 /// resubscribe answers 412 (the live stream is gone: expired, or its owner crashed, §9).
 fn stuck_turn(d: &mut Driver, turn: &str) {
