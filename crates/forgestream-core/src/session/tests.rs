@@ -895,25 +895,6 @@ fn restore_follows_the_newest_running_turn_whatever_the_checkpoint_names() {
 }
 
 #[test]
-fn restore_keeps_the_checkpoints_cursor_when_it_names_the_newest_running_turn() {
-    let mut d = Driver::new();
-    let (_, out) = restore_over(
-        &mut d,
-        Some(checkpoint("t2")),
-        &[("t1", None, PAUSED), ("t2", Some("t1"), RUNNING)],
-    );
-    let get = request_to(&out, Method::Get, "/turns/t2").id;
-    let out = d.respond(get, 200, &turn_json("t2", Some("t1"), RUNNING));
-    // The view is rebuilt from the live buffer's first event, and the stored cursor (7) is the
-    // floor below which no checkpoint is written again.
-    request_to(
-        &out,
-        Method::Get,
-        "/turns/t2/subscribe?after_sequence_number=0",
-    );
-}
-
-#[test]
 fn a_send_stores_that_a_turn_is_being_created_before_its_post() {
     let mut d = Driver::new();
     let (_, out) = d.command(Command::Send {
