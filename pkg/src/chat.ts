@@ -10,6 +10,9 @@ import type { ConnectionState, InputItem, SessionSnapshot } from "./types.js";
 
 /**
  * The session's one status, for the composer and the header:
+ * - `loading`: the session is being opened (the adapters' `useAgentSession` before its session
+ *   is open, `restore()` / `load()` while the history is read): show a placeholder, not an empty
+ *   chat;
  * - `idle`: nothing running; the app can send;
  * - `submitting`: a `send` / `respond` is on its way and its turn does not exist yet;
  * - `streaming`: a turn is running and its events arrive;
@@ -19,7 +22,7 @@ import type { ConnectionState, InputItem, SessionSnapshot } from "./types.js";
  *   rebuilt from listings) and the SDK is recovering; `connection` has the detail;
  * - `error`: something failed and did not recover: `error` says what.
  */
-export type SessionStatus = "idle" | "submitting" | "streaming" | "paused" | "reconnecting" | "error";
+export type SessionStatus = "loading" | "idle" | "submitting" | "streaming" | "paused" | "reconnecting" | "error";
 
 /** `getSnapshot()`: the core's view plus the chat fields. Immutable; unchanged parts keep their identity. */
 export interface ChatSnapshot extends SessionSnapshot {
@@ -51,6 +54,7 @@ function statusOf(base: SessionSnapshot, error: ForgestreamError | null, submitt
   if (c.status === "reconnecting" || c.status === "offline" || c.status === "rebuilding") return "reconnecting";
   if (submitting) return "submitting";
   if (error || c.status === "failed") return "error";
+  if (c.status === "loading") return "loading";
   const last = base.turns[base.turns.length - 1];
   if (last?.status === "running" && (c.status === "live" || c.status === "connecting")) return "streaming";
   if (base.pending.length > 0 || last?.status === "paused") return "paused";
@@ -67,6 +71,9 @@ function chatSnapshot(base: SessionSnapshot, status: SessionStatus, error: Forge
 
 /** The snapshot before a session is open. */
 export const EMPTY_CHAT_SNAPSHOT: ChatSnapshot = Object.freeze({ ...EMPTY_SNAPSHOT, messages: Object.freeze([]) as readonly ChatMessage[], status: "idle" as SessionStatus });
+
+/** The snapshot while an adapter opens its session (restore / load / create in flight): `status: "loading"`. */
+export const LOADING_CHAT_SNAPSHOT: ChatSnapshot = Object.freeze({ ...EMPTY_CHAT_SNAPSHOT, status: "loading" as SessionStatus });
 
 export class ChatStore {
   readonly #source: ViewSource;

@@ -7,7 +7,7 @@ import { useCallback, useEffect, useMemo, useState, useSyncExternalStore } from 
 import type { AgentClient, AgentSession } from "./index.js";
 import { ForgestreamError } from "./errors.js";
 import type { Decision, InputItem } from "./types.js";
-import { EMPTY_CHAT_SNAPSHOT, type ChatSnapshot, type SessionStatus } from "./chat.js";
+import { EMPTY_CHAT_SNAPSHOT, LOADING_CHAT_SNAPSHOT, type ChatSnapshot, type SessionStatus } from "./chat.js";
 import type { ChatMessage } from "./messages.js";
 import { openSession, type OpenSessionOptions } from "./open.js";
 
@@ -17,7 +17,7 @@ export type { OpenSessionOptions } from "./open.js";
 export interface AgentSessionHandle {
   /** The session, once opened (null while opening or without a client). */
   session: AgentSession | null;
-  /** The current immutable snapshot (empty until the session is open). */
+  /** The current immutable snapshot (empty until the session is open; `status: "loading"` while it opens). */
   snapshot: ChatSnapshot;
   /** `snapshot.messages`: the chat list (user messages, assistant parts, tool states). */
   messages: readonly ChatMessage[];
@@ -40,6 +40,7 @@ const noSession = (): Promise<never> =>
   Promise.reject(new ForgestreamError("invalid-input", "the session is not open yet", { retryable: true }));
 const subscribeNothing = () => () => {};
 const getEmpty = () => EMPTY_CHAT_SNAPSHOT;
+const getLoading = () => LOADING_CHAT_SNAPSHOT;
 
 /**
  * Opens (creates, restores or loads) a session with `client` and keeps the component in sync
@@ -75,7 +76,8 @@ export function useAgentSession(client: AgentClient | null, options: OpenSession
 
   const snapshot = useSyncExternalStore(
     session ? session.subscribe : subscribeNothing,
-    session ? session.getSnapshot : getEmpty,
+    // While the session opens (restore reads the history first), `loading`, not an idle empty chat.
+    session ? session.getSnapshot : client && !error ? getLoading : getEmpty,
     getEmpty,
   );
 

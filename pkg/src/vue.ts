@@ -9,7 +9,7 @@ import { computed, getCurrentScope, onScopeDispose, shallowRef, toValue, watch, 
 import type { AgentClient, AgentSession } from "./index.js";
 import { ForgestreamError } from "./errors.js";
 import type { Decision, InputItem } from "./types.js";
-import { EMPTY_CHAT_SNAPSHOT, type ChatSnapshot, type SessionStatus } from "./chat.js";
+import { EMPTY_CHAT_SNAPSHOT, LOADING_CHAT_SNAPSHOT, type ChatSnapshot, type SessionStatus } from "./chat.js";
 import type { ChatMessage } from "./messages.js";
 import { openSession, type OpenSessionOptions } from "./open.js";
 
@@ -45,6 +45,8 @@ export function useAgentSession(client: MaybeRefOrGetter<AgentClient | null>, op
     stop = undefined;
     openError.value = null;
     if (!c) return;
+    // While the session opens (restore reads the history first): `loading`.
+    snapshot.value = LOADING_CHAT_SNAPSHOT;
     let live = true;
     let unsubscribe: (() => void) | undefined;
     let opened: AgentSession | null = null;
@@ -63,7 +65,11 @@ export function useAgentSession(client: MaybeRefOrGetter<AgentClient | null>, op
         snapshot.value = s.getSnapshot();
         unsubscribe = s.subscribe(() => (snapshot.value = s.getSnapshot()));
       },
-      (e: unknown) => live && (openError.value = ForgestreamError.from(e)),
+      (e: unknown) => {
+        if (!live) return;
+        snapshot.value = EMPTY_CHAT_SNAPSHOT;
+        openError.value = ForgestreamError.from(e);
+      },
     );
   };
 

@@ -382,6 +382,15 @@ describe("ChatStore", () => {
     source.set({ ...snap([turn("t1", [])]), connection: { status: "failed", turnId: "t1" }, error: e });
     expect(store.getSnapshot()).toMatchObject({ status: "error", error: e });
   });
+
+  it("status: loading while the history is read, not an idle empty chat", () => {
+    const source = new Source();
+    const store = new ChatStore(source);
+    source.set({ ...snap([]), connection: { status: "loading", turnId: null } });
+    expect(store.getSnapshot().status).toBe("loading");
+    source.set({ ...snap([turn("t1", [])]), connection: { status: "idle", turnId: null } });
+    expect(store.getSnapshot().status).toBe("idle");
+  });
 });
 
 /** A small seeded PRNG (mulberry32), so a failing sequence can be replayed from its seed. */

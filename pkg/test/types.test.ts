@@ -41,7 +41,7 @@ describe("public types", () => {
     // A message narrows to its text content.
     type Message = Extract<ItemBody, { kind: "message" }>;
     expectTypeOf<Message["toolCalls"]>().toExtend<unknown[]>();
-    expectTypeOf<ConnectionState["status"]>().toEqualTypeOf<"idle" | "connecting" | "live" | "rebuilding" | "offline" | "done" | "liveUnavailable" | "reconnecting" | "failed">();
+    expectTypeOf<ConnectionState["status"]>().toEqualTypeOf<"idle" | "loading" | "connecting" | "live" | "rebuilding" | "offline" | "done" | "liveUnavailable" | "reconnecting" | "failed">();
     // Only `reconnecting` carries the attempt and the next wake-up.
     expectTypeOf<Extract<ConnectionState, { status: "reconnecting" }>>().toHaveProperty("nextAtMs").toEqualTypeOf<number>();
     expectTypeOf<Warning>().toEqualTypeOf<{ code: string; message: string }>();
@@ -102,7 +102,7 @@ describe("public types", () => {
   });
 
   it("one status, one error channel", () => {
-    expectTypeOf<SessionStatus>().toEqualTypeOf<"idle" | "submitting" | "streaming" | "paused" | "reconnecting" | "error">();
+    expectTypeOf<SessionStatus>().toEqualTypeOf<"loading" | "idle" | "submitting" | "streaming" | "paused" | "reconnecting" | "error">();
     expectTypeOf<ChatSnapshot["status"]>().toEqualTypeOf<SessionStatus>();
     expectTypeOf<ChatSnapshot["error"]>().toEqualTypeOf<ForgestreamError | null>();
   });

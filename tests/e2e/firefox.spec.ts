@@ -13,6 +13,7 @@ import { interruptShowsCancelled, concurrentRestoresShareOneSubscribe, stalePoin
 import { agentsScopeRestore, forgetInScope, optimisticWhileServerDown, rememberedAtOnce, stopKeepsText, strictModeOneSession } from "./checks/chat";
 import { approvalAnnouncedFocusMoves, phoneLayout, phoneNestedCardsFit, replyAnnouncedOnce, wideColumns } from "./checks/layout";
 import { closeAbortsExport, refundEventsExported } from "./checks/events";
+import { badRequestOnResumeFallsBack, crossOriginRefusedLastEventId, reloadFollowsTheNewerRunningTurn, quickstartShowsLoadingWhileRestoring, reloadRightAfterCreatePost } from "./checks/restore";
 import { test } from "./firefox/fixtures";
 
 // The end-to-end checks in Debian's headless Firefox ESR over WebDriver BiDi (tests/e2e/firefox/bidi.ts
@@ -70,3 +71,8 @@ test("screen readers: a new approval card is announced; focus moves on after All
 test("the demo shows the message at once while the server is down; Retry sends it", ({ fx }) => demoOptimisticSend(fx));
 test("switching sessions after a quiet moment keeps the page (the inspector reads no closed handle)", ({ fx }) => switchAfterQuietKeepsPage(fx));
 test("at 360 × 740: nested subagent cards and a question's card fit the width", ({ fx }) => phoneNestedCardsFit(fx));
+test("a reload right after the create POST follows the new turn: one POST, the turn's text", ({ fx }) => reloadRightAfterCreatePost(fx));
+test("a reload after another tab continued the session follows the newer running turn", ({ fx }) => reloadFollowsTheNewerRunningTurn(fx));
+test("a 400 on resume: the cursor in the query only, a warning, the correct text", ({ fx }) => badRequestOnResumeFallsBack(fx));
+test("a cross-origin server refusing Last-Event-ID in preflight: the resume goes on without it, the text is correct", ({ fx }) => crossOriginRefusedLastEventId(fx));
+test("the quickstart reads loading while it restores, never idle over an empty transcript", ({ fx }) => quickstartShowsLoadingWhileRestoring(fx));

@@ -25,6 +25,10 @@
 //! - 401 → `RefreshHeaders` once, then the same request with the same cursor; a second 401 →
 //!   `Failed(Auth)` (C14). 400/403/404 → `Failed`, never retried. 412 on subscribe → `Rebuild`
 //!   once, then `Done` or `LiveUnavailable` (C5), never a retry loop.
+//! - A refused resume (400 on subscribe, or [`Input::ResumeRefused`]): with `Last-Event-ID` sent,
+//!   subscribe again at once with the cursor in the query only (and never send the header again
+//!   for this turn); refused again (or without the header), rebuild from the listings once; each
+//!   step is a [`Command::ResumeFallback`] (issue 14).
 //! - `turn.done` → `Abort` (if still open), `ClearPersisted`, `Status(Done)`; after `Done` or
 //!   `Disconnect` nothing more is emitted.
 //! - At most one request is open at a time: a new one is always preceded by `Abort` of the
@@ -35,7 +39,7 @@ mod command;
 mod config;
 mod input;
 
-pub use command::{Command, ConnectionError, ConnectionStatus};
+pub use command::{Command, ConnectionError, ConnectionStatus, ResumeFallback};
 pub use config::Config;
 pub use input::{Input, StartMode};
 
@@ -143,6 +147,12 @@ pub struct Connection {
     /// The rebuild in flight was for frames out of order: a turn still running is resubscribed
     /// after the cursor.
     resubscribe_after_rebuild: bool,
+    /// `Subscribe` carries `Last-Event-ID` (with a cursor); off after a refused resume.
+    resume_header: bool,
+    /// The open subscribe carried the header.
+    header_sent: bool,
+    /// A refused resume was already rebuilt from the listings: a next refusal fails.
+    refusal_rebuilt: bool,
 }
 
 impl Connection {
@@ -173,7 +183,16 @@ impl Connection {
             stream_last: None,
             order_rebuilt: false,
             resubscribe_after_rebuild: false,
+            resume_header: true,
+            header_sent: false,
+            refusal_rebuilt: false,
         }
+    }
+
+    /// Whether a `Subscribe { after }` with `after > 0` sends `Last-Event-ID` besides the
+    /// cursor in the query (or body): until a resume was refused ([`ResumeFallback`]).
+    pub fn sends_resume_header(&self) -> bool {
+        self.resume_header
     }
 
     /// The configuration this machine runs with.
@@ -292,6 +311,21 @@ impl Connection {
             }
             Input::Eof => self.on_eof(),
             Input::NetworkError => self.on_network_error(),
+            Input::ResumeRefused => {
+                if matches!(
+                    self.phase,
+                    Phase::InFlight {
+                        step: Step::Subscribe,
+                        streaming: false
+                    }
+                ) && self.header_sent
+                {
+                    self.phase = Phase::Closed;
+                    self.resume_refused();
+                } else {
+                    self.on_network_error();
+                }
+            }
             Input::TurnFetched { terminal } => {
                 if self.take_in_flight(Step::GetTurn) {
                     self.auth_refreshed = false;
@@ -654,6 +688,9 @@ impl Connection {
             401 => self.fail(ConnectionError::Auth),
             // The live stream expired: rebuild from the listings, once (FIELD C5).
             412 if step == Step::Subscribe => self.begin(Step::Rebuild),
+            400 if step == Step::Subscribe && (self.header_sent || !self.refusal_rebuilt) => {
+                self.resume_refused()
+            }
             // Gateway: listings of a running turn are refused.
             409 if step == Step::Rebuild => self.live_unavailable(),
             408 | 425 | 429 | 500..=599 => {
@@ -667,6 +704,24 @@ impl Connection {
             }
             _ if step == Step::Lookup => self.fail(ConnectionError::CreateOutcomeUnknown),
             _ => self.fail(error_for_status(status)),
+        }
+    }
+
+    /// The subscribe (already closed) was refused: without `Last-Event-ID` at once if it
+    /// carried it, else one rebuild from the listings.
+    fn resume_refused(&mut self) {
+        self.flush_persist();
+        if self.header_sent {
+            self.resume_header = false;
+            self.queue
+                .push_back(Command::ResumeFallback(ResumeFallback::QueryCursor));
+            self.begin(Step::Subscribe);
+        } else {
+            self.refusal_rebuilt = true;
+            self.resubscribe_after_rebuild = false;
+            self.queue
+                .push_back(Command::ResumeFallback(ResumeFallback::Rebuild));
+            self.begin(Step::Rebuild);
         }
     }
 
@@ -759,9 +814,11 @@ impl Connection {
             }
             Step::Lookup => Command::LookupNewestTurn,
             Step::GetTurn => Command::GetTurn,
-            Step::Subscribe => Command::Subscribe {
-                after: self.cursor.unwrap_or(0),
-            },
+            Step::Subscribe => {
+                let after = self.cursor.unwrap_or(0);
+                self.header_sent = self.resume_header && after > 0;
+                Command::Subscribe { after }
+            }
             Step::Rebuild => {
                 self.set_status(ConnectionStatus::Rebuilding);
                 Command::Rebuild

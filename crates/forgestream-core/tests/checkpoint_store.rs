@@ -82,6 +82,7 @@ fn record(session: &str, turn: Option<&str>, seq: u64, at: u64) -> Checkpoint {
         turn_id: turn.map(String::from),
         seq,
         saved_at: at,
+        creating: None,
     }
 }
 

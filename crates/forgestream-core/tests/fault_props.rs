@@ -671,7 +671,8 @@ impl<'a> Sim<'a> {
                                 record.seq
                             ));
                         }
-                    } else {
+                    } else if record.creating.is_none() {
+                        // (A creating marker, written before the POST, is no clearing.)
                         self.cleared = true;
                     }
                     self.checkpoint = Some(record);

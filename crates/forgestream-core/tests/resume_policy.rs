@@ -5,7 +5,7 @@
 mod harness;
 
 use forgestream_core::resume::{
-    Command, Config, ConnectionError, ConnectionStatus, Input, StartMode,
+    Command, Config, ConnectionError, ConnectionStatus, Input, ResumeFallback, StartMode,
 };
 use harness::{config, persist, reconnecting, status, subscribe, Driver};
 use Command::{Abort, ClearPersisted, GetTurn, LookupNewestTurn, PostCancel, PostTurn, Rebuild};
@@ -462,8 +462,8 @@ fn a_successful_response_re_arms_the_header_refresh() {
 
 #[test]
 fn forbidden_not_found_and_bad_request_stop_without_retry() {
+    // (A 400 on a resume has its fallbacks: `a_refused_resume_*` below.)
     for (code, error) in [
-        (400, ConnectionError::BadRequest),
         (403, ConnectionError::Forbidden),
         (404, ConnectionError::NotFound),
         (422, ConnectionError::Http(422)),
@@ -839,4 +839,102 @@ fn late_answers_of_abandoned_requests_are_ignored() {
         "duplicate status line of a live stream"
     );
     assert!(d.conn.is_stream_open());
+}
+
+/// A resume with a cursor (so with `Last-Event-ID`) refused with a 400: subscribe again at once
+/// with the cursor in the query only; refused again: one rebuild from the listings, whose
+/// running turn ends `LiveUnavailable` (never a loop) — issue 14.
+#[test]
+fn a_refused_resume_goes_query_only_then_rebuilds_once() {
+    let mut d = live_attached(config(), 2);
+    d.feed(Input::NetworkError);
+    d.fire_timeout();
+    d.feed(Input::TurnFetched { terminal: false });
+    assert!(d.conn.sends_resume_header());
+    assert_eq!(
+        d.headers(400),
+        vec![
+            Command::ResumeFallback(ResumeFallback::QueryCursor),
+            subscribe(2)
+        ]
+    );
+    assert!(!d.conn.sends_resume_header(), "the header stays off");
+    assert_eq!(
+        d.headers(400),
+        vec![
+            Command::ResumeFallback(ResumeFallback::Rebuild),
+            status(Rebuilding),
+            Rebuild
+        ]
+    );
+    assert_eq!(
+        d.feed(Input::RebuildDone { terminal: false }),
+        vec![status(LiveUnavailable)]
+    );
+}
+
+/// The same refusal without a cursor (no header was sent) rebuilds at once; a finished turn ends
+/// `Done`. A later 400 after that rebuild is final.
+#[test]
+fn a_refused_resume_without_the_header_rebuilds_then_a_second_refusal_fails() {
+    let mut d = Driver::new(config());
+    d.feed(Input::Start {
+        mode: StartMode::Attach { after: Some(0) },
+    });
+    assert_eq!(
+        d.feed(Input::TurnFetched { terminal: false }),
+        vec![subscribe(0)]
+    );
+    assert_eq!(
+        d.headers(400),
+        vec![
+            Command::ResumeFallback(ResumeFallback::Rebuild),
+            status(Rebuilding),
+            Rebuild
+        ]
+    );
+    assert_eq!(d.feed(Input::Refresh), vec![]);
+    let mut d2 = live_attached(config(), 0);
+    d2.feed(Input::NetworkError);
+    d2.fire_timeout();
+    d2.feed(Input::TurnFetched { terminal: false });
+    d2.headers(400);
+    assert_eq!(
+        d2.feed(Input::RebuildDone { terminal: false }),
+        vec![status(LiveUnavailable)]
+    );
+    d2.feed(Input::Refresh);
+    d2.feed(Input::TurnFetched { terminal: false });
+    assert_eq!(
+        d2.headers(400),
+        vec![status(ConnectionStatus::Failed(
+            ConnectionError::BadRequest
+        ))]
+    );
+    assert_eq!(
+        d.feed(Input::RebuildDone { terminal: true }),
+        vec![ClearPersisted, status(Done)]
+    );
+}
+
+/// `ResumeRefused` (a cross-origin failure with no response) retries without the header only
+/// when the header was sent; otherwise it is an ordinary network error (a backoff wait).
+#[test]
+fn a_resume_refused_by_the_network_drops_the_header_once() {
+    let mut d = live_attached(config(), 3);
+    d.feed(Input::NetworkError);
+    d.fire_timeout();
+    d.feed(Input::TurnFetched { terminal: false });
+    assert_eq!(
+        d.feed(Input::ResumeRefused),
+        vec![
+            Command::ResumeFallback(ResumeFallback::QueryCursor),
+            subscribe(3)
+        ]
+    );
+    let commands = d.feed(Input::ResumeRefused);
+    assert!(
+        reconnecting(&commands).is_some(),
+        "no header any more: a network error, retried with backoff: {commands:?}"
+    );
 }

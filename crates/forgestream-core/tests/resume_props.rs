@@ -214,6 +214,7 @@ impl Model {
                     None
                 }
                 Command::PostCancel => None,
+                Command::ResumeFallback(_) => None,
                 Command::Status(status) => {
                     assert_ne!(self.last_status.as_ref(), Some(status), "repeated status");
                     if let ConnectionStatus::Reconnecting { next_at_ms, .. } = status {

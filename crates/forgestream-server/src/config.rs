@@ -31,6 +31,10 @@ pub struct ServerConfig {
     pub subscribe_timeout: Duration,
     /// Origins allowed by CORS (exact match); empty = no CORS headers, like TrueForge.
     pub cors_origins: Vec<String>,
+    /// Request headers a CORS preflight allows; empty = `Authorization`, `Content-Type`,
+    /// `Last-Event-ID`, `x-forgestream-fault`. E.g. only `content-type`: a proxy that refuses
+    /// the preflight of a resume sending `Last-Event-ID` (issue 14).
+    pub cors_allow_headers: Vec<String>,
     /// Server-wide fault spec (README "Fault injection"), used when a request and its session
     /// carry none.
     pub fault: Option<String>,
@@ -82,6 +86,7 @@ impl Default for ServerConfig {
             subscribe_threshold: Duration::from_secs(60),
             subscribe_timeout: Duration::from_secs(600),
             cors_origins: Vec::new(),
+            cors_allow_headers: Vec::new(),
             fault: None,
             seed: 0,
             default_agent: "support".into(),

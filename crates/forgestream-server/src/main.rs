@@ -44,6 +44,10 @@ struct Cli {
     /// Allowed CORS origin (repeatable); none by default, like TrueForge.
     #[arg(long = "cors-origin")]
     cors_origins: Vec<String>,
+    /// A request header CORS preflights allow (repeatable); default: Authorization,
+    /// Content-Type, Last-Event-ID, x-forgestream-fault.
+    #[arg(long = "cors-allow-header")]
+    cors_allow_headers: Vec<String>,
     /// Server-wide fault spec (see README).
     #[arg(long)]
     fault: Option<String>,
@@ -102,6 +106,7 @@ async fn main() {
         subscribe_threshold: Duration::from_secs(cli.subscribe_threshold),
         subscribe_timeout: Duration::from_secs(cli.subscribe_timeout),
         cors_origins: cli.cors_origins,
+        cors_allow_headers: cli.cors_allow_headers,
         fault: cli.fault,
         seed: cli.seed,
         default_agent: cli.default_agent,

@@ -772,6 +772,34 @@ async fn bearer_token_and_cors() {
     );
 }
 
+/// `--cors-allow-header content-type`: the preflight no longer allows `Last-Event-ID` (a proxy
+/// that refuses a resume's header, issue 14), so a browser refuses the request before sending it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cors_allow_header_limits_the_preflight() {
+    let server = start_with(|c| {
+        c.cors_origins = vec!["http://localhost:5173".into()];
+        c.cors_allow_headers = vec!["content-type".into()];
+    })
+    .await;
+    let preflight = send(
+        http()
+            .request(
+                reqwest::Method::OPTIONS,
+                format!("{}/api/v1/sessions/s/turns/t/subscribe", server.url()),
+            )
+            .header("origin", "http://localhost:5173")
+            .header("access-control-request-method", "GET")
+            .header("access-control-request-headers", "last-event-id"),
+    )
+    .await;
+    let allowed = preflight
+        .headers
+        .get("access-control-allow-headers")
+        .map(|v| v.to_str().unwrap().to_owned())
+        .unwrap_or_default();
+    assert_eq!(allowed, "content-type");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gateway_flavor() {
     let server = start_with(|c| c.pace_ms = 2).await;

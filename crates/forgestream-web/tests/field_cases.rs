@@ -36,6 +36,7 @@ async fn c13_stale_live_marker_settles_from_history() {
         turn_id: Some(turn.clone()),
         seq: 40,
         saved_at: 0,
+        creating: None,
     });
     let reloaded = client_in("local", "t-c13", None);
     let s = reloaded.session(session.id());
@@ -136,6 +137,7 @@ fn c18_checkpoint_writes_are_monotonic() {
         turn_id: Some("t1".into()),
         seq,
         saved_at: 0,
+        creating: None,
     };
     assert!(tab_a.save(&record(7)));
     assert!(tab_a.save(&record(9)));

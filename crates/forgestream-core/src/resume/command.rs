@@ -19,8 +19,10 @@ pub enum Command {
     /// `TurnLookup`, or `TurnLookupFailed`.
     LookupNewestTurn,
     /// Open the live stream: `GET …/turns/{tid}/subscribe?after_sequence_number={after}` (gateway:
-    /// `POST` with the cursor in the body) **and** header `Last-Event-ID: {after}` (PROTOCOL §8.1).
-    /// `after` is exclusive; 0 replays from the first event.
+    /// `POST` with the cursor in the body) and, when `after > 0` and
+    /// [`Connection::sends_resume_header`](super::Connection::sends_resume_header), header
+    /// `Last-Event-ID: {after}` (PROTOCOL §8.1). `after` is exclusive; 0 replays from the first
+    /// event.
     Subscribe {
         /// Last processed sequence number.
         after: u64,
@@ -48,6 +50,20 @@ pub enum Command {
     ClearPersisted,
     /// The connection badge changed. Emitted only on change.
     Status(ConnectionStatus),
+    /// A resume was refused and the machine falls back (issue 14): tell the app (a warning).
+    ResumeFallback(ResumeFallback),
+}
+
+/// How the machine goes on after a refused resume (a 400, or a failure that looks like a refused
+/// CORS preflight, [`Input::ResumeRefused`](super::Input::ResumeRefused)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResumeFallback {
+    /// The subscribe carried `Last-Event-ID`: it is sent again at once with the cursor in the
+    /// query (or body) only, and so are the later ones of this turn.
+    QueryCursor,
+    /// Refused without the header too: the turn is rebuilt from the listings once (a finished
+    /// turn ends `Done`, a running one `LiveUnavailable`).
+    Rebuild,
 }
 
 /// The state of the connection as the UI shows it.

@@ -77,6 +77,12 @@ pub enum Input {
     /// The current request failed without a usable response: `fetch` rejected, or the body
     /// stream errored. Applies to whatever request is in flight.
     NetworkError,
+    /// A subscribe failed with no response in a way that looks like a refused CORS preflight
+    /// (the web layer's call: a cross-origin request, no response before the stream opened).
+    /// When it carried `Last-Event-ID`, the machine retries once with the cursor in the query
+    /// (or body) only ([`Command::ResumeFallback`](super::Command::ResumeFallback)); otherwise it
+    /// is a [`Input::NetworkError`].
+    ResumeRefused,
     /// `GetTurn` answered.
     TurnFetched {
         /// The turn's state is `done`, `cancelled` or `error` (PROTOCOL §6).

@@ -162,6 +162,11 @@ pub enum ConnectionState<'a> {
     /// No turn followed (nothing started, or `disconnect()`).
     #[serde(rename_all = "camelCase")]
     Idle { turn_id: Option<&'a str> },
+    /// No turn followed yet: the history is being read (`load()`, or `restore()` before it
+    /// knows which turn to follow). The view may still be empty: show "loading", not an empty
+    /// chat (issue 14).
+    #[serde(rename_all = "camelCase")]
+    Loading { turn_id: Option<&'a str> },
     /// Opening the stream (or checking the turn before it).
     #[serde(rename_all = "camelCase")]
     Connecting { turn_id: Option<&'a str> },
@@ -217,7 +222,9 @@ impl<'a> ConnectionState<'a> {
 }
 
 /// A non-fatal finding as the app's `onWarning` hook receives it: `code` is `"protocol"` for the
-/// reducer's findings (the message is the finding as JSON) or the storage cause
+/// reducer's findings (the message is the finding as JSON), `"recovery"` for a fallback the engine
+/// took (a refused resume sent again without `Last-Event-ID` or rebuilt from the listings, a turn
+/// being created at a reload that the session does not list), or the storage cause
 /// (`"unavailable" | "write-failed" | "corrupt" | "old-schema"`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
@@ -277,6 +284,11 @@ impl Session {
     /// The connection badge as it crosses to JS.
     pub fn connection_state(&self) -> ConnectionState<'_> {
         let view = self.connection();
+        if view.status.is_none() && self.is_loading() {
+            return ConnectionState::Loading {
+                turn_id: view.turn_id,
+            };
+        }
         ConnectionState::of(view.status, view.turn_id)
     }
 

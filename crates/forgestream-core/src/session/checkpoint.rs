@@ -34,6 +34,21 @@ pub struct Checkpoint {
     pub seq: u64,
     /// Wall-clock ms since the Unix epoch of the write.
     pub saved_at: u64,
+    /// A turn is being created (written just before `POST …/turns`, cleared once the turn is
+    /// known or the POST definitely failed): a reload in that window finds the new turn by
+    /// listing instead of posting again (issue 14). Absent in older records. Only ids: never
+    /// the message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub creating: Option<CreatingTurn>,
+}
+
+/// The marker of a turn POST in flight ([`Checkpoint::creating`]): `{"after": id | null}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreatingTurn {
+    /// The session's newest turn before the POST (`None`: the session had none). The created
+    /// turn is the newer one whose `previous_turn_id` is this.
+    pub after: Option<String>,
 }
 
 /// Whether `id` can be a session or turn id read back from storage: 1 to [`MAX_ID_BYTES`]
@@ -117,6 +132,14 @@ pub fn parse_checkpoint(raw: &str, session_id: &str) -> Result<Checkpoint, Check
     if record.turn_id.as_deref().is_some_and(|t| !is_valid_id(t)) {
         return Err(CheckpointIssue::Corrupt);
     }
+    if record
+        .creating
+        .as_ref()
+        .and_then(|c| c.after.as_deref())
+        .is_some_and(|t| !is_valid_id(t))
+    {
+        return Err(CheckpointIssue::Corrupt);
+    }
     Ok(record)
 }
 
@@ -146,6 +169,7 @@ mod tests {
             turn_id: turn.map(String::from),
             seq,
             saved_at: 0,
+            creating: None,
         };
         assert!(supersedes(&at(Some("t"), 5), None));
         assert!(supersedes(&at(Some("t"), 5), Some(&at(Some("t"), 4))));
@@ -169,5 +193,17 @@ mod tests {
             Err(CheckpointIssue::Corrupt)
         );
         assert_eq!(parse_checkpoint("{", "s1"), Err(CheckpointIssue::Corrupt));
+        // The creating marker: read back, and its id checked like the others.
+        let creating = r#"{"v":1,"sessionId":"s1","turnId":null,"seq":0,"savedAt":9,"creating":{"after":"t1"}}"#;
+        assert_eq!(
+            parse_checkpoint(creating, "s1").unwrap().creating,
+            Some(CreatingTurn {
+                after: Some("t1".into())
+            })
+        );
+        assert_eq!(
+            parse_checkpoint(&creating.replace("\"t1\"", "\"a/b\""), "s1"),
+            Err(CheckpointIssue::Corrupt)
+        );
     }
 }

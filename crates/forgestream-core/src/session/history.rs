@@ -21,6 +21,8 @@ impl Session {
             return;
         }
         let request = self.history_request(false, None);
+        // The badge reads `loading` from now until the history is in.
+        self.dirty = true;
         self.history = Some(History {
             request,
             events: false,
@@ -135,6 +137,8 @@ impl Session {
         let Some(h) = self.history.take() else {
             return;
         };
+        self.dirty = true;
+        self.loaded = true;
         match self
             .view
             .apply_session_events(h.event_pages.into_iter().flatten())
@@ -185,6 +189,7 @@ impl Session {
         let Some(h) = self.history.take() else {
             return;
         };
+        self.dirty = true;
         for c in h.waiters {
             self.settle(c, Err(error.clone()));
         }

@@ -61,7 +61,7 @@ pub use api::{Api, Flavor};
 pub use changes::{
     ConnectionState, CoreChanges, ItemAppend, ItemUpdate, ReportedWarning, TurnHeader,
 };
-pub use checkpoint::{Checkpoint, CheckpointIssue, Pointer};
+pub use checkpoint::{Checkpoint, CheckpointIssue, CreatingTurn, Pointer};
 pub use create::{create_session_request, created_session_id};
 pub use effect::{
     CommandId, Effect, HttpRequest, Method, RequestId, ResponseKind, Settled, StorageEffect,
@@ -305,6 +305,8 @@ pub struct Session {
     /// The error the active run failed with.
     last_error: Option<SessionError>,
     online: bool,
+    /// A history load completed: the view lists the session's turns.
+    loaded: bool,
     closed: bool,
     dirty: bool,
     notified: bool,
@@ -339,6 +341,7 @@ impl Session {
             cause: None,
             last_error: None,
             online: true,
+            loaded: false,
             closed: false,
             dirty: false,
             notified: false,
@@ -381,6 +384,11 @@ impl Session {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
+    }
+
+    /// Whether the history is being read (a `Load`, or a `Restore` before it follows a turn).
+    pub fn is_loading(&self) -> bool {
+        self.history.is_some()
     }
 
     /// The connection badge.
@@ -680,8 +688,8 @@ impl Session {
             Some(c) => RunWaiter::Resume(c),
             None => RunWaiter::Restore,
         };
-        let floor = checkpoint.as_ref().map_or(0, |c| c.seq);
-        let Some(turn_id) = checkpoint.and_then(|c| c.turn_id) else {
+        let listed = id.is_none() || self.loaded;
+        let Some((turn_id, floor)) = self.turn_to_follow(checkpoint, listed) else {
             if let Some(c) = id {
                 self.settle(c, Ok(Settled::Resumed(None)));
             }
@@ -706,6 +714,65 @@ impl Session {
             }
         }
         true
+    }
+
+    /// Which turn a restore or a resume follows (`listed`: the view holds the history), and the
+    /// stored cursor of it (issue 14): the newest turn of the view when it still runs, whatever
+    /// the checkpoint names (another tab answered an approval, so a newer turn continues the
+    /// stored one); else the checkpoint's turn. A checkpoint that says a turn was being created
+    /// ([`Checkpoint::creating`]) and a listing with nothing newer running: the turn finished
+    /// already (nothing to follow), or it was never created — said in a `recovery` warning,
+    /// since the message is not stored and cannot be sent again. Either way the marker is
+    /// cleared. Never a POST.
+    fn turn_to_follow(
+        &mut self,
+        checkpoint: Option<Checkpoint>,
+        listed: bool,
+    ) -> Option<(String, u64)> {
+        let floor = |turn: &str| {
+            checkpoint
+                .as_ref()
+                .filter(|c| c.turn_id.as_deref() == Some(turn))
+                .map_or(0, |c| c.seq)
+        };
+        let newest_running = self
+            .view
+            .turn_ids()
+            .last()
+            .filter(|t| {
+                self.view
+                    .turn(t)
+                    .is_some_and(|v| v.status == TurnStatus::Running)
+            })
+            .cloned();
+        if let Some(turn) = newest_running {
+            let seq = floor(&turn);
+            return Some((turn, seq));
+        }
+        let creating = checkpoint.as_ref().and_then(|c| c.creating.as_ref());
+        if let (true, Some(creating)) = (listed, creating) {
+            let after = creating.after.as_deref();
+            let created = self.view.turn_ids().iter().any(|t| {
+                Some(t.as_str()) != after
+                    && self
+                        .view
+                        .turn(t)
+                        .is_some_and(|v| v.previous_turn_id.as_deref() == after)
+            });
+            if !created {
+                self.warn(
+                    "recovery",
+                    String::from(
+                        "a turn was being created when the page unloaded, and the session does not list it: it was not created (send the message again)",
+                    ),
+                );
+            }
+            self.write_checkpoint(None, 0);
+            return None;
+        }
+        let turn = checkpoint.as_ref().and_then(|c| c.turn_id.clone())?;
+        let seq = floor(&turn);
+        Some((turn, seq))
     }
 
     /// `send` with input items.
@@ -889,12 +956,28 @@ impl Session {
 
     /// Queues this session's checkpoint `{turn_id, seq}`, stamped now.
     fn write_checkpoint(&mut self, turn_id: Option<String>, seq: u64) {
+        self.write_record(turn_id, seq, None);
+    }
+
+    /// Queues the marker of a turn POST about to be sent: `{turnId: null, creating: {after}}`,
+    /// `after` the session's newest turn before it ([`Checkpoint::creating`]).
+    fn write_creating(&mut self, after: Option<String>) {
+        self.write_record(None, 0, Some(checkpoint::CreatingTurn { after }));
+    }
+
+    fn write_record(
+        &mut self,
+        turn_id: Option<String>,
+        seq: u64,
+        creating: Option<checkpoint::CreatingTurn>,
+    ) {
         self.store(StorageEffect::WriteCheckpoint(Checkpoint {
             v: checkpoint::SCHEMA_VERSION,
             session_id: self.id.clone(),
             turn_id,
             seq,
             saved_at: self.now_ms,
+            creating,
         }));
     }
 

@@ -65,6 +65,10 @@ impl Session {
                     .as_mut()
                     .and_then(|r| r.create_body.take())
                     .unwrap_or_else(|| String::from("{}"));
+                // Before the POST: a reload before `turn.created` then finds the turn by listing
+                // (never a second POST), since nothing else would be stored yet.
+                let after = self.run.as_ref().and_then(|r| r.previous_turn_id.clone());
+                self.write_creating(after);
                 let url = self.config.api.turns(&self.id, "");
                 self.run_request(
                     RunStep::Post,
@@ -92,12 +96,17 @@ impl Session {
                         let body = self.config.api.subscribe_body(after);
                         // `Last-Event-ID` only with a real cursor: `after = 0` means "from the
                         // first event", which the query (or body) says already, and the header
-                        // makes a cross-origin subscribe need a CORS preflight for nothing.
+                        // makes a cross-origin subscribe need a CORS preflight for nothing. Not
+                        // at all once a resume with it was refused (the cursor is in the query).
+                        let header = self
+                            .run
+                            .as_ref()
+                            .is_some_and(|r| r.conn.sends_resume_header());
                         self.run_request(
                             RunStep::Subscribe,
                             method,
                             url,
-                            (after > 0).then_some(after),
+                            (after > 0 && header).then_some(after),
                             body,
                             ResponseKind::Stream,
                         );
@@ -187,11 +196,28 @@ impl Session {
             }
             Command::ClearPersisted => self.write_checkpoint(None, 0),
             Command::Status(status) => self.on_status(status),
+            Command::ResumeFallback(fallback) => {
+                let message = match fallback {
+                    resume::ResumeFallback::QueryCursor => {
+                        "the resume was refused (a 400, or a network failure that looks like a CORS preflight refusing Last-Event-ID): subscribing again with the cursor in the query only"
+                    }
+                    resume::ResumeFallback::Rebuild => {
+                        "the resume was refused again: rebuilding the turn from the listings"
+                    }
+                };
+                self.warn("recovery", String::from(message));
+            }
         }
     }
 
     fn on_status(&mut self, status: ConnectionStatus) {
         if let ConnectionStatus::Failed(error) = &status {
+            let unknown_turn = self.run.as_ref().is_some_and(|r| r.turn_id.is_none());
+            if unknown_turn && *error != resume::ConnectionError::CreateOutcomeUnknown {
+                // The POST definitely created nothing: the creating marker goes. (Outcome
+                // unknown keeps it: a reload may still find the turn by listing.)
+                self.write_checkpoint(None, 0);
+            }
             let e = SessionError::connection(*error, self.cause.as_ref());
             self.last_error = Some(e.clone());
             if let Some(c) = self.run.as_mut().and_then(|r| r.started.take()) {
@@ -269,6 +295,14 @@ impl Session {
         }
     }
 
+    /// Whether requests go to another origin than the page's (so they may need a preflight).
+    fn cross_origin(&self) -> bool {
+        match (self.config.page_origin.as_deref(), self.config.api.origin()) {
+            (Some(page), Some(target)) => !page.eq_ignore_ascii_case(target),
+            _ => false,
+        }
+    }
+
     pub(super) fn on_network_error(&mut self, id: RequestId) {
         let Some(purpose) = self.purpose(id).cloned() else {
             return;
@@ -287,6 +321,14 @@ impl Session {
                 }
                 self.cause = Some(network());
                 let input = match step {
+                    // A cross-origin subscribe failing with no response may be a preflight
+                    // that refused `Last-Event-ID`: the machine retries without it once.
+                    // (EventSource sends no header of ours: nothing to fall back from.)
+                    RunStep::Subscribe
+                        if self.config.transport == Transport::Fetch && self.cross_origin() =>
+                    {
+                        resume::Input::ResumeRefused
+                    }
                     RunStep::Post | RunStep::Subscribe => resume::Input::NetworkError,
                     RunStep::GetTurn => resume::Input::TurnFetchFailed {
                         status: None,

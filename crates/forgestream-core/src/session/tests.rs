@@ -197,6 +197,7 @@ fn checkpoint(turn: &str) -> Checkpoint {
         turn_id: Some(turn.into()),
         seq: 7,
         saved_at: 1,
+        creating: None,
     }
 }
 
@@ -866,4 +867,312 @@ fn a_cross_origin_network_failure_hints_at_cors() {
         assert_eq!(code, ErrorCode::Network);
         assert!(!message.contains("CORS"), "{base} from {page:?}: {message}");
     }
+}
+
+// ---- Issue 14: which turn a restore follows, the creating marker, resume fallbacks, loading.
+
+/// A listing page `{data: [turns…]}` of `(id, previous, state)`.
+fn turn_listing(turns: &[(&str, Option<&str>, &str)]) -> String {
+    let objects: Vec<String> = turns
+        .iter()
+        .map(|(id, previous, state)| {
+            let single = turn_json(id, *previous, state);
+            String::from(&single[r#"{"data":"#.len()..single.len() - 1])
+        })
+        .collect();
+    format!(r#"{{"data":[{}],"pagination":{{}}}}"#, objects.join(","))
+}
+
+/// Restores with `checkpoint` over a history of `turns`; returns the effects after the load.
+fn restore_over(
+    d: &mut Driver,
+    checkpoint: Option<Checkpoint>,
+    turns: &[(&str, Option<&str>, &str)],
+) -> (CommandId, Vec<Effect>) {
+    let (restore, out) = d.command(Command::Restore { checkpoint });
+    let list = request_to(&out, Method::Get, "/turns?limit=25").id;
+    let out = d.respond(list, 200, &turn_listing(turns));
+    let events = request_to(&out, Method::Get, "/events").id;
+    (restore, d.respond(events, 200, EMPTY_EVENTS))
+}
+
+fn creating_marker(after: Option<&str>) -> Checkpoint {
+    Checkpoint {
+        turn_id: None,
+        seq: 0,
+        creating: Some(checkpoint::CreatingTurn {
+            after: after.map(String::from),
+        }),
+        ..checkpoint("x")
+    }
+}
+
+fn stored_records(effects: &[Effect]) -> Vec<&Checkpoint> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Storage(StorageEffect::WriteCheckpoint(c)) => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn restore_follows_the_newest_running_turn_whatever_the_checkpoint_names() {
+    let mut d = Driver::new();
+    // The checkpoint names t1 (paused on an approval); another tab answered it: t2 continues
+    // t1 and runs.
+    let (restore, out) = restore_over(
+        &mut d,
+        Some(checkpoint("t1")),
+        &[("t1", None, PAUSED), ("t2", Some("t1"), RUNNING)],
+    );
+    let get = request_to(&out, Method::Get, "/turns/t2").id;
+    assert!(
+        !requests(&out).iter().any(|r| r.url.ends_with("/turns/t1")),
+        "the stored turn is not the one followed: {out:?}"
+    );
+    let out = d.respond(get, 200, &turn_json("t2", Some("t1"), RUNNING));
+    // A turn of its own: replayed from its first event, not from t1's cursor 7.
+    let subscribe = request_to(
+        &out,
+        Method::Get,
+        "/turns/t2/subscribe?after_sequence_number=0",
+    );
+    let out = d.stream(subscribe.id, &[(1, created("t2", Some("t1")))]);
+    assert_eq!(settled(&out, restore), Some(&Ok(Settled::Restored(true))));
+    assert_eq!(
+        d.s.connection_state(),
+        ConnectionState::Live {
+            turn_id: Some("t2")
+        }
+    );
+}
+
+#[test]
+fn a_send_stores_that_a_turn_is_being_created_before_its_post() {
+    let mut d = Driver::new();
+    let (_, out) = d.command(Command::Send {
+        input: vec![user_text("a secret message")],
+        interrupt: false,
+    });
+    let marker = out
+        .iter()
+        .position(|e| matches!(e, Effect::Storage(StorageEffect::WriteCheckpoint(c)) if c.creating.is_some()))
+        .expect("a creating marker");
+    let post = out
+        .iter()
+        .position(|e| matches!(e, Effect::Request(r) if r.method == Method::Post))
+        .expect("the POST");
+    assert!(marker < post, "the marker is stored before the POST");
+    let record = stored_records(&out)[0];
+    assert_eq!(
+        (record.turn_id.as_deref(), &record.creating),
+        (None, &Some(checkpoint::CreatingTurn { after: None }))
+    );
+    let json = serde_json::to_string(record).unwrap();
+    assert!(
+        !json.contains("secret"),
+        "no message body in storage: {json}"
+    );
+    // `turn.created`: the record names the turn, the marker is gone.
+    let post = request_to(&out, Method::Post, "/turns").id;
+    let out = d.stream(post, &[(1, created("t1", None))]);
+    let record = stored_records(&out)[0];
+    assert_eq!(
+        (record.turn_id.as_deref(), record.seq, &record.creating),
+        (Some("t1"), 0, &None)
+    );
+}
+
+#[test]
+fn a_refused_post_clears_the_creating_marker() {
+    let mut d = Driver::new();
+    let (_, out) = d.command(Command::Send {
+        input: vec![user_text("hi")],
+        interrupt: false,
+    });
+    let post = request_to(&out, Method::Post, "/turns").id;
+    let out = d.respond(post, 422, r#"{"error":{"message":"bad input"}}"#);
+    let records = stored_records(&out);
+    assert!(
+        records
+            .iter()
+            .any(|c| c.turn_id.is_none() && c.creating.is_none()),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn a_reload_before_turn_created_follows_the_new_turn_found_by_listing_never_a_second_post() {
+    let mut d = Driver::new();
+    // The page stored the marker (newest turn before the POST: t1), posted, and reloaded before
+    // `turn.created` arrived; the server had created t2.
+    let (restore, out) = restore_over(
+        &mut d,
+        Some(creating_marker(Some("t1"))),
+        &[
+            ("t1", None, r#"{"status":"done","output":null}"#),
+            ("t2", Some("t1"), RUNNING),
+        ],
+    );
+    let get = request_to(&out, Method::Get, "/turns/t2").id;
+    let out = d.respond(get, 200, &turn_json("t2", Some("t1"), RUNNING));
+    let subscribe = request_to(
+        &out,
+        Method::Get,
+        "/turns/t2/subscribe?after_sequence_number=0",
+    );
+    let out = d.stream(subscribe.id, &[(1, created("t2", Some("t1")))]);
+    assert_eq!(settled(&out, restore), Some(&Ok(Settled::Restored(true))));
+    assert!(!requests(&d.effects)
+        .iter()
+        .any(|r| r.method == Method::Post));
+}
+
+#[test]
+fn a_creating_marker_whose_turn_is_not_listed_is_reported_and_cleared() {
+    let mut d = Driver::new();
+    let (restore, out) = restore_over(
+        &mut d,
+        Some(creating_marker(Some("t1"))),
+        &[("t1", None, r#"{"status":"done","output":null}"#)],
+    );
+    assert_eq!(settled(&out, restore), Some(&Ok(Settled::Restored(true))));
+    assert!(stored_records(&out)
+        .iter()
+        .any(|c| c.turn_id.is_none() && c.creating.is_none()));
+    let (_, warnings) = d.s.take_changes();
+    assert!(
+        warnings
+            .iter()
+            .any(|(code, m)| code == "recovery" && m.contains("not created")),
+        "{warnings:?}"
+    );
+    assert!(!requests(&d.effects)
+        .iter()
+        .any(|r| r.method == Method::Post));
+}
+
+/// Follows `t1` through frames 1..=7, then the stream ends without `turn.done` (a server
+/// timeout): the turn is read again and resubscribed after 7. Returns that resume.
+fn resumed_subscribe(d: &mut Driver) -> HttpRequest {
+    let (_, out) = d.command(Command::Resume {
+        checkpoint: Some(checkpoint("t1")),
+    });
+    let get = request_to(&out, Method::Get, "/turns/t1").id;
+    let out = d.respond(get, 200, &turn_json("t1", None, RUNNING));
+    let first = request_to(&out, Method::Get, "/subscribe?after_sequence_number=0").id;
+    let mut frames = vec![(1, created("t1", None)), (2, message("m-t1"))];
+    frames.extend((3..=7).map(|i| (i, delta("m-t1", "x"))));
+    d.stream(first, &frames);
+    let out = d.feed(Input::End { request: first });
+    let get = request_to(&out, Method::Get, "/turns/t1").id;
+    let out = d.respond(get, 200, &turn_json("t1", None, RUNNING));
+    request_to(&out, Method::Get, "/subscribe?after_sequence_number=7").clone()
+}
+
+#[test]
+fn a_400_on_resume_retries_with_the_cursor_in_the_query_only_then_rebuilds() {
+    let mut d = Driver::new();
+    let first = resumed_subscribe(&mut d);
+    assert_eq!(first.last_event_id, Some(7));
+    let out = d.respond(
+        first.id,
+        400,
+        r#"{"error":{"message":"bad Last-Event-ID"}}"#,
+    );
+    let second = request_to(&out, Method::Get, "/subscribe?after_sequence_number=7");
+    assert_eq!(second.last_event_id, None, "the cursor in the query only");
+    let (_, warnings) = d.s.take_changes();
+    assert!(
+        warnings
+            .iter()
+            .any(|(code, m)| code == "recovery" && m.contains("query only")),
+        "{warnings:?}"
+    );
+    // Refused again: the turn is rebuilt from the listings (state first, then its events).
+    let out = d.respond(second.id, 400, r#"{"error":{"message":"no"}}"#);
+    let state = request_to(&out, Method::Get, "/turns/t1").id;
+    let out = d.respond(
+        state,
+        200,
+        &turn_json("t1", None, r#"{"status":"done","output":null}"#),
+    );
+    let events = request_to(&out, Method::Get, "/turns/t1/events").id;
+    d.respond(events, 200, EMPTY_EVENTS);
+    assert_eq!(
+        d.s.connection_state(),
+        ConnectionState::Done {
+            turn_id: Some("t1")
+        }
+    );
+    let (_, warnings) = d.s.take_changes();
+    assert!(
+        warnings
+            .iter()
+            .any(|(code, m)| code == "recovery" && m.contains("rebuilding")),
+        "{warnings:?}"
+    );
+}
+
+#[test]
+fn a_cross_origin_resume_failing_without_a_response_is_sent_again_without_last_event_id() {
+    let mut d = Driver::new();
+    d.s = Session::new(
+        "s1",
+        Config {
+            page_origin: Some("http://app.example".into()),
+            ..Config::new(Api::new("http://h", Flavor::TrueForge))
+        },
+    );
+    let first = resumed_subscribe(&mut d);
+    assert_eq!(first.last_event_id, Some(7));
+    // A preflight refusing `Last-Event-ID` reaches the page as a bare network error.
+    let out = d.feed(Input::NetworkError { request: first.id });
+    let again = request_to(&out, Method::Get, "/subscribe?after_sequence_number=7");
+    assert_eq!(again.last_event_id, None);
+    // The header stays off for this turn: a later resume after a cut carries none either.
+    let again = again.id;
+    d.stream(again, &[(8, delta("m-t1", "x"))]);
+    let out = d.feed(Input::End { request: again });
+    let get = request_to(&out, Method::Get, "/turns/t1").id;
+    let out = d.respond(get, 200, &turn_json("t1", None, RUNNING));
+    let later = request_to(&out, Method::Get, "/subscribe?after_sequence_number=8");
+    assert_eq!(later.last_event_id, None);
+}
+
+#[test]
+fn a_same_origin_resume_network_error_keeps_the_header_and_backs_off() {
+    let mut d = Driver::new();
+    let first = resumed_subscribe(&mut d);
+    let out = d.feed(Input::NetworkError { request: first.id });
+    assert!(
+        !requests(&out).iter().any(|r| r.url.contains("/subscribe")),
+        "a backoff wait, not an immediate resend: {out:?}"
+    );
+    assert!(d.s.take_changes().1.is_empty());
+}
+
+#[test]
+fn the_badge_reads_loading_while_the_history_is_read() {
+    let mut d = Driver::new();
+    let (_, out) = d.command(Command::Load);
+    assert!(out.contains(&Effect::Notify), "{out:?}");
+    assert_eq!(
+        d.s.connection_state(),
+        ConnectionState::Loading { turn_id: None }
+    );
+    let list = request_to(&out, Method::Get, "/turns?limit=25").id;
+    let out = d.respond(list, 200, EMPTY_TURNS);
+    assert_eq!(
+        d.s.connection_state(),
+        ConnectionState::Loading { turn_id: None }
+    );
+    let events = request_to(&out, Method::Get, "/events").id;
+    d.respond(events, 200, EMPTY_EVENTS);
+    assert_eq!(
+        d.s.connection_state(),
+        ConnectionState::Idle { turn_id: None }
+    );
 }

@@ -15,6 +15,22 @@ use std::sync::Arc;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::services::{ServeDir, ServeFile};
 
+/// The request headers CORS preflights allow: `names` (unusable names skipped), or the default set.
+fn allowed_headers(names: &[String]) -> Vec<HeaderName> {
+    if names.is_empty() {
+        return vec![
+            header::AUTHORIZATION,
+            header::CONTENT_TYPE,
+            HeaderName::from_static("last-event-id"),
+            HeaderName::from_static("x-forgestream-fault"),
+        ];
+    }
+    names
+        .iter()
+        .filter_map(|n| HeaderName::from_bytes(n.trim().as_bytes()).ok())
+        .collect()
+}
+
 fn api_routes(flavor: Flavor) -> Router<Arc<Runtime>> {
     let subscribe = match flavor {
         Flavor::Trueforge => get(api::subscribe),
@@ -74,12 +90,7 @@ pub fn router(rt: Arc<Runtime>) -> Router {
         let cors = CorsLayer::new()
             .allow_origin(AllowOrigin::list(origins))
             .allow_methods([Method::GET, Method::POST, Method::OPTIONS])
-            .allow_headers([
-                header::AUTHORIZATION,
-                header::CONTENT_TYPE,
-                HeaderName::from_static("last-event-id"),
-                HeaderName::from_static("x-forgestream-fault"),
-            ])
+            .allow_headers(allowed_headers(&rt.config.cors_allow_headers))
             .expose_headers([header::RETRY_AFTER])
             .allow_credentials(true);
         app = app.layer(cors);
