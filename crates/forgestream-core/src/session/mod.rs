@@ -180,6 +180,9 @@ pub struct ConnectionView<'a> {
     pub status: Option<&'a ConnectionStatus>,
     /// The turn followed, once known.
     pub turn_id: Option<&'a str>,
+    /// How long the followed turn has been silent while it reads `running` (issue 14); `None`
+    /// while frames flow.
+    pub silence: Option<&'a resume::Silence>,
 }
 
 /// What a request of the engine is for.
@@ -241,6 +244,9 @@ struct Run {
     /// (checkpoints are monotonic, also across a reload).
     persisted_floor: u64,
     waiters: Vec<RunWaiter>,
+    /// How long the turn has been silent while it reads running (the machine's last
+    /// [`resume::Command::Silence`]).
+    silence: Option<resume::Silence>,
 }
 
 /// Progress of `restore`.
@@ -379,6 +385,7 @@ impl Session {
                 .filter(|r| !(r.conn.is_finished() && r.status != ConnectionStatus::Done))
                 .map(|r| &r.status),
             turn_id: self.run.as_ref().and_then(|r| r.turn_id.as_deref()),
+            silence: self.run.as_ref().and_then(|r| r.silence.as_ref()),
         }
     }
 
@@ -789,6 +796,7 @@ impl Session {
             checking,
             persisted_floor: 0,
             waiters: Vec::new(),
+            silence: None,
         });
         self.last_error = None;
         self.cause = None;
