@@ -12,6 +12,7 @@ import { interruptShowsCancelled, concurrentRestoresShareOneSubscribe, stalePoin
 import { agentsScopeRestore, forgetInScope, optimisticWhileServerDown, rememberedAtOnce, stopKeepsText, strictModeOneSession } from "./checks/chat";
 import { approvalAnnouncedFocusMoves, phoneLayout, phoneNestedCardsFit, replyAnnouncedOnce, wideColumns } from "./checks/layout";
 import { closeAbortsExport, refundEventsExported } from "./checks/events";
+import { crashedOwnerShowsStalled, silentToolCallBehindIdleCuts } from "./checks/liveness";
 import { test } from "./firefox/fixtures";
 
 // The end-to-end checks in Debian's headless Firefox ESR over WebDriver BiDi (tests/e2e/firefox/bidi.ts
@@ -68,3 +69,5 @@ test("screen readers: a new approval card is announced; focus moves on after All
 test("the demo shows the message at once while the server is down; Retry sends it", ({ fx }) => demoOptimisticSend(fx));
 test("switching sessions after a quiet moment keeps the page (the inspector reads no closed handle)", ({ fx }) => switchAfterQuietKeepsPage(fx));
 test("at 360 × 740: nested subagent cards and a question's card fit the width", ({ fx }) => phoneNestedCardsFit(fx));
+test("a silent tool call behind idle cuts ends done, never failed, with bounded subscribes", ({ fx }) => silentToolCallBehindIdleCuts(fx));
+test("a crashed owner's silent stream shows stalled, never failed, and a new turn goes through", ({ fx }) => crashedOwnerShowsStalled(fx));
