@@ -74,13 +74,14 @@ export const silentToolCallBehindIdleCuts: Check<"page" | "request"> = async ({ 
 /**
  * A crashed owner in multi-replica mode (`crash-after-events` + `replica-poll-ms`): its turn
  * stays `running` and every subscribe on the surviving replica answers 200 and then nothing.
- * With a 1.5 s watchdog and `maxAttempts: 3` (a budget those silent cycles used up before), the
- * SDK keeps probing, the page says the turn looks stalled (with how long it has been silent),
+ * With a 1.5 s watchdog and `maxAttempts: 1` (the crash's cut uses it up; before issue 14 each
+ * silent watchdog cycle was a failed attempt, so the second one failed the connection), the SDK
+ * keeps probing, the page says the turn looks stalled (and how long it has been silent),
  * nothing ever shows `failed`, and a new message goes through (it interrupts the stuck turn).
  */
 export const crashedOwnerShowsStalled: Check<"page" | "request"> = async ({ page, request }) => {
   await recordBadge(page);
-  const sid = await newSession(page, "storyteller", "?fault=crash-after-events=8,once,replica-poll-ms=200&reconnect=idleTimeoutMs:1500,maxAttempts:3");
+  const sid = await newSession(page, "storyteller", "?fault=crash-after-events=8,once,replica-poll-ms=200&reconnect=idleTimeoutMs:1500,maxAttempts:1");
   await sendMessage(page, "Tell a story, 400 words, 20 ms");
   const stuck = await lastTurnId(page);
   await expect(page.getByTestId("stalled")).toBeVisible({ timeout: 30_000 });
