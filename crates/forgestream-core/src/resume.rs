@@ -21,7 +21,7 @@
 //!   numbers step back) close the stream and rebuild from the listings once, then resubscribe
 //!   after the cursor if the turn still runs; a second time ends `LiveUnavailable`.
 //! - The idle watchdog aborts a request silent for `idle_timeout_ms`; comments and the bytes of a
-//!   frame still arriving count (C3). On a live stream (2xx) it first reads the turn (`GetTurn`,
+//!   frame still arriving count (C3). On a stream of a known turn it first reads the turn (`GetTurn`,
 //!   at once, no attempt counted): terminal → `Rebuild` (the view settles to the server's state);
 //!   still `running` → resubscribe after the cursor, each such silent cycle doubling the next
 //!   stream's watchdog up to `max_idle_timeout_ms`, and after `stalled_after_cycles` of them
@@ -644,10 +644,12 @@ impl Connection {
                 self.refill_if_healthy();
                 if step == Step::Post && !streaming {
                     self.create_outcome_unknown();
-                } else if step.is_stream() && streaming && self.turn_known {
-                    // A live stream that went silent: nothing failed. Read the turn at once
-                    // (not an attempt, the badge unchanged): finished → rebuild; still running
-                    // → resubscribe, with a longer watchdog each silent cycle (issue 14).
+                } else if step.is_stream() && self.turn_known {
+                    // A stream that went silent (a live one, or a subscribe whose headers never
+                    // came: Firefox reports a crashed owner's silent 200 only with its first
+                    // byte): nothing failed yet. Read the turn at once (not an attempt, the
+                    // badge unchanged; a read that fails is one): finished → rebuild; still
+                    // running → resubscribe, with a longer watchdog each silent cycle (issue 14).
                     self.resume_or_pause(Step::GetTurn);
                 } else {
                     let next = self.retry_step(step);

@@ -211,3 +211,37 @@ fn check_turn_reads_the_turn_at_once() {
     assert!(reconnecting(&commands).is_some());
     assert_eq!(d.feed(Input::CheckTurn), vec![GetTurn]);
 }
+
+/// A subscribe whose headers never come (Firefox reports a crashed owner's silent 200 only with
+/// its first byte) is probed like a silent live stream: not a failed attempt, so a budget of one
+/// attempt survives any number of such cycles.
+#[test]
+fn a_subscribe_without_headers_is_probed_not_counted() {
+    let mut d = Driver::new(Config {
+        max_attempts: 1,
+        ..config()
+    });
+    d.feed(Input::Start {
+        mode: StartMode::Attach { after: Some(3) },
+    });
+    assert_eq!(
+        d.feed(Input::TurnFetched { terminal: false }),
+        vec![subscribe(3)]
+    );
+    for cycle in 1..=10 {
+        assert_eq!(d.fire_timeout(), vec![Abort, GetTurn], "cycle {cycle}");
+        assert_eq!(
+            d.feed(Input::TurnFetched { terminal: false }),
+            vec![subscribe(3)]
+        );
+        assert!(!is_failed(&d));
+    }
+    assert!(d.conn.silence().is_some_and(|s| s.stalled));
+    // A probe that fails is a failed attempt, as before.
+    assert_eq!(d.fire_timeout(), vec![Abort, GetTurn]);
+    d.feed(Input::TurnFetchFailed {
+        status: None,
+        retry_after_ms: None,
+    });
+    assert_eq!(d.conn.attempt(), 1);
+}

@@ -418,6 +418,39 @@ impl Session {
             .is_some_and(|r| r.status == ConnectionStatus::LiveUnavailable)
     }
 
+    /// Whether the active run's turn already reads ended (its state was read: a cancel's check, a
+    /// watchdog probe) and only its rebuild from the listings is left. The view shows it ended,
+    /// so an app lets the user go on: a `send` / `respond` then waits for the rebuild instead of
+    /// failing with `turn-running` (issue 14).
+    fn settling(&self) -> bool {
+        self.run.as_ref().is_some_and(|r| {
+            r.status == ConnectionStatus::Rebuilding
+                && r.turn_id
+                    .as_deref()
+                    .and_then(|t| self.view.turn(t))
+                    .is_some_and(|t| t.status != TurnStatus::Running)
+        })
+    }
+
+    /// Re-runs the commands that waited for a settling run (see [`Self::settling`]) once it
+    /// settled.
+    fn replay_settled(&mut self) {
+        let settled = self.run.as_ref().is_some_and(|r| {
+            !r.checking
+                && matches!(
+                    r.status,
+                    ConnectionStatus::Done
+                        | ConnectionStatus::LiveUnavailable
+                        | ConnectionStatus::Failed(_)
+                )
+        });
+        if settled {
+            for (c, command) in core::mem::take(&mut self.deferred) {
+                self.command(c, command);
+            }
+        }
+    }
+
     /// Whether the active run follows `turn_id` and still will (not done, failed or
     /// disconnected: those are followed again by a new run).
     fn follows(&self, turn_id: &str) -> bool {
@@ -685,7 +718,7 @@ impl Session {
 
     /// `send` with input items.
     fn send(&mut self, id: CommandId, input: Vec<wire::InputItem>, interrupt: bool) {
-        if !interrupt && self.run.as_ref().is_some_and(|r| r.checking) {
+        if !interrupt && (self.run.as_ref().is_some_and(|r| r.checking) || self.settling()) {
             self.deferred.push((id, Command::Send { input, interrupt }));
             return;
         }
@@ -710,7 +743,7 @@ impl Session {
     }
 
     fn respond(&mut self, id: CommandId, decisions: Vec<crate::respond::Decision>) {
-        if self.run.as_ref().is_some_and(|r| r.checking) {
+        if self.run.as_ref().is_some_and(|r| r.checking) || self.settling() {
             self.deferred.push((id, Command::Respond { decisions }));
             return;
         }

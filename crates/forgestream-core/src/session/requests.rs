@@ -214,6 +214,7 @@ impl Session {
         self.dirty = true;
         if checked {
             self.check_finished();
+            self.replay_settled();
         }
     }
 

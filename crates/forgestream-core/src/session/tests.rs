@@ -941,3 +941,50 @@ fn a_silent_turn_shows_its_silence_then_stalled_and_the_next_frame_clears_it() {
         }
     );
 }
+
+/// Issue 14: once the cancel's read shows the turn ended, the view says so and an app lets the
+/// user go on; a `send` arriving while that turn's rebuild still runs waits for it instead of
+/// failing with `turn-running`, then goes out once.
+#[test]
+fn a_send_while_a_cancelled_turn_is_rebuilt_waits_for_the_rebuild() {
+    let mut d = Driver::new();
+    running_turn(&mut d, "t1", None);
+    let (_, effects) = d.command(Command::Cancel);
+    let request = request_to(&effects, Method::Post, "/cancel").id;
+    let out = d.respond(request, 200, "{}");
+    let get = request_to(&out, Method::Get, "/turns/t1").id;
+    let cancelled = r#"{"status":"cancelled","reason":"client-cancelled","completed_at":"2026-12-01T00:00:09Z"}"#;
+    let mut out = d.respond(get, 200, &turn_json("t1", None, cancelled));
+    assert_eq!(d.s.view().turn("t1").unwrap().status, TurnStatus::Cancelled);
+    let (send, effects) = d.command(Command::Send {
+        input: vec![user_text("go on")],
+        interrupt: false,
+    });
+    assert_eq!(settled(&effects, send), None, "refused: {effects:#?}");
+    assert!(requests(&effects)
+        .iter()
+        .all(|r| !r.url.ends_with("/turns")));
+    let mut posts = 0;
+    for _ in 0..6 {
+        let Some(r) = requests(&out).into_iter().next().cloned() else {
+            break;
+        };
+        let body = format!(
+            r#"{{"data":[{},{{"type":"turn.done","id":"e9","thread_id":null,"state":{cancelled}}}],"pagination":{{"limit":100}}}}"#,
+            created("t1", None)
+        );
+        out = if r.url.contains("/events") {
+            d.respond(r.id, 200, &body)
+        } else {
+            d.respond(r.id, 200, &turn_json("t1", None, cancelled))
+        };
+        posts += requests(&out)
+            .iter()
+            .filter(|r| r.method == Method::Post && r.url.ends_with("/turns"))
+            .count();
+    }
+    assert_eq!(
+        posts, 1,
+        "the waiting send goes out once the rebuild settled"
+    );
+}
