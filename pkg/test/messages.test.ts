@@ -326,7 +326,7 @@ describe("ChatStore", () => {
     expect(s.messages).toHaveLength(1);
     expect(s.messages[0]).toMatchObject({ kind: "user", state: "pending", text: "Refund ORD-1", turnId: null });
     const key = s.messages[0]!.key;
-    source.set({ ...snap([turn("t1", [], { status: "running", input: said("Refund ORD-1") })]), connection: { status: "live", turnId: "t1" } });
+    source.set({ ...snap([turn("t1", [], { status: "running", input: said("Refund ORD-1") })]), connection: { status: "live", turnId: "t1", silentMs: null, silentSinceMs: null, stalled: false } });
     resolve("t1");
     await expect(sent).resolves.toBe("t1");
     const after = store.getSnapshot();
@@ -372,7 +372,7 @@ describe("ChatStore", () => {
   it("status: reconnecting, paused, idle, error from the connection", () => {
     const source = new Source();
     const store = new ChatStore(source);
-    source.set({ ...snap([turn("t1", [], { status: "running" })]), connection: { status: "reconnecting", attempt: 1, nextAtMs: 0, turnId: "t1" } });
+    source.set({ ...snap([turn("t1", [], { status: "running" })]), connection: { status: "reconnecting", attempt: 1, nextAtMs: 0, turnId: "t1", silentMs: null, silentSinceMs: null, stalled: false } });
     expect(store.getSnapshot().status).toBe("reconnecting");
     source.set({ ...snap([turn("t1", [], { status: "paused" })], { pending: [pendingFor("t1", "c1", "toolApproval")] }), connection: { status: "done", turnId: "t1" } });
     expect(store.getSnapshot().status).toBe("paused");

@@ -44,6 +44,10 @@ describe("public types", () => {
     expectTypeOf<ConnectionState["status"]>().toEqualTypeOf<"idle" | "loading" | "connecting" | "live" | "rebuilding" | "offline" | "done" | "liveUnavailable" | "reconnecting" | "failed">();
     // Only `reconnecting` carries the attempt and the next wake-up.
     expectTypeOf<Extract<ConnectionState, { status: "reconnecting" }>>().toHaveProperty("nextAtMs").toEqualTypeOf<number>();
+    // The states of a running turn say how long it has been silent, and whether it looks stalled (issue 14).
+    expectTypeOf<Extract<ConnectionState, { status: "live" }>>().toHaveProperty("silentMs").toEqualTypeOf<number | null>();
+    expectTypeOf<Extract<ConnectionState, { status: "live" }>>().toHaveProperty("silentSinceMs").toEqualTypeOf<number | null>();
+    expectTypeOf<Extract<ConnectionState, { status: "reconnecting" }>>().toHaveProperty("stalled").toEqualTypeOf<boolean>();
     expectTypeOf<Warning>().toEqualTypeOf<{ code: string; message: string }>();
   });
 
@@ -53,7 +57,7 @@ describe("public types", () => {
     expectTypeOf<ClientOptions["transport"]>().toEqualTypeOf<"fetch" | "eventsource" | undefined>();
     expectTypeOf<ClientOptions["storage"]>().toEqualTypeOf<"local" | "session" | "memory" | undefined>();
     expectTypeOf<ClientOptions["credentials"]>().toEqualTypeOf<"omit" | "same-origin" | "include" | undefined>();
-    expectTypeOf<NonNullable<ClientOptions["reconnect"]>>().toEqualTypeOf<{ baseDelayMs?: number; minDelayMs?: number; maxDelayMs?: number; idleTimeoutMs?: number; maxAttempts?: number }>();
+    expectTypeOf<NonNullable<ClientOptions["reconnect"]>>().toEqualTypeOf<{ baseDelayMs?: number; minDelayMs?: number; maxDelayMs?: number; idleTimeoutMs?: number; maxAttempts?: number; healthyAfterMs?: number; maxIdleTimeoutMs?: number; stalledAfterCycles?: number }>();
     expectTypeOf<ClientOptions["baseUrl"]>().toEqualTypeOf<string | undefined>();
     expectTypeOf<ClientOptions["onWarning"]>().toEqualTypeOf<((warning: Warning) => void) | undefined>();
     // Decisions, as `respond` takes them.

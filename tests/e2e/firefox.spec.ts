@@ -14,6 +14,7 @@ import { agentsScopeRestore, forgetInScope, optimisticWhileServerDown, remembere
 import { approvalAnnouncedFocusMoves, phoneLayout, phoneNestedCardsFit, replyAnnouncedOnce, wideColumns } from "./checks/layout";
 import { closeAbortsExport, refundEventsExported } from "./checks/events";
 import { badRequestOnResumeFallsBack, crossOriginRefusedLastEventId, reloadFollowsTheNewerRunningTurn, quickstartShowsLoadingWhileRestoring, reloadRightAfterCreatePost } from "./checks/restore";
+import { crashedOwnerShowsStalled, silentToolCallBehindIdleCuts } from "./checks/liveness";
 import { test } from "./firefox/fixtures";
 
 // The end-to-end checks in Debian's headless Firefox ESR over WebDriver BiDi (tests/e2e/firefox/bidi.ts
@@ -76,3 +77,5 @@ test("a reload after another tab continued the session follows the newer running
 test("a 400 on resume: the cursor in the query only, a warning, the correct text", ({ fx }) => badRequestOnResumeFallsBack(fx));
 test("a cross-origin server refusing Last-Event-ID in preflight: the resume goes on without it, the text is correct", ({ fx }) => crossOriginRefusedLastEventId(fx));
 test("the quickstart reads loading while it restores, never idle over an empty transcript", ({ fx }) => quickstartShowsLoadingWhileRestoring(fx));
+test("a silent tool call behind idle cuts ends done, never failed, with bounded subscribes", ({ fx }) => silentToolCallBehindIdleCuts(fx));
+test("a crashed owner's silent stream shows stalled, never failed, and a new turn goes through", ({ fx }) => crashedOwnerShowsStalled(fx));

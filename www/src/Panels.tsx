@@ -1,6 +1,6 @@
 import { memo, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import type { AgentSession, FrameLogEntry, SessionSnapshot, UsageView } from "forgestream";
-import { badgeStatus, formatTokens, shortId } from "./format";
+import { badgeStatus, formatSilence, formatTokens, shortId, silenceOf } from "./format";
 
 const BADGE_LABEL: Record<string, string> = {
   idle: "Idle",
@@ -15,10 +15,24 @@ const BADGE_LABEL: Record<string, string> = {
   failed: "Failed",
 };
 
+/** Re-renders every `ms` while `on`, returning `Date.now()` (for ticking durations). */
+export function useNow(on: boolean, ms = 1000): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    if (!on) return;
+    setNow(Date.now());
+    const timer = setInterval(() => setNow(Date.now()), ms);
+    return () => clearInterval(timer);
+  }, [on, ms]);
+  return now;
+}
+
 /** The connection badge: `data-testid="connection"` holds the bare status; details sit beside it. */
 export function ConnectionBadge({ snapshot, onRefresh }: { snapshot: SessionSnapshot; onRefresh: () => void }) {
   const status = badgeStatus(snapshot);
   const c = snapshot.connection;
+  const silence = silenceOf(c);
+  const now = useNow(silence.since !== null);
   return (
     <div className={`badge badge-${status}`} title={BADGE_LABEL[status] ?? status}>
       <span className="dot" aria-hidden="true" />
@@ -29,6 +43,11 @@ export function ConnectionBadge({ snapshot, onRefresh }: { snapshot: SessionSnap
       {c.status === "reconnecting" && (
         <span className="badge-detail" data-testid="connection-attempt">
           attempt {c.attempt}
+        </span>
+      )}
+      {silence.since !== null && (
+        <span className="badge-detail" data-testid="connection-silent" title="The SDK keeps checking the turn; it still reads running on the server">
+          no activity for {formatSilence(now - silence.since)}
         </span>
       )}
       {c.status === "failed" && (

@@ -92,3 +92,19 @@ export function badgeStatus(snapshot: SessionSnapshot): string {
   if ((status === "idle" || status === "done") && last?.status === "paused") return "paused";
   return status;
 }
+
+/**
+ * How long the followed turn has been silent while it still reads running (issue 14): the SDK
+ * sets `silentSinceMs` / `stalled` on the connection after its idle watchdog found the turn
+ * running without a frame; both clear with the next frame.
+ */
+export function silenceOf(c: SessionSnapshot["connection"]): { since: number | null; stalled: boolean } {
+  if ("stalled" in c) return { since: c.silentSinceMs, stalled: c.stalled };
+  return { since: null, stalled: false };
+}
+
+/** "42 s", "3 min 5 s": a duration for "no activity for …". */
+export function formatSilence(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
+}

@@ -4,7 +4,7 @@ import { AgentClient, ForgestreamError, init, version, type ClientOptions, type 
 import { useAgentSession } from "forgestream/react";
 import { AGENTS, agentInfo } from "./agents";
 import { LiveRegions, useAnnouncements } from "./announce";
-import { shortId } from "./format";
+import { formatSilence, shortId, silenceOf } from "./format";
 import { type Layout, type PanelName, type TabSpec, PanelTabs, panelProps, useNarrow } from "./layout";
 import { ConnectionBadge, Timeline, UsagePanel } from "./Panels";
 import { PendingPanel } from "./Pending";
@@ -18,6 +18,22 @@ import "./styles.css";
  * `?fault=force-412,on=subscribe`. A fault on session creation is stored on that session.
  */
 const FAULT = new URLSearchParams(location.search).get("fault");
+
+/**
+ * Testing hook: `?reconnect=idleTimeoutMs:1500,healthyAfterMs:500` sets the SDK's `reconnect`
+ * option (numbers in ms, see README "Recovery model"), so tests can scale the minutes of a real
+ * silence down to seconds.
+ */
+function reconnectOption(): ClientOptions["reconnect"] | undefined {
+  const spec = new URLSearchParams(location.search).get("reconnect");
+  if (!spec) return undefined;
+  const out: Record<string, number> = {};
+  for (const part of spec.split(",")) {
+    const [key, value] = part.split(":");
+    if (key && value !== undefined && Number.isFinite(Number(value))) out[key.trim()] = Number(value);
+  }
+  return out as ClientOptions["reconnect"];
+}
 
 function describe(e: unknown): string {
   const err = ForgestreamError.from(e);
@@ -42,6 +58,8 @@ function App() {
         setCoreVersion(version());
         const options: ClientOptions = { baseUrl: "", flavor: "trueforge", inspect: true };
         if (FAULT) options.headers = { "x-forgestream-fault": FAULT };
+        const reconnect = reconnectOption();
+        if (reconnect) options.reconnect = reconnect;
         setClient(new AgentClient(options));
       },
       (e: unknown) => setFatal(`Could not load the wasm core: ${describe(e)}`),
@@ -275,7 +293,12 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
   // A turn the server still reports running but whose live stream is gone (412: expired, or a
   // crashed server) may never end; a new turn is the way on (the server cancels the stuck one).
   const turnRunning = last?.status === "running";
-  const running = turnRunning && status !== "liveUnavailable";
+  // A turn that has sent nothing through several watchdog cycles while the server still reports
+  // it running (a crashed owner, or a very long silent tool call) may never end either: Send
+  // stays enabled and sends a new turn, which interrupts it (the SDK keeps checking meanwhile).
+  const silence = silenceOf(snapshot.connection);
+  const stalled = turnRunning && silence.stalled;
+  const running = turnRunning && status !== "liveUnavailable" && !stalled;
   const waitingTools = snapshot.pending.some((p) => p.kind !== "mcpAuth");
   const waitingAuth = snapshot.pending.some((p) => p.kind === "mcpAuth");
   const canDrop = status === "live" || status === "connecting";
@@ -285,7 +308,7 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
     const text = draft.trim();
     if (!canSend) return;
     expectTurn();
-    if (await run(() => handle.send(text))) setDraft("");
+    if (await run(() => handle.send(text, stalled ? { interrupt: true } : {}))) setDraft("");
     setFocusNext("composer");
   };
   const respond = async (action: () => Promise<string | void>) => {
@@ -334,6 +357,11 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
         {status === "liveUnavailable" && (
           <div className="banner banner-info" data-testid="live-unavailable">
             The live stream of this turn is gone (412): showing what the server persisted. Press Refresh to check again — nothing is re-sent — or send a new message, which cancels this turn.
+          </div>
+        )}
+        {stalled && silence.since !== null && (
+          <div className="banner banner-info" data-testid="stalled">
+            No activity from this turn for {formatSilence(Date.now() - silence.since)}, though the server still reports it running: it may be in a long tool call, or its worker may have stopped. The SDK keeps checking — or send a new message, which stops this turn.
           </div>
         )}
         {status === "offline" && (

@@ -14,13 +14,22 @@
 //!   terminal → `Rebuild` (a cursor at the end of a finished turn hangs, §9; FIELD C13).
 //! - Waits use exponential backoff with full jitter between a floor and a cap; `retry:` sets the base within
 //!   bounds; 429/503 honour `Retry-After` within bounds; the attempt counter resets when a
-//!   stream delivers a new sequence number; `max_attempts` ends in `TooManyAttempts`.
+//!   stream delivers a new sequence number, and when a stream that stayed healthy (open after its
+//!   2xx, no error) for `healthy_after_ms` ends; `max_attempts` ends in `TooManyAttempts`.
 //! - EOF without `turn.done` resubscribes after the last processed sequence number (FIELD C4).
 //! - Frames out of order (a gap the web layer did not apply, [`Input::OutOfOrder`], or a stream whose
 //!   numbers step back) close the stream and rebuild from the listings once, then resubscribe
 //!   after the cursor if the turn still runs; a second time ends `LiveUnavailable`.
 //! - The idle watchdog aborts a request silent for `idle_timeout_ms`; comments and the bytes of a
-//!   frame still arriving count (C3).
+//!   frame still arriving count (C3). On a stream of a known turn it first reads the turn (`GetTurn`,
+//!   at once, no attempt counted): terminal → `Rebuild` (the view settles to the server's state);
+//!   still `running` → resubscribe after the cursor, each such silent cycle doubling the next
+//!   stream's watchdog up to `max_idle_timeout_ms`, and after `stalled_after_cycles` of them
+//!   [`Connection::silence`] says `stalled` (issue 14: a crashed owner's silent 200 and a long
+//!   silent tool call look alike; the machine never gives up on either). The next frame resets
+//!   both. [`Command::Silence`] reports each change.
+//! - [`Input::CheckTurn`] (the web layer's cancel request returned) reads the turn at once
+//!   instead of waiting for the stream's `turn.done`.
 //! - Offline aborts and pauses; online reconnects at once. Page visibility is no input at all.
 //! - 401 → `RefreshHeaders` once, then the same request with the same cursor; a second 401 →
 //!   `Failed(Auth)` (C14). 400/403/404 → `Failed`, never retried. 412 on subscribe → `Rebuild`
@@ -39,7 +48,7 @@ mod command;
 mod config;
 mod input;
 
-pub use command::{Command, ConnectionError, ConnectionStatus, ResumeFallback};
+pub use command::{Command, ConnectionError, ConnectionStatus, ResumeFallback, Silence};
 pub use config::Config;
 pub use input::{Input, StartMode};
 
@@ -153,6 +162,16 @@ pub struct Connection {
     header_sent: bool,
     /// A refused resume was already rebuilt from the listings: a next refusal fails.
     refusal_rebuilt: bool,
+    /// When the open stream answered 2xx (`None`: no stream open, or not yet answered): a stream
+    /// open for `healthy_after_ms` refills the attempt budget when it ends.
+    streaming_since_ms: Option<u64>,
+    /// When the turn last showed progress: a frame with a new sequence number (or the start).
+    last_frame_ms: u64,
+    /// Reads of the turn that found it `running` after it had been silent for at least
+    /// `idle_timeout_ms` (watchdog cycles, reconnects after idle cuts). Reset by the next frame.
+    silent_cycles: u32,
+    /// The silence last reported with [`Command::Silence`].
+    silence: Option<Silence>,
 }
 
 impl Connection {
@@ -186,6 +205,10 @@ impl Connection {
             resume_header: true,
             header_sent: false,
             refusal_rebuilt: false,
+            streaming_since_ms: None,
+            last_frame_ms: 0,
+            silent_cycles: 0,
+            silence: None,
         }
     }
 
@@ -211,10 +234,9 @@ impl Connection {
     pub fn poll_timeout(&self) -> Option<u64> {
         let timer = match self.phase {
             Phase::Waiting { until_ms, .. } => Some(until_ms),
-            Phase::InFlight { .. } => Some(
-                self.last_activity_ms
-                    .saturating_add(self.config.idle_timeout_ms),
-            ),
+            Phase::InFlight { step, .. } => {
+                Some(self.last_activity_ms.saturating_add(self.idle_limit(step)))
+            }
             _ => None,
         };
         let persist = if self.is_finished() {
@@ -263,6 +285,25 @@ impl Connection {
     /// Consecutive failed attempts so far.
     pub fn attempt(&self) -> u32 {
         self.attempt
+    }
+
+    /// How long the followed turn has been silent, as of the last read of the turn that found it
+    /// still `running` after `idle_timeout_ms` without a frame; `None` while frames flow (see
+    /// [`Silence`]).
+    pub fn silence(&self) -> Option<&Silence> {
+        self.silence.as_ref()
+    }
+
+    /// The idle watchdog of a request of `step`, ms: `idle_timeout_ms` for one-shot requests and
+    /// while frames flow; for a live stream after `n` silent cycles `idle_timeout_ms · 2^n`,
+    /// at most `max(idle_timeout_ms, max_idle_timeout_ms)`.
+    fn idle_limit(&self, step: Step) -> u64 {
+        let idle = self.config.idle_timeout_ms;
+        if !step.is_stream() || self.silent_cycles == 0 {
+            return idle;
+        }
+        let grown = idle.saturating_mul(1u64 << self.silent_cycles.min(32));
+        grown.min(self.config.max_idle_timeout_ms.max(idle))
     }
 
     /// `Done` or disconnected: the machine will never emit another command.
@@ -329,6 +370,9 @@ impl Connection {
             Input::TurnFetched { terminal } => {
                 if self.take_in_flight(Step::GetTurn) {
                     self.auth_refreshed = false;
+                    if !terminal {
+                        self.note_silence();
+                    }
                     self.begin(if terminal {
                         Step::Rebuild
                     } else {
@@ -398,6 +442,7 @@ impl Connection {
                 }
             }
             Input::Tick => self.on_tick(),
+            Input::CheckTurn => self.on_check_turn(),
             Input::Online => {
                 self.online = true;
                 if let Phase::Offline { next } = self.phase {
@@ -439,6 +484,7 @@ impl Connection {
             return;
         }
         self.set_status(ConnectionStatus::Connecting);
+        self.last_frame_ms = self.now_ms;
         match mode {
             StartMode::CreateTurn => self.resume_or_pause(Step::Post),
             StartMode::Attach { after } => {
@@ -468,6 +514,7 @@ impl Connection {
                     step,
                     streaming: true,
                 };
+                self.streaming_since_ms = Some(self.now_ms);
                 self.set_status(ConnectionStatus::Live);
                 if step == Step::Post {
                     self.post_accepted = true;
@@ -496,6 +543,7 @@ impl Connection {
                 step,
                 streaming: true,
             };
+            self.streaming_since_ms = Some(self.now_ms);
             self.set_status(ConnectionStatus::Live);
             if step == Step::Post {
                 self.post_accepted = true;
@@ -526,6 +574,14 @@ impl Connection {
             self.progressed = true;
             // A stream that delivers new events is healthy.
             self.attempt = 0;
+        }
+        if advanced || sequence_number.is_none() {
+            // The turn shows progress: no longer silent (and no longer stalled).
+            self.last_frame_ms = self.now_ms;
+            self.silent_cycles = 0;
+            if self.silence.take().is_some() {
+                self.queue.push_back(Command::Silence(None));
+            }
         }
         if turn_done {
             self.finish_done();
@@ -568,6 +624,7 @@ impl Connection {
         }
         self.phase = Phase::Closed;
         self.flush_persist();
+        self.refill_if_healthy();
         if step == Step::Post && !streaming {
             self.create_outcome_unknown();
         } else if self.progressed {
@@ -591,6 +648,7 @@ impl Connection {
         self.phase = Phase::Closed;
         if step.is_stream() {
             self.flush_persist();
+            self.refill_if_healthy();
             if step == Step::Post && !streaming {
                 self.create_outcome_unknown();
             } else {
@@ -610,24 +668,77 @@ impl Connection {
         match self.phase {
             Phase::Waiting { until_ms, next } if now >= until_ms => self.begin(next),
             Phase::InFlight { step, streaming }
-                if now
-                    >= self
-                        .last_activity_ms
-                        .saturating_add(self.config.idle_timeout_ms) =>
+                if now >= self.last_activity_ms.saturating_add(self.idle_limit(step)) =>
             {
                 // Idle watchdog: a silent request (or a stream hanging past the end of a
                 // finished turn, PROTOCOL §9) is closed and retried.
                 self.queue.push_back(Command::Abort);
                 self.phase = Phase::Closed;
                 self.flush_persist();
+                self.refill_if_healthy();
                 if step == Step::Post && !streaming {
                     self.create_outcome_unknown();
+                } else if step.is_stream() && self.turn_known {
+                    // A stream that went silent (a live one, or a subscribe whose headers never
+                    // came: Firefox reports a crashed owner's silent 200 only with its first
+                    // byte): nothing failed yet. Read the turn at once (not an attempt, the
+                    // badge unchanged; a read that fails is one): finished → rebuild; still
+                    // running → resubscribe, with a longer watchdog each silent cycle (issue 14).
+                    self.resume_or_pause(Step::GetTurn);
                 } else {
                     let next = self.retry_step(step);
                     self.transient(next, None);
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Read the turn now (the web layer's cancel request returned): a live stream or a backoff
+    /// wait gives way to `GetTurn`, so a turn the server already ended settles without waiting
+    /// for a `turn.done` that may never come (a cancel of a crashed owner's turn writes none).
+    /// Not an attempt; the badge is unchanged. Ignored while a one-shot request runs (its answer
+    /// reads the turn anyway), before the turn id is known, and in every resting state.
+    fn on_check_turn(&mut self) {
+        if !self.turn_known || !self.online {
+            return;
+        }
+        match self.phase {
+            Phase::InFlight { step, .. } if step.is_stream() => {
+                self.flush_persist();
+                self.refill_if_healthy();
+                self.begin(Step::GetTurn);
+            }
+            Phase::Waiting { .. } => self.begin(Step::GetTurn),
+            _ => {}
+        }
+    }
+
+    /// The turn reads `running`: if it has been without a frame for `idle_timeout_ms`, count a
+    /// silent cycle and report the silence.
+    fn note_silence(&mut self) {
+        let silent_ms = self.now_ms.saturating_sub(self.last_frame_ms);
+        if silent_ms < self.config.idle_timeout_ms {
+            return;
+        }
+        self.silent_cycles = self.silent_cycles.saturating_add(1);
+        let silence = Silence {
+            since_ms: self.last_frame_ms,
+            silent_ms,
+            cycles: self.silent_cycles,
+            stalled: self.silent_cycles >= self.config.stalled_after_cycles.max(1),
+        };
+        self.silence = Some(silence);
+        self.queue.push_back(Command::Silence(Some(silence)));
+    }
+
+    /// The open stream ended: if it stayed healthy (2xx, no error) for `healthy_after_ms`, the
+    /// attempt budget starts over.
+    fn refill_if_healthy(&mut self) {
+        if let Some(since) = self.streaming_since_ms.take() {
+            if self.now_ms.saturating_sub(since) >= self.config.healthy_after_ms {
+                self.attempt = 0;
+            }
         }
     }
 
@@ -832,6 +943,7 @@ impl Connection {
         self.last_activity_ms = self.now_ms;
         self.progressed = false;
         self.stream_last = None;
+        self.streaming_since_ms = None;
     }
 
     fn abort_if_open(&mut self) {

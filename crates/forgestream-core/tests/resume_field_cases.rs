@@ -313,8 +313,8 @@ fn c13_hanging_subscribe_is_cut_by_the_idle_watchdog() {
     d.headers(200);
     let commands = d.fire_timeout();
     assert_eq!(d.now, 45_000);
-    assert_eq!(commands.first(), Some(&Abort));
-    assert_eq!(d.fire_timeout(), vec![GetTurn]);
+    // The live stream went silent: the turn is read at once (no backoff: nothing failed).
+    assert_eq!(commands, vec![Abort, GetTurn]);
     assert_eq!(
         d.feed(Input::TurnFetched { terminal: true }),
         vec![status(Rebuilding), Rebuild]
@@ -434,7 +434,13 @@ fn c16c_hundred_reconnect_cycles_keep_one_connection() {
             track(commands, &mut open, &mut subscribes);
         }
         assert_eq!(open, 1, "cycle {cycle}");
-        assert_eq!(d.headers(200), vec![status(Live)]);
+        // The watchdog's silent cycle keeps the badge `live` (no status to emit again).
+        let commands = d.headers(200);
+        assert!(
+            commands.is_empty() || commands == vec![status(Live)],
+            "{commands:?}"
+        );
+        assert_eq!(d.conn.status(), Some(&Live));
         d.now += 5_000;
     }
     assert_eq!(subscribes.len(), 100);

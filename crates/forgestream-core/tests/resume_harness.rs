@@ -2,12 +2,16 @@
 //! Included by the other test files with `#[path]`; it holds no tests of its own.
 #![allow(dead_code)]
 
-use forgestream_core::resume::{Command, Config, Connection, ConnectionStatus, Input};
+use forgestream_core::resume::{Command, Config, Connection, ConnectionStatus, Input, Silence};
 
 /// A connection plus a fake clock (ms).
 pub struct Driver {
     pub conn: Connection,
     pub now: u64,
+    /// Every `Command::Silence` report, in order. `drain` keeps them out of the command lists,
+    /// so the exact sequences of the other rules stay as they were; the liveness tests read
+    /// them here.
+    pub silences: Vec<Option<Silence>>,
 }
 
 /// Test configuration: default policy with a fixed jitter seed.
@@ -23,6 +27,7 @@ impl Driver {
         Driver {
             conn: Connection::new(config),
             now: 0,
+            silences: Vec::new(),
         }
     }
 
@@ -55,7 +60,14 @@ impl Driver {
     }
 
     pub fn drain(&mut self) -> Vec<Command> {
-        core::iter::from_fn(|| self.conn.poll_command()).collect()
+        let mut out = Vec::new();
+        while let Some(command) = self.conn.poll_command() {
+            match command {
+                Command::Silence(s) => self.silences.push(s),
+                other => out.push(other),
+            }
+        }
+        out
     }
 
     /// An event with a sequence number that is not `turn.done`.

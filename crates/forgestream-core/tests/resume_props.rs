@@ -67,6 +67,7 @@ fn input() -> impl Strategy<Value = Input> {
         1 => Just(Input::Offline),
         1 => Just(Input::Cancel),
         1 => Just(Input::Refresh),
+        1 => Just(Input::CheckTurn),
         1 => prop_oneof![
             Just(StartMode::CreateTurn),
             prop::option::of(0u64..100).prop_map(|after| StartMode::Attach { after }),
@@ -113,6 +114,9 @@ fn config() -> impl Strategy<Value = Config> {
                 persist_interval_ms: persist,
                 max_attempts,
                 jitter_seed: seed,
+                healthy_after_ms: idle / 3,
+                max_idle_timeout_ms: idle.saturating_mul(4),
+                stalled_after_cycles: (max_attempts % 4).max(1),
             },
         )
 }
@@ -215,6 +219,14 @@ impl Model {
                 }
                 Command::PostCancel => None,
                 Command::ResumeFallback(_) => None,
+                Command::Silence(silence) => {
+                    // Reported only for a turn that reads running, never after the end.
+                    if let Some(s) = silence {
+                        assert!(s.cycles >= 1 && s.since_ms <= now, "{s:?}");
+                        assert_eq!(conn.silence(), Some(s));
+                    }
+                    None
+                }
                 Command::Status(status) => {
                     assert_ne!(self.last_status.as_ref(), Some(status), "repeated status");
                     if let ConnectionStatus::Reconnecting { next_at_ms, .. } = status {

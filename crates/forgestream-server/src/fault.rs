@@ -48,6 +48,14 @@ pub struct FaultSpec {
     pub end_without_done: bool,
     /// Close the stream (without `turn.done`) after this many ms.
     pub subscribe_timeout_ms: Option<u64>,
+    /// A stalled read: after writing this many frames (0: right after the headers) the
+    /// connection writes nothing more and stays open — no bytes, no EOF — until the subscribe
+    /// timeout or the client leaves. The turn goes on; a new connection gets its frames.
+    pub stall_after_events: Option<u64>,
+    /// Like a proxy's idle timeout: cut the connection (a network error, as a proxy's reset
+    /// looks to the browser) once it has written nothing for this many ms. Frames and
+    /// heartbeats count as writes.
+    pub idle_cut_ms: Option<u64>,
     /// Simulates a crash of the turn's worker after this many frames of the turn's stream
     /// (`turn.created` counts): the worker stops, the live buffer is gone (open streams are cut),
     /// the turn stays `running` in the store — what a `kill -9` of the real server leaves.
@@ -115,6 +123,8 @@ impl FaultSpec {
                 "drip-ms" => spec.drip_ms = Some(number(key, value)?),
                 "end-without-done" => spec.end_without_done = true,
                 "subscribe-timeout-ms" => spec.subscribe_timeout_ms = Some(number(key, value)?),
+                "stall-after-events" => spec.stall_after_events = Some(number(key, value)?),
+                "idle-cut-ms" => spec.idle_cut_ms = Some(number::<u64>(key, value)?.max(1)),
                 "crash-after-events" => spec.crash_after_events = Some(number(key, value)?),
                 "replica-poll-ms" => {
                     spec.replica_poll_ms = Some(number::<u64>(key, value)?.clamp(1, 60_000))
@@ -224,6 +234,9 @@ mod tests {
         assert_eq!(spec.drip_ms, Some(50));
         assert_eq!(spec.seed, 42);
         assert_eq!(spec.times, Some(1));
+        let spec = FaultSpec::parse("stall-after-events=0,idle-cut-ms=1000").unwrap();
+        assert_eq!(spec.stall_after_events, Some(0));
+        assert_eq!(spec.idle_cut_ms, Some(1000));
         assert!(spec.targets(RequestKind::CreateTurn) && spec.targets(RequestKind::Subscribe));
         assert!(!spec.targets(RequestKind::CreateSession));
     }
@@ -239,6 +252,8 @@ mod tests {
         assert!(FaultSpec::parse("status=600").is_err());
         assert!(FaultSpec::parse("status=599").is_ok());
         assert!(FaultSpec::parse("crash-after-events=x").is_err());
+        assert!(FaultSpec::parse("stall-after-events=x").is_err());
+        assert!(FaultSpec::parse("idle-cut-ms").is_err());
         assert!(FaultSpec::parse("on=nowhere").is_err());
     }
 

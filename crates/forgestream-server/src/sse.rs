@@ -44,14 +44,31 @@ pub fn sse_response(live: Arc<LiveTurn>, plan: StreamPlan) -> Response {
         .subscribe_timeout_ms
         .map(Duration::from_millis)
         .unwrap_or(plan.subscribe_timeout);
+    let idle_cut = fault.idle_cut_ms.map(Duration::from_millis);
     let body = async_stream::stream! {
         let deadline = Instant::now() + timeout;
+        // When this connection last wrote a byte (the `idle-cut-ms` proxy cuts after silence).
+        let mut last_write = Instant::now();
+        // `stall-after-events`: the read stalls — nothing more is written, the body stays open.
+        let mut stalled = fault.stall_after_events == Some(0);
         let mut rx = live.watch();
         let mut cursor = after;
         let mut frames_written = 0u64;
         let mut bytes_written = 0u64;
         let mut rng = ChaCha8Rng::seed_from_u64(fault.seed);
         loop {
+            if stalled {
+                // Headers (and maybe some frames) sent, then nothing: only the subscribe timeout,
+                // the proxy's idle cut or the client ends it.
+                let cut_at = idle_cut.map(|d| last_write + d);
+                tokio::select! {
+                    _ = sleep_until(deadline) => return,
+                    _ = sleep_until(cut_at.unwrap_or(deadline)), if cut_at.is_some() => {
+                        yield Err(dropped());
+                        return;
+                    }
+                }
+            }
             rx.borrow_and_update();
             let snapshot = live.snapshot_after(cursor);
             let got_frames = !snapshot.frames.is_empty();
@@ -89,6 +106,7 @@ pub fn sse_response(live: Arc<LiveTurn>, plan: StreamPlan) -> Response {
                         }
                     }
                     bytes_written += piece.len() as u64;
+                    last_write = Instant::now();
                     yield Ok(piece);
                     if fault.split.is_some() {
                         tokio::task::yield_now().await;
@@ -103,6 +121,13 @@ pub fn sse_response(live: Arc<LiveTurn>, plan: StreamPlan) -> Response {
                 if is_done {
                     return;
                 }
+                if fault.stall_after_events == Some(frames_written) {
+                    stalled = true;
+                    break;
+                }
+            }
+            if stalled {
+                continue;
             }
             if live.is_crashed() && served_by_owner {
                 sleep(Duration::from_millis(30)).await;
@@ -119,7 +144,9 @@ pub fn sse_response(live: Arc<LiveTurn>, plan: StreamPlan) -> Response {
                 continue;
             }
             let heartbeat = fault.heartbeat_ms.map(Duration::from_millis);
+            let cut_at = idle_cut.map(|d| last_write + d);
             let mut beat = false;
+            let mut cut = false;
             tokio::select! {
                 changed = rx.changed(), if poll.is_none() => {
                     if changed.is_err() {
@@ -132,8 +159,17 @@ pub fn sse_response(live: Arc<LiveTurn>, plan: StreamPlan) -> Response {
                 _ = sleep(heartbeat.unwrap_or(Duration::from_secs(3600))), if heartbeat.is_some() => {
                     beat = true;
                 }
+                _ = sleep_until(cut_at.unwrap_or(deadline)), if cut_at.is_some() => {
+                    cut = true;
+                }
+            }
+            if cut {
+                // A proxy closing a connection that wrote nothing for `idle-cut-ms`.
+                yield Err(dropped());
+                return;
             }
             if beat {
+                last_write = Instant::now();
                 yield Ok(Bytes::from_static(b": heartbeat\n\n"));
             }
         }

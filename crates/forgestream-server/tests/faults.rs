@@ -262,3 +262,82 @@ async fn a_server_wide_fault_applies_when_requests_carry_none() {
         "a request's own spec replaces the server's"
     );
 }
+
+/// `stall-after-events=N`: N frames, then nothing — no byte, no EOF — until the subscribe
+/// timeout; `idle-cut-ms=N`: a connection that wrote nothing for N ms is cut (a network
+/// error), heartbeats keep it open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stalled_reads_and_idle_cuts() {
+    let server = start_with(|c| c.subscribe_timeout = Duration::from_millis(1500)).await;
+    let base = server.url();
+    let (sid, tid, frames) = finished_turn(&base, "support", "hi").await;
+    let url = subscribe_url(&base, &sid, &tid);
+
+    let started = Instant::now();
+    let (stalled, failed) =
+        send_partial(http().get(format!("{url}?fault=stall-after-events=2"))).await;
+    assert!(
+        !failed,
+        "a stalled read ends with the subscribe timeout, cleanly"
+    );
+    assert_eq!(stalled.status, 200);
+    assert_eq!(stalled.frames(), frames[..2].to_vec());
+    assert!(
+        started.elapsed() >= Duration::from_millis(1400),
+        "held open until the timeout"
+    );
+
+    // Headers, then nothing at all, and a proxy cutting after 200 ms of silence.
+    let started = Instant::now();
+    let (cut, failed) =
+        send_partial(http().get(format!("{url}?fault=stall-after-events=0,idle-cut-ms=200"))).await;
+    assert!(failed, "the idle cut is a network error");
+    assert_eq!((cut.status, cut.body.len()), (200, 0));
+    assert!(
+        started.elapsed() < Duration::from_millis(1400),
+        "cut before the timeout"
+    );
+
+    // A cursor at the end of the finished turn: silent, so the idle cut ends it.
+    let last = frames.len();
+    let (cut, failed) = send_partial(http().get(format!(
+        "{url}?after_sequence_number={last}&fault=idle-cut-ms=200"
+    )))
+    .await;
+    assert!(failed);
+    assert!(cut.body.is_empty());
+    // Heartbeats are writes: the cut never comes, the subscribe timeout ends it.
+    let (beats, failed) = send_partial(http().get(format!(
+        "{url}?after_sequence_number={last}&fault=idle-cut-ms=300,heartbeat-ms=100"
+    )))
+    .await;
+    assert!(!failed);
+    assert!(String::from_utf8(beats.body)
+        .unwrap()
+        .contains(": heartbeat"));
+}
+
+/// A call with `runs_ms` (the `support` agent's "slow" lookup) is silent that long before its
+/// `tool.response`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_tool_call_is_silent_until_its_result() {
+    let server = start().await;
+    let base = server.url();
+    let sid = create_session(&base, "support").await;
+    let started = Instant::now();
+    let frames = post_turn(&base, &sid, &message("Slow lookup of ORD-4821, 700 ms"))
+        .await
+        .frames();
+    assert!(started.elapsed() >= Duration::from_millis(700));
+    let types: Vec<&str> = frames
+        .iter()
+        .map(|(_, e)| e["type"].as_str().unwrap())
+        .collect();
+    assert!(types.contains(&"tool.response"), "{types:?}");
+    assert_eq!(types.last(), Some(&"turn.done"));
+    let response = frames
+        .iter()
+        .find(|(_, e)| e["type"] == "tool.response")
+        .unwrap();
+    assert!(response.1["content"].as_str().unwrap().contains("ORD-4821"));
+}

@@ -50,6 +50,11 @@ pub enum Command {
     ClearPersisted,
     /// The connection badge changed. Emitted only on change.
     Status(ConnectionStatus),
+    /// How long the followed turn has been silent changed (issue 14): `Some` at each read of the
+    /// turn that found it still `running` after `idle_timeout_ms` without a frame, `None` at the
+    /// first frame after such a silence. Also readable as
+    /// [`Connection::silence`](super::Connection::silence).
+    Silence(Option<Silence>),
     /// A resume was refused and the machine falls back (issue 14): tell the app (a warning).
     ResumeFallback(ResumeFallback),
 }
@@ -64,6 +69,24 @@ pub enum ResumeFallback {
     /// Refused without the header too: the turn is rebuilt from the listings once (a finished
     /// turn ends `Done`, a running one `LiveUnavailable`).
     Rebuild,
+}
+
+/// A followed turn that reads `running` but has sent no frame for a while (issue 14). All times
+/// in the caller's ms clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Silence {
+    /// When the turn last showed progress (a frame with a new sequence number, or when the
+    /// machine started following it).
+    pub since_ms: u64,
+    /// How long it had been silent when the turn was last read (`now − since_ms` then).
+    pub silent_ms: u64,
+    /// Silent cycles so far: reads of the turn that found it `running` after at least
+    /// `idle_timeout_ms` without a frame (idle-watchdog cycles, reconnects after idle cuts).
+    pub cycles: u32,
+    /// `cycles ≥ stalled_after_cycles`: probably stuck (a crashed owner) or a very long silent
+    /// tool call — the machine cannot tell them apart and keeps probing; an app may offer to send
+    /// a new turn (which interrupts this one).
+    pub stalled: bool,
 }
 
 /// The state of the connection as the UI shows it.

@@ -35,8 +35,26 @@ pub struct Config {
     /// disconnected.
     pub persist_interval_ms: u64,
     /// Consecutive failed attempts allowed before `Failed(TooManyAttempts)` (default 20).
-    /// The counter resets when a stream delivers a new sequence number.
+    /// The counter resets when a stream delivers a new sequence number, and when a stream that
+    /// stayed healthy for [`healthy_after_ms`](Self::healthy_after_ms) ends (issue 14).
     pub max_attempts: u32,
+    /// A live stream that stayed open this long after its 2xx, with no error, was a healthy
+    /// connection, ms (default 10 000): when it ends (a proxy's idle cut, a subscribe timeout,
+    /// the idle watchdog) the attempt counter starts over, as it does when new events arrive.
+    /// Without it, a silent tool call behind a proxy that cuts idle connections every 60 s used
+    /// up `max_attempts` with connections that each worked.
+    pub healthy_after_ms: u64,
+    /// Longest idle watchdog of a live stream, ms (default 180 000; never below
+    /// `idle_timeout_ms`). Each watchdog cycle on which the turn still reads `running` doubles
+    /// the next stream's watchdog (`idle_timeout_ms · 2^n`) up to this bound; the next frame
+    /// brings it back to `idle_timeout_ms`. A silent turn is then re-checked at 45 s, 90 s,
+    /// 180 s, 180 s… instead of every 45 s forever, and never given up on.
+    pub max_idle_timeout_ms: u64,
+    /// Silent watchdog cycles (the turn still reads `running`, no frame since) after which the
+    /// connection reports `stalled` (default 2). A soft flag: a crashed owner and a long silent
+    /// tool call look the same from outside, so the machine keeps probing; the next frame clears
+    /// it.
+    pub stalled_after_cycles: u32,
     /// Seed of the jitter generator (splitmix64). The web layer passes something random
     /// (`crypto.getRandomValues`); tests pass a constant so delays are reproducible.
     pub jitter_seed: u64,
@@ -53,6 +71,9 @@ impl Default for Config {
             idle_timeout_ms: 45_000,
             persist_interval_ms: 1_000,
             max_attempts: 20,
+            healthy_after_ms: 10_000,
+            max_idle_timeout_ms: 180_000,
+            stalled_after_cycles: 2,
             jitter_seed: 0x5eed_f0f6_e57e_a111,
         }
     }

@@ -133,6 +133,13 @@ pub enum Input {
     Offline,
     /// The user stops the turn: `PostCancel` once, keep streaming until `turn.done`.
     Cancel,
+    /// Read the turn's state now (issue 14): the web layer's cancel request returned 2xx, so the
+    /// server may already have ended the turn — and a cancel of a turn whose owner crashed writes
+    /// no `turn.done` to any stream. An open stream (or a backoff wait) gives way to `GetTurn`:
+    /// terminal → `Rebuild` → `Done`; still running → `Subscribe` after the cursor (replayed
+    /// frames are deduplicated by sequence number). Not counted as an attempt; ignored while a
+    /// one-shot request is in flight, before the turn id is known and in resting states.
+    CheckTurn,
     /// Close the transport and stop, without cancelling the turn. Nothing is emitted after it
     /// except the closing `Persist` / `Abort`.
     Disconnect,

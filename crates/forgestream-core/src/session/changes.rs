@@ -18,7 +18,7 @@ use crate::reduce::{
     ChangeSet, ContentView, ItemBody, ItemView, PendingAction, TextAppend, ThreadView, TurnStatus,
     TurnView, UsageView,
 };
-use crate::resume::ConnectionStatus;
+use crate::resume::{ConnectionStatus, Silence};
 
 use super::{Session, SessionError};
 
@@ -153,7 +153,9 @@ impl<'a> ItemAppend<'a> {
 }
 
 /// The connection badge (`snapshot.connection`): the followed turn's connection status and the
-/// turn, once known. Only `reconnecting` carries the attempt and when it runs (ms, wall clock).
+/// turn, once known. Only `reconnecting` carries the attempt and when it runs (ms, wall clock);
+/// the states of a running turn (`connecting`, `live`, `reconnecting`, `offline`) also say how
+/// long it has been silent and whether it looks stalled (issue 14).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 #[cfg_attr(feature = "tsify", tsify(missing_as_null))]
@@ -169,23 +171,77 @@ pub enum ConnectionState<'a> {
     Loading { turn_id: Option<&'a str> },
     /// Opening the stream (or checking the turn before it).
     #[serde(rename_all = "camelCase")]
-    Connecting { turn_id: Option<&'a str> },
+    Connecting {
+        turn_id: Option<&'a str>,
+        /// How long the followed turn had been silent (ms) when it was last read and still
+        /// `running` after the idle timeout without a frame (issue 14); `null` while frames
+        /// flow. Updated at each such read (watchdog cycle, reconnect), not continuously.
+        silent_ms: Option<u64>,
+        /// When that silence began: the turn's last frame (ms, the clock of `nextAtMs`), for a
+        /// ticking "no activity for …"; `null` while frames flow.
+        silent_since_ms: Option<u64>,
+        /// Soft: the turn has read `running` through `reconnect.stalledAfterCycles` (default 2)
+        /// silent cycles — a crashed owner, or a very long silent tool call. The SDK keeps
+        /// probing and never gives up on it; the next frame clears it. An app may offer to send
+        /// a new turn (`{ interrupt: true }`).
+        stalled: bool,
+    },
     /// The stream is open.
     #[serde(rename_all = "camelCase")]
-    Live { turn_id: Option<&'a str> },
+    Live {
+        turn_id: Option<&'a str>,
+        /// How long the followed turn had been silent (ms) when it was last read and still
+        /// `running` after the idle timeout without a frame (issue 14); `null` while frames
+        /// flow. Updated at each such read (watchdog cycle, reconnect), not continuously.
+        silent_ms: Option<u64>,
+        /// When that silence began: the turn's last frame (ms, the clock of `nextAtMs`), for a
+        /// ticking "no activity for …"; `null` while frames flow.
+        silent_since_ms: Option<u64>,
+        /// Soft: the turn has read `running` through `reconnect.stalledAfterCycles` (default 2)
+        /// silent cycles — a crashed owner, or a very long silent tool call. The SDK keeps
+        /// probing and never gives up on it; the next frame clears it. An app may offer to send
+        /// a new turn (`{ interrupt: true }`).
+        stalled: bool,
+    },
     /// Waiting before reconnect `attempt` (1, 2, …), due at `next_at_ms`.
     #[serde(rename_all = "camelCase")]
     Reconnecting {
         attempt: u32,
         next_at_ms: u64,
         turn_id: Option<&'a str>,
+        /// How long the followed turn had been silent (ms) when it was last read and still
+        /// `running` after the idle timeout without a frame (issue 14); `null` while frames
+        /// flow. Updated at each such read (watchdog cycle, reconnect), not continuously.
+        silent_ms: Option<u64>,
+        /// When that silence began: the turn's last frame (ms, the clock of `nextAtMs`), for a
+        /// ticking "no activity for …"; `null` while frames flow.
+        silent_since_ms: Option<u64>,
+        /// Soft: the turn has read `running` through `reconnect.stalledAfterCycles` (default 2)
+        /// silent cycles — a crashed owner, or a very long silent tool call. The SDK keeps
+        /// probing and never gives up on it; the next frame clears it. An app may offer to send
+        /// a new turn (`{ interrupt: true }`).
+        stalled: bool,
     },
     /// Rebuilding the turn from the listings (412).
     #[serde(rename_all = "camelCase")]
     Rebuilding { turn_id: Option<&'a str> },
     /// The browser is offline; reconnects wait for `online`.
     #[serde(rename_all = "camelCase")]
-    Offline { turn_id: Option<&'a str> },
+    Offline {
+        turn_id: Option<&'a str>,
+        /// How long the followed turn had been silent (ms) when it was last read and still
+        /// `running` after the idle timeout without a frame (issue 14); `null` while frames
+        /// flow. Updated at each such read (watchdog cycle, reconnect), not continuously.
+        silent_ms: Option<u64>,
+        /// When that silence began: the turn's last frame (ms, the clock of `nextAtMs`), for a
+        /// ticking "no activity for …"; `null` while frames flow.
+        silent_since_ms: Option<u64>,
+        /// Soft: the turn has read `running` through `reconnect.stalledAfterCycles` (default 2)
+        /// silent cycles — a crashed owner, or a very long silent tool call. The SDK keeps
+        /// probing and never gives up on it; the next frame clears it. An app may offer to send
+        /// a new turn (`{ interrupt: true }`).
+        stalled: bool,
+    },
     /// The turn ended (`turn.done` or its state).
     #[serde(rename_all = "camelCase")]
     Done { turn_id: Option<&'a str> },
@@ -198,12 +254,34 @@ pub enum ConnectionState<'a> {
 }
 
 impl<'a> ConnectionState<'a> {
-    /// The badge of `status` (`None`: no turn followed) for `turn_id`.
+    /// The badge of `status` (`None`: no turn followed) for `turn_id`, with no silence.
     pub fn of(status: Option<&ConnectionStatus>, turn_id: Option<&'a str>) -> Self {
+        Self::with_silence(status, turn_id, None)
+    }
+
+    /// The badge of `status` for `turn_id`; the states of a running turn carry `silence`.
+    pub fn with_silence(
+        status: Option<&ConnectionStatus>,
+        turn_id: Option<&'a str>,
+        silence: Option<&Silence>,
+    ) -> Self {
+        let silent_ms = silence.map(|s| s.silent_ms);
+        let silent_since_ms = silence.map(|s| s.since_ms);
+        let stalled = silence.is_some_and(|s| s.stalled);
         match status {
             None => ConnectionState::Idle { turn_id },
-            Some(ConnectionStatus::Connecting) => ConnectionState::Connecting { turn_id },
-            Some(ConnectionStatus::Live) => ConnectionState::Live { turn_id },
+            Some(ConnectionStatus::Connecting) => ConnectionState::Connecting {
+                turn_id,
+                silent_ms,
+                silent_since_ms,
+                stalled,
+            },
+            Some(ConnectionStatus::Live) => ConnectionState::Live {
+                turn_id,
+                silent_ms,
+                silent_since_ms,
+                stalled,
+            },
             Some(ConnectionStatus::Reconnecting {
                 attempt,
                 next_at_ms,
@@ -211,9 +289,17 @@ impl<'a> ConnectionState<'a> {
                 attempt: *attempt,
                 next_at_ms: *next_at_ms,
                 turn_id,
+                silent_ms,
+                silent_since_ms,
+                stalled,
             },
             Some(ConnectionStatus::Rebuilding) => ConnectionState::Rebuilding { turn_id },
-            Some(ConnectionStatus::Offline) => ConnectionState::Offline { turn_id },
+            Some(ConnectionStatus::Offline) => ConnectionState::Offline {
+                turn_id,
+                silent_ms,
+                silent_since_ms,
+                stalled,
+            },
             Some(ConnectionStatus::Done) => ConnectionState::Done { turn_id },
             Some(ConnectionStatus::LiveUnavailable) => ConnectionState::LiveUnavailable { turn_id },
             Some(ConnectionStatus::Failed(_)) => ConnectionState::Failed { turn_id },
@@ -289,7 +375,7 @@ impl Session {
                 turn_id: view.turn_id,
             };
         }
-        ConnectionState::of(view.status, view.turn_id)
+        ConnectionState::with_silence(view.status, view.turn_id, view.silence)
     }
 
     /// Everything: every turn header and item, the pending set, threads, usage, connection.
@@ -419,7 +505,7 @@ mod tests {
                 }),
                 Some("t1")
             )),
-            r#"{"status":"reconnecting","attempt":2,"nextAtMs":1500,"turnId":"t1"}"#
+            r#"{"status":"reconnecting","attempt":2,"nextAtMs":1500,"turnId":"t1","silentMs":null,"silentSinceMs":null,"stalled":false}"#
         );
         assert_eq!(
             json(ConnectionState::of(

@@ -188,6 +188,9 @@ pub struct ConnectionView<'a> {
     pub status: Option<&'a ConnectionStatus>,
     /// The turn followed, once known.
     pub turn_id: Option<&'a str>,
+    /// How long the followed turn has been silent while it reads `running` (issue 14); `None`
+    /// while frames flow.
+    pub silence: Option<&'a resume::Silence>,
 }
 
 /// What a request of the engine is for.
@@ -249,6 +252,9 @@ struct Run {
     /// (checkpoints are monotonic, also across a reload).
     persisted_floor: u64,
     waiters: Vec<RunWaiter>,
+    /// How long the turn has been silent while it reads running (the machine's last
+    /// [`resume::Command::Silence`]).
+    silence: Option<resume::Silence>,
 }
 
 /// Progress of `restore`.
@@ -403,6 +409,7 @@ impl Session {
                 .filter(|r| !(r.conn.is_finished() && r.status != ConnectionStatus::Done))
                 .map(|r| &r.status),
             turn_id: self.run.as_ref().and_then(|r| r.turn_id.as_deref()),
+            silence: self.run.as_ref().and_then(|r| r.silence.as_ref()),
         }
     }
 
@@ -433,6 +440,39 @@ impl Session {
         self.run
             .as_ref()
             .is_some_and(|r| r.status == ConnectionStatus::LiveUnavailable)
+    }
+
+    /// Whether the active run's turn already reads ended (its state was read: a cancel's check, a
+    /// watchdog probe) and only its rebuild from the listings is left. The view shows it ended,
+    /// so an app lets the user go on: a `send` / `respond` then waits for the rebuild instead of
+    /// failing with `turn-running` (issue 14).
+    fn settling(&self) -> bool {
+        self.run.as_ref().is_some_and(|r| {
+            r.status == ConnectionStatus::Rebuilding
+                && r.turn_id
+                    .as_deref()
+                    .and_then(|t| self.view.turn(t))
+                    .is_some_and(|t| t.status != TurnStatus::Running)
+        })
+    }
+
+    /// Re-runs the commands that waited for a settling run (see [`Self::settling`]) once it
+    /// settled.
+    fn replay_settled(&mut self) {
+        let settled = self.run.as_ref().is_some_and(|r| {
+            !r.checking
+                && matches!(
+                    r.status,
+                    ConnectionStatus::Done
+                        | ConnectionStatus::LiveUnavailable
+                        | ConnectionStatus::Failed(_)
+                )
+        });
+        if settled {
+            for (c, command) in core::mem::take(&mut self.deferred) {
+                self.command(c, command);
+            }
+        }
     }
 
     /// Whether the active run follows `turn_id` and still will (not done, failed or
@@ -777,7 +817,7 @@ impl Session {
 
     /// `send` with input items.
     fn send(&mut self, id: CommandId, input: Vec<wire::InputItem>, interrupt: bool) {
-        if !interrupt && self.run.as_ref().is_some_and(|r| r.checking) {
+        if !interrupt && (self.run.as_ref().is_some_and(|r| r.checking) || self.settling()) {
             self.deferred.push((id, Command::Send { input, interrupt }));
             return;
         }
@@ -802,7 +842,7 @@ impl Session {
     }
 
     fn respond(&mut self, id: CommandId, decisions: Vec<crate::respond::Decision>) {
-        if self.run.as_ref().is_some_and(|r| r.checking) {
+        if self.run.as_ref().is_some_and(|r| r.checking) || self.settling() {
             self.deferred.push((id, Command::Respond { decisions }));
             return;
         }
@@ -888,6 +928,7 @@ impl Session {
             checking,
             persisted_floor: 0,
             waiters: Vec::new(),
+            silence: None,
         });
         self.last_error = None;
         self.cause = None;

@@ -75,6 +75,17 @@ pub struct ReconnectOptions {
     /// Give up after this many failed attempts in a row.
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub max_attempts: Option<f64>,
+    /// A live stream open this long (ms, default 10 000) with no error was healthy: when it
+    /// ends, the failed-attempt count starts over (idle cuts by proxies never add up).
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub healthy_after_ms: Option<f64>,
+    /// Longest idle watchdog (ms, default 180 000): each silent cycle of a turn that still
+    /// reads `running` doubles it from `idleTimeoutMs` up to this.
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub max_idle_timeout_ms: Option<f64>,
+    /// Silent cycles after which `connection.stalled` is set (default 2, at least 1).
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub stalled_after_cycles: Option<f64>,
 }
 
 /// The data part of the `AgentClient` options. Every field is optional.
@@ -197,6 +208,15 @@ impl ClientOptions {
         if let Some(v) = ms(r.max_attempts, "reconnect.maxAttempts")? {
             reconnect.max_attempts = u32::try_from(v).unwrap_or(u32::MAX).max(1);
         }
+        if let Some(v) = ms(r.healthy_after_ms, "reconnect.healthyAfterMs")? {
+            reconnect.healthy_after_ms = v;
+        }
+        if let Some(v) = ms(r.max_idle_timeout_ms, "reconnect.maxIdleTimeoutMs")? {
+            reconnect.max_idle_timeout_ms = v.max(1);
+        }
+        if let Some(v) = ms(r.stalled_after_cycles, "reconnect.stalledAfterCycles")? {
+            reconnect.stalled_after_cycles = u32::try_from(v).unwrap_or(u32::MAX).max(1);
+        }
         let max_frame_bytes = ms(self.max_frame_bytes, "maxFrameBytes")?
             .map(|v| usize::try_from(v).unwrap_or(usize::MAX).max(1024))
             .unwrap_or(16 * 1024 * 1024);
@@ -288,6 +308,13 @@ mod tests {
         assert_eq!(c.reconnect.backoff_cap_ms, 1, "at least 1 ms");
         assert_eq!(c.reconnect.max_attempts, 2);
         assert!(c.inspect);
+        let c = options(
+            r#"{"reconnect":{"healthyAfterMs":500,"maxIdleTimeoutMs":0,"stalledAfterCycles":0}}"#,
+        )
+        .unwrap();
+        assert_eq!(c.reconnect.healthy_after_ms, 500);
+        assert_eq!(c.reconnect.max_idle_timeout_ms, 1, "at least 1 ms");
+        assert_eq!(c.reconnect.stalled_after_cycles, 1, "at least one cycle");
         let c = options(r#"{"maxMessageTextBytes":10,"maxTurnTextBytes":5000000}"#).unwrap();
         assert_eq!(
             c.reducer.max_message_text_bytes, 1024,

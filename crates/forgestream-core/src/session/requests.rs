@@ -207,6 +207,12 @@ impl Session {
                 };
                 self.warn("recovery", String::from(message));
             }
+            Command::Silence(silence) => {
+                if let Some(run) = self.run.as_mut() {
+                    run.silence = silence;
+                }
+                self.dirty = true;
+            }
         }
     }
 
@@ -234,6 +240,7 @@ impl Session {
         self.dirty = true;
         if checked {
             self.check_finished();
+            self.replay_settled();
         }
     }
 
@@ -417,6 +424,11 @@ impl Session {
                     // No stream will bring this turn's `turn.done`: read the turn again now that
                     // the server has cancelled it (the machine's refresh: state, then listing).
                     self.feed_conn(resume::Input::Refresh);
+                } else if ok {
+                    // Read the turn now instead of waiting for the stream's `turn.done` (which a
+                    // cancel of a crashed owner's turn never writes): ended → rebuilt and
+                    // settled, still running → resubscribed after the cursor (issue 14).
+                    self.feed_conn(resume::Input::CheckTurn);
                 }
                 if let Some(c) = command {
                     let outcome = if ok {

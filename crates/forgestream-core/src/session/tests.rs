@@ -415,7 +415,10 @@ fn disconnect_shows_idle_at_once_and_notifies() {
     assert_eq!(
         d.s.connection_state(),
         ConnectionState::Live {
-            turn_id: Some("t1")
+            turn_id: Some("t1"),
+            silent_ms: None,
+            silent_since_ms: None,
+            stalled: false,
         }
     );
     d.s.take_changes();
@@ -796,7 +799,10 @@ fn exports_run_beside_a_live_stream_and_beside_each_other() {
     assert_eq!(
         d.s.connection_state(),
         ConnectionState::Live {
-            turn_id: Some("t1")
+            turn_id: Some("t1"),
+            silent_ms: None,
+            silent_since_ms: None,
+            stalled: false,
         }
     );
     let out = d.respond(page_a, 200, TIMELINE_NEWEST);
@@ -944,7 +950,10 @@ fn restore_follows_the_newest_running_turn_whatever_the_checkpoint_names() {
     assert_eq!(
         d.s.connection_state(),
         ConnectionState::Live {
-            turn_id: Some("t2")
+            turn_id: Some("t2"),
+            silent_ms: None,
+            silent_since_ms: None,
+            stalled: false,
         }
     );
 }
@@ -1174,5 +1183,175 @@ fn the_badge_reads_loading_while_the_history_is_read() {
     assert_eq!(
         d.s.connection_state(),
         ConnectionState::Idle { turn_id: None }
+    );
+}
+
+/// Issue 14: after `cancel()`, the turn is read as soon as the cancel request returns — not
+/// when (or if) the stream brings `turn.done` — and the view ends it `cancelled` with the text
+/// already shown, once; late frames of the closed stream change nothing.
+#[test]
+fn cancel_reads_the_turn_as_soon_as_the_cancel_request_returns() {
+    let mut d = Driver::new();
+    let (post, _) = running_turn(&mut d, "t1", None);
+    let (cancel, effects) = d.command(Command::Cancel);
+    assert_eq!(settled(&effects, cancel), Some(&Ok(Settled::Done)));
+    let request = request_to(&effects, Method::Post, "/cancel").id;
+    let out = d.respond(request, 200, "{}");
+    assert!(out.contains(&Effect::Abort { id: post }), "{out:#?}");
+    let get = request_to(&out, Method::Get, "/turns/t1").id;
+    let cancelled = r#"{"status":"cancelled","reason":"client-cancelled","completed_at":"2026-12-01T00:00:09Z"}"#;
+    let mut out = d.respond(get, 200, &turn_json("t1", None, cancelled));
+    for _ in 0..5 {
+        let Some(r) = requests(&out).into_iter().next().cloned() else {
+            break;
+        };
+        // The listing of a cancelled turn keeps its lifecycle (the partial message is live-only).
+        let body = format!(
+            r#"{{"data":[{},{{"type":"turn.done","id":"e9","thread_id":null,"state":{cancelled}}}],"pagination":{{"limit":100}}}}"#,
+            created("t1", None)
+        );
+        out = if r.url.contains("/events") {
+            d.respond(r.id, 200, &body)
+        } else {
+            d.respond(r.id, 200, &turn_json("t1", None, cancelled))
+        };
+    }
+    let turn = d.s.view().turn("t1").unwrap();
+    assert_eq!(turn.status, TurnStatus::Cancelled);
+    assert_eq!(turn.cancel_reason.as_deref(), Some("client-cancelled"));
+    assert_eq!(d.s.connection().status, Some(&ConnectionStatus::Done));
+    // The text shown so far stays, once (marked interrupted: the listing never had it).
+    let texts = message_texts(&d.s, "t1");
+    assert_eq!(texts, vec![String::from("partial")]);
+    let summary = serde_json::to_string(&d.s.view().summary()).unwrap();
+    // The old stream's late frames (already in the pipe) reach nothing.
+    let late = format!("id: 4\ndata: {}\n\n", delta("m-t1", " late"));
+    let out = d.feed(Input::Bytes {
+        request: post,
+        bytes: late.as_bytes(),
+    });
+    assert!(requests(&out).is_empty());
+    assert_eq!(
+        serde_json::to_string(&d.s.view().summary()).unwrap(),
+        summary
+    );
+    assert_eq!(message_texts(&d.s, "t1"), texts);
+}
+
+/// The text of each message of `turn`, in order.
+fn message_texts(s: &Session, turn: &str) -> Vec<String> {
+    s.view()
+        .turn(turn)
+        .unwrap()
+        .items
+        .values()
+        .filter_map(|item| match &item.body {
+            crate::reduce::ItemBody::Message(m) => match &m.content {
+                Some(crate::reduce::ContentView::Text(t)) => Some(t.clone()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+/// Issue 14: a turn that reads `running` but sends nothing (a crashed owner's silent 200, a
+/// long silent tool call) is probed at each watchdog cycle and never failed; the snapshot says
+/// how long it has been silent, `stalled` after two cycles, and the next frame clears both.
+#[test]
+fn a_silent_turn_shows_its_silence_then_stalled_and_the_next_frame_clears_it() {
+    let mut d = Driver::new();
+    let (post, _) = running_turn(&mut d, "t1", None);
+    let last_frame = d.now;
+    let mut stream = post;
+    let mut wait = 45_000;
+    for cycle in 1..=25u32 {
+        d.s.take_changes();
+        d.now += wait;
+        let out = d.feed(Input::Timer);
+        assert!(out.contains(&Effect::Abort { id: stream }), "cycle {cycle}");
+        let get = request_to(&out, Method::Get, "/turns/t1").id;
+        let out = d.respond(get, 200, &turn_json("t1", None, RUNNING));
+        assert!(out.contains(&Effect::Notify), "cycle {cycle}: {out:#?}");
+        stream = request_to(&out, Method::Get, "/subscribe").id;
+        d.stream(stream, &[]);
+        let ConnectionState::Live {
+            silent_ms: Some(silent_ms),
+            silent_since_ms,
+            stalled,
+            ..
+        } = d.s.connection_state()
+        else {
+            panic!("cycle {cycle}: {:?}", d.s.connection_state());
+        };
+        assert!(silent_ms >= 45_000 * u64::from(cycle.min(2)), "{silent_ms}");
+        assert!(silent_since_ms.is_some_and(|at| at >= last_frame && at < last_frame + 10));
+        assert_eq!(stalled, cycle >= 2, "cycle {cycle}");
+        wait = (wait * 2).min(180_000);
+    }
+    assert!(d.s.error().is_none());
+    d.s.take_changes();
+    // The tool call answers: the silence is over.
+    let frame = format!("id: 4\ndata: {}\n\n", delta("m-t1", " more"));
+    let out = d.feed(Input::Bytes {
+        request: stream,
+        bytes: frame.as_bytes(),
+    });
+    assert!(out.contains(&Effect::Notify));
+    assert_eq!(
+        d.s.connection_state(),
+        ConnectionState::Live {
+            turn_id: Some("t1"),
+            silent_ms: None,
+            silent_since_ms: None,
+            stalled: false,
+        }
+    );
+}
+
+/// Issue 14: once the cancel's read shows the turn ended, the view says so and an app lets the
+/// user go on; a `send` arriving while that turn's rebuild still runs waits for it instead of
+/// failing with `turn-running`, then goes out once.
+#[test]
+fn a_send_while_a_cancelled_turn_is_rebuilt_waits_for_the_rebuild() {
+    let mut d = Driver::new();
+    running_turn(&mut d, "t1", None);
+    let (_, effects) = d.command(Command::Cancel);
+    let request = request_to(&effects, Method::Post, "/cancel").id;
+    let out = d.respond(request, 200, "{}");
+    let get = request_to(&out, Method::Get, "/turns/t1").id;
+    let cancelled = r#"{"status":"cancelled","reason":"client-cancelled","completed_at":"2026-12-01T00:00:09Z"}"#;
+    let mut out = d.respond(get, 200, &turn_json("t1", None, cancelled));
+    assert_eq!(d.s.view().turn("t1").unwrap().status, TurnStatus::Cancelled);
+    let (send, effects) = d.command(Command::Send {
+        input: vec![user_text("go on")],
+        interrupt: false,
+    });
+    assert_eq!(settled(&effects, send), None, "refused: {effects:#?}");
+    assert!(requests(&effects)
+        .iter()
+        .all(|r| !r.url.ends_with("/turns")));
+    let mut posts = 0;
+    for _ in 0..6 {
+        let Some(r) = requests(&out).into_iter().next().cloned() else {
+            break;
+        };
+        let body = format!(
+            r#"{{"data":[{},{{"type":"turn.done","id":"e9","thread_id":null,"state":{cancelled}}}],"pagination":{{"limit":100}}}}"#,
+            created("t1", None)
+        );
+        out = if r.url.contains("/events") {
+            d.respond(r.id, 200, &body)
+        } else {
+            d.respond(r.id, 200, &turn_json("t1", None, cancelled))
+        };
+        posts += requests(&out)
+            .iter()
+            .filter(|r| r.method == Method::Post && r.url.ends_with("/turns"))
+            .count();
+    }
+    assert_eq!(
+        posts, 1,
+        "the waiting send goes out once the rebuild settled"
     );
 }

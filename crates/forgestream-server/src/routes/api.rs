@@ -76,7 +76,9 @@ fn stream_fault(
         || spec.heartbeat_ms.is_some()
         || spec.drip_ms.is_some()
         || spec.end_without_done
-        || spec.subscribe_timeout_ms.is_some();
+        || spec.subscribe_timeout_ms.is_some()
+        || spec.stall_after_events.is_some()
+        || spec.idle_cut_ms.is_some();
     (shapes_stream
         && spec.status.is_none()
         && spec.targets(kind)

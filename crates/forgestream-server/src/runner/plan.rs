@@ -281,6 +281,17 @@ impl Planner<'_> {
         self.message(thread, &text, &[], say.chunk_chars.unwrap_or(12))
     }
 
+    /// A call's `runs_ms` (a number or a `{{var}}` template), ms; 0 when absent or unreadable,
+    /// at most 10 minutes.
+    fn runs_ms(&self, value: Option<&Value>) -> u64 {
+        let ms = match value.map(|v| render_value(v, &self.vars)) {
+            Some(Value::Number(n)) => n.as_f64().map_or(0, |f| f.max(0.0) as u64),
+            Some(Value::String(s)) => s.trim().parse().unwrap_or(0),
+            _ => 0,
+        };
+        ms.min(600_000)
+    }
+
     /// A `tool.response`; its content joins the thread's conversation.
     pub(super) fn tool_response(
         &mut self,
@@ -349,7 +360,10 @@ impl Planner<'_> {
                 Gate::None => {
                     let result = spec.result.clone().unwrap_or_default();
                     let content = self.execute(id, &result, arguments);
-                    items.push(self.tool_response(thread, id, content));
+                    let mut response = self.tool_response(thread, id, content);
+                    // A slow tool: the stream stays silent until its result.
+                    response.delay_us = self.runs_ms(spec.runs_ms.as_ref()).saturating_mul(1000);
+                    items.push(response);
                 }
                 gate => pending.push(PendingItem {
                     kind: if gate == Gate::Approval {

@@ -151,6 +151,11 @@ pub struct CallSpec {
     pub gate: Gate,
     /// How the result is produced when the call runs.
     pub result: Option<ResultSpec>,
+    /// How long a call with gate `none` runs before its `tool.response` (ms: a number or a
+    /// `{{var}}` template; default 0): nothing is written meanwhile, like a slow tool on
+    /// TrueForge, which sends no heartbeats. A cancel ends the wait.
+    #[serde(default)]
+    pub runs_ms: Option<Value>,
 }
 
 /// Who must act before a call runs.
