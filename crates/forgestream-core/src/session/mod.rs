@@ -48,6 +48,7 @@ mod options;
 mod paging;
 mod requests;
 mod stream;
+pub mod tabs;
 
 pub use api::{Api, Flavor};
 pub use changes::{
@@ -60,6 +61,7 @@ pub use effect::{
 };
 pub use error::{ErrorCode, SessionError};
 pub use input::{retry_after_ms, Command, Input};
+pub use tabs::{Role, TabEffect, TabInput};
 pub use options::{
     ClientConfig, ClientOptions, Credentials, ReconnectOptions, StorageKind, DEFAULT_NAMESPACE,
 };
@@ -302,6 +304,8 @@ pub struct Session {
     notified: bool,
     drains: u64,
     event_log: frame_log::FrameLog,
+    /// Sharing one live connection among tabs ([`tabs`]).
+    tabs: tabs::Tabs,
 }
 
 impl Session {
@@ -331,6 +335,7 @@ impl Session {
             notified: false,
             drains: 0,
             event_log: frame_log::FrameLog::default(),
+            tabs: tabs::Tabs::default(),
         }
     }
 
@@ -361,10 +366,10 @@ impl Session {
         }
         let run = self.run.as_ref().and_then(|r| r.conn.poll_timeout());
         let checks = self.checks_due.iter().map(|(at, _, _)| *at).min();
-        match (run, checks) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [run, checks, self.tabs.poll_timeout()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// The connection badge.
@@ -510,6 +515,11 @@ impl Session {
             Input::Offline => {
                 self.online = false;
                 self.feed_conn(resume::Input::Offline);
+            }
+            Input::Tab(input) => {
+                if !self.closed {
+                    self.on_tab(input);
+                }
             }
         }
         self.drain_run();
@@ -938,6 +948,7 @@ impl Session {
     fn on_timer(&mut self) {
         let now = self.now_ms;
         self.feed_conn(resume::Input::Tick);
+        self.on_tab_timer();
         let (due, later): (Vec<_>, Vec<_>) = core::mem::take(&mut self.checks_due)
             .into_iter()
             .partition(|(at, _, _)| *at <= now);

@@ -82,6 +82,11 @@ impl Session {
                     self.fail_internal("no turn id to subscribe to");
                     return;
                 };
+                if self.subscribes_by_relay() {
+                    // Another tab holds the live stream: follow its relayed frames.
+                    self.open_relay(tid, after);
+                    return;
+                }
                 let url = self.config.api.subscribe(&self.id, &tid, after);
                 match self.config.transport {
                     Transport::Fetch => {
