@@ -10,6 +10,8 @@
  * - `{ t: "frame", turnId, seq, data }` — a frame of the sender's own live stream;
  * - `{ t: "hb", leaseMs }` — the leader's heartbeat (a hidden leader, whose timers the browser
  *   clamps to ≥ 1 s, promises a longer lease);
+ * - `{ t: "ping?" }` — a follower whose lease ran out asks whether a leader is there (the leader
+ *   beats at once; a frozen one cannot, and the follower steals the lock `PROBE_MS` later);
  * - `{ t: "replay?", turnId, after, from }` — a follower asks for the frames after `after`;
  * - `{ t: "replay", to, turnId, frames: [seq, data][] }` — the leader's answer, to one tab.
  */
@@ -17,15 +19,21 @@ import type { WasmSession } from "../wasm/forgestream_web.js";
 
 /** Frames kept per session (the current turn's), to answer replays and to feed a new relay. */
 const MAX_KEPT_FRAMES = 50_000;
-/** A leader whose page is hidden beats at most once a second (timer clamping): its lease. */
-const HIDDEN_LEASE_MS = 5_000;
+/**
+ * A hidden leader's timers are aligned to 1 s wake-ups by the browser, so it beats about once a
+ * second: its lease covers one skipped wake-up.
+ */
+const HIDDEN_LEASE_MS = 2_000;
 const VISIBLE_LEASE_MS = 1_000;
+/** How long a follower whose lease ran out waits for an answer to its probe before it steals. */
+const PROBE_MS = 400;
 
 type Frame = readonly [seq: number, data: string];
 
 type TabMessage =
   | { t: "frame"; turnId: string; seq: number; data: string }
   | { t: "hb"; leaseMs: number }
+  | { t: "ping?" }
   | { t: "replay?"; turnId: string; after: number; from: string }
   | { t: "replay"; to: string; turnId: string; frames: Frame[] };
 
@@ -178,12 +186,15 @@ export class TabLink {
         return;
       }
       case "steal": {
-        // Two followers whose leases end together would steal from each other: each waits a
-        // random moment and steals only if no leader showed up meanwhile.
+        // The lease ran out: probe first. A leader whose timers are late (a busy or hidden page,
+        // whose message tasks still run) answers at once; a frozen one cannot. Each follower
+        // waits a random extra moment, so two whose leases end together do not steal from each
+        // other.
         const asked = performance.now();
+        this.post({ t: "ping?" } satisfies TabMessage);
         setTimeout(() => {
           if (this.#leaderSeenAt < asked) this.#acquire(true);
-        }, Math.random() * 200);
+        }, PROBE_MS + Math.random() * 200);
         return;
       }
     }
@@ -223,6 +234,9 @@ export class TabLink {
         if (typeof m.leaseMs !== "number") return;
         this.#leaderSeenAt = performance.now();
         inner.tabLeaderSeen(m.leaseMs);
+        return;
+      case "ping?":
+        if (this.#role === "leader") this.#effect("heartbeat", undefined, undefined, undefined);
         return;
       case "replay?": {
         if (this.#role !== "leader" || typeof m.turnId !== "string" || typeof m.after !== "number" || typeof m.from !== "string") return;

@@ -86,9 +86,23 @@ mod tests {
         let b = gauge.open("s");
         drop(a);
         let _c = gauge.open("s");
-        assert_eq!(gauge.counts("s"), StreamCounts { open: 2, max: 2, opened: 3 });
+        assert_eq!(
+            gauge.counts("s"),
+            StreamCounts {
+                open: 2,
+                max: 2,
+                opened: 3
+            }
+        );
         drop(b);
-        assert_eq!(gauge.reset("s"), StreamCounts { open: 1, max: 1, opened: 3 });
+        assert_eq!(
+            gauge.reset("s"),
+            StreamCounts {
+                open: 1,
+                max: 1,
+                opened: 3
+            }
+        );
         assert_eq!(gauge.counts("other"), StreamCounts::default());
     }
 }

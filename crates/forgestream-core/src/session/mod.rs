@@ -61,10 +61,10 @@ pub use effect::{
 };
 pub use error::{ErrorCode, SessionError};
 pub use input::{retry_after_ms, Command, Input};
-pub use tabs::{Role, TabEffect, TabInput};
 pub use options::{
     ClientConfig, ClientOptions, Credentials, ReconnectOptions, StorageKind, DEFAULT_NAMESPACE,
 };
+pub use tabs::{Role, TabEffect, TabInput};
 
 use alloc::collections::VecDeque;
 use alloc::format;

@@ -185,7 +185,8 @@ impl Session {
         self.abort_run_request();
         let id = self.next_request;
         self.next_request += 1;
-        self.requests.push((id, super::Purpose::Run(RunStep::Subscribe)));
+        self.requests
+            .push((id, super::Purpose::Run(RunStep::Subscribe)));
         if let Some(run) = self.run.as_mut() {
             run.open = Some((id, RunStep::Subscribe));
         }

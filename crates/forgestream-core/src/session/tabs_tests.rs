@@ -158,7 +158,11 @@ fn a_relayed_gap_is_not_applied_asks_once_and_fills_from_the_replay() {
     t.relayed(1, &f[0]);
     t.relayed(2, &f[1]);
     let out = t.relayed(4, &f[3]);
-    assert_eq!(follows(&out), vec![2], "the frames after the cursor are asked for");
+    assert_eq!(
+        follows(&out),
+        vec![2],
+        "the frames after the cursor are asked for"
+    );
     let out = t.relayed(5, &f[4]);
     assert!(follows(&out).is_empty(), "asked once per gap");
     assert_eq!(t.text(), "");
@@ -255,7 +259,11 @@ fn takeover_resubscribes_from_the_followers_own_cursor() {
     let sub = subscribes(&out);
     assert_eq!(sub.len(), 1, "{out:?}");
     assert_eq!(sub[0].last_event_id, Some(3));
-    assert!(sub[0].url.contains("after_sequence_number=3"), "{}", sub[0].url);
+    assert!(
+        sub[0].url.contains("after_sequence_number=3"),
+        "{}",
+        sub[0].url
+    );
     // The new stream's frames continue the text with no duplicate.
     let id = sub[0].id;
     t.feed(Input::StreamOpened {
