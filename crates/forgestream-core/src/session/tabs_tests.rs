@@ -6,9 +6,24 @@ use alloc::{format, vec};
 use super::super::*;
 use super::{Role, TabEffect, TabInput, DEFAULT_LEASE_MS, HEARTBEAT_MS, REPLAY_WAIT_MS};
 
-#[path = "../../tests/support/engine.rs"]
-mod support;
-use support::{request_to, requests};
+/// The requests among `effects`, in order.
+fn requests(effects: &[Effect]) -> Vec<&HttpRequest> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Request(r) => Some(r),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The first `method` request whose URL contains `url_part`.
+fn request_to<'a>(effects: &'a [Effect], method: Method, url_part: &str) -> &'a HttpRequest {
+    requests(effects)
+        .into_iter()
+        .find(|r| r.method == method && r.url.contains(url_part))
+        .unwrap_or_else(|| panic!("no {method:?} {url_part} in {effects:#?}"))
+}
 
 struct Tab {
     s: Session,
