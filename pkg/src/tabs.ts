@@ -26,7 +26,7 @@ const MAX_KEPT_FRAMES = 50_000;
 const HIDDEN_LEASE_MS = 2_000;
 const VISIBLE_LEASE_MS = 1_000;
 /** How long a follower whose lease ran out waits for an answer to its probe before it steals. */
-const PROBE_MS = 400;
+const PROBE_MS = 750;
 
 type Frame = readonly [seq: number, data: string];
 
@@ -194,7 +194,7 @@ export class TabLink {
         this.post({ t: "ping?" } satisfies TabMessage);
         setTimeout(() => {
           if (this.#leaderSeenAt < asked) this.#acquire(true);
-        }, PROBE_MS + Math.random() * 200);
+        }, PROBE_MS + Math.random() * 250);
         return;
       }
     }

@@ -163,14 +163,18 @@ export const leaderClosedMidStream: Check<"context" | "request"> = async ({ cont
   const sender = pages[0]!;
   await sendMessage(sender, "Tell a story, 1200 words, 15 ms");
   await expect.poll(() => roleOf(sender)).toBe("leader");
-  const rest = pages.slice(1);
-  for (const page of rest) await expect(page.getByTestId("message-text").last()).toHaveText(/.{40,}/s);
+  for (const page of pages.slice(1)) await expect(page.getByTestId("message-text").last()).toHaveText(/.{40,}/s);
   await resetStreams(request, sid);
+  // Mid-stream, one leader, one stream (on a loaded machine a busy leader may have been taken
+  // over already: close whichever tab leads now).
+  await expect.poll(async () => (await streams(request, sid)).open).toBe(1);
   const before = await streams(request, sid);
-  // Mid-stream, one leader, one stream.
-  expect({ open: before.open, roles: await Promise.all(pages.map(roleOf)) }).toEqual({ open: 1, roles: ["leader", "follower", "follower", "follower", "follower"] });
+  const current = await leaders(pages);
+  expect(current.length).toBe(1);
+  const leader = current[0]!;
+  const rest = pages.filter((p) => p !== leader);
   const closedAt = Date.now();
-  await sender.close();
+  await leader.close();
   const tookOverMs = await nextStreamOpened(request, sid, before.opened, closedAt);
   // Still streaming when the new leader subscribed: the takeover happened mid-turn.
   expect(await Promise.all(rest.map((p) => p.getByTestId("connection").textContent()))).toContain("live");

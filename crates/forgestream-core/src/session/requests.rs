@@ -56,7 +56,7 @@ impl Session {
         }
     }
 
-    fn run_command(&mut self, command: Command) {
+    pub(super) fn run_command(&mut self, command: Command) {
         let turn_id = self.run.as_ref().and_then(|r| r.turn_id.clone());
         match command {
             Command::PostTurn => {

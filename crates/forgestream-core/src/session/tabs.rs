@@ -18,10 +18,12 @@
 //!   [`REPLAY_WAIT_MS`] later it rebuilds the turn from the listings (the connection machine's
 //!   out-of-order rule) and follows the relay again after the rebuilt cursor.
 //! - **Takeover.** [`Role::Leader`] on a follower closes its relay and resubscribes at once from
-//!   its own cursor (the connection machine checks the turn first, as for every resubscribe);
+//!   its own cursor (after frames came through the relay the connection machine checks the turn
+//!   first, as for every resubscribe; before, the machine still waits for its subscribe's answer
+//!   and a real subscribe is sent in the relay's place — what a page's first leader does);
 //!   [`Role::Follower`] on a leader closes its subscribe (or its create-turn stream, once
 //!   `turn.created` named the turn: before, that stream is the only way to learn it) and follows
-//!   the relay from its cursor.
+//!   the relay from its cursor; the connection machine is not told (to it the stream goes on).
 //! - **Lease.** A leader emits [`TabEffect::Heartbeat`] every [`HEARTBEAT_MS`]; a follower that
 //!   has heard nothing from a leader (no heartbeat, no relayed frame) for the lease the last
 //!   heartbeat gave ([`DEFAULT_LEASE_MS`] until one says otherwise) emits [`TabEffect::Steal`]
@@ -31,7 +33,7 @@ use alloc::format;
 use alloc::string::String;
 
 use super::{Effect, RequestId, RunStep, Session};
-use crate::resume;
+use crate::resume::{self, ConnectionStatus};
 
 /// A leader's heartbeat period, ms.
 pub const HEARTBEAT_MS: u64 = 250;
@@ -192,9 +194,13 @@ impl Session {
         }
         self.tabs.relay = Some(id);
         self.tabs.replay_asked_ms = None;
+        // The badge says `connecting` until the first relayed frame (a frame implies the open
+        // stream to the machine): until then a takeover can swap in a real subscribe unseen.
         self.effects
             .push_back(Effect::Tab(TabEffect::Follow { turn_id, after }));
-        self.on_stream_opened(id, 200);
+        // The machine subscribes only once the turn's state is known (it still runs): what a
+        // `resume` / `restore` waits for, as a subscribe's answer would tell it.
+        self.check_finished();
     }
 
     /// Relays a frame this engine applies from its own stream (not a relayed one).
@@ -291,23 +297,41 @@ impl Session {
                 });
                 if own_stream {
                     // Another tab leads now: close this stream and follow the relay from the
-                    // cursor (the machine checks the turn, then "subscribes" through the relay).
+                    // cursor. The machine is not told: to it the stream goes on.
                     self.abort_run_request();
-                    self.feed_conn(resume::Input::Eof);
+                    let (turn_id, after) = self
+                        .run
+                        .as_ref()
+                        .map(|r| (r.turn_id.clone().unwrap_or_default(), r.conn.cursor()))
+                        .unwrap_or_default();
+                    self.open_relay(turn_id, after.unwrap_or(0));
                 }
             }
             Role::Leader | Role::Solo => {
                 self.tabs.next_heartbeat_ms = now;
                 if let Some(id) = self.relay_open() {
-                    // Takeover: the relay ends; the machine checks the turn and subscribes from
-                    // this engine's own cursor.
+                    let streamed = self
+                        .run
+                        .as_ref()
+                        .is_some_and(|r| r.status == ConnectionStatus::Live);
+                    let cursor = self.run.as_ref().and_then(|r| r.conn.cursor());
                     if let Some(run) = self.run.as_mut() {
                         run.open = None;
                     }
                     self.take_request(id);
                     self.tabs.relay = None;
                     self.tabs.replay_asked_ms = None;
-                    self.feed_conn(resume::Input::Eof);
+                    if streamed {
+                        // Takeover: the relay ends; the machine checks the turn and subscribes
+                        // from this engine's own cursor.
+                        self.feed_conn(resume::Input::Eof);
+                    } else {
+                        // Nothing came through the relay yet: the machine still waits for its
+                        // subscribe's answer, which a real subscribe now gives.
+                        self.run_command(resume::Command::Subscribe {
+                            after: cursor.unwrap_or(0),
+                        });
+                    }
                 }
             }
         }

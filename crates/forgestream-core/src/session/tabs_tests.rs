@@ -142,7 +142,7 @@ fn a_follower_follows_the_relay_instead_of_subscribing_and_applies_frames_once_i
     assert_eq!(follows(&out), vec![0]);
     assert_eq!(
         t.s.connection_state(),
-        ConnectionState::Live {
+        ConnectionState::Connecting {
             turn_id: Some("t1")
         }
     );
@@ -150,6 +150,12 @@ fn a_follower_follows_the_relay_instead_of_subscribing_and_applies_frames_once_i
     for (i, data) in f.iter().enumerate().take(3) {
         t.relayed(i as u64 + 1, data);
     }
+    assert_eq!(
+        t.s.connection_state(),
+        ConnectionState::Live {
+            turn_id: Some("t1")
+        }
+    );
     // Duplicates (a replay overlapping the live relay, a takeover) are ignored.
     t.relayed(2, &f[1]);
     t.relayed(3, &f[2]);
@@ -315,9 +321,8 @@ fn a_leader_that_loses_the_lock_closes_its_subscribe_and_follows_the_relay() {
     });
     let out = t.feed(Input::Tab(TabInput::Role(Role::Follower)));
     assert!(out.contains(&Effect::Abort { id: sub }), "{out:?}");
-    let check = request_to(&out, Method::Get, "/turns/t1").id;
-    let out = t.respond(check, RUNNING);
-    assert!(subscribes(&out).is_empty(), "{out:?}");
+    // No request at all: the relay goes on from the cursor.
+    assert!(requests(&out).is_empty(), "{out:?}");
     assert_eq!(follows(&out), vec![2]);
     t.relayed(3, &f[2]);
     assert_eq!(t.text(), "one ");
@@ -358,4 +363,59 @@ fn a_follower_steals_after_a_lease_without_a_sign_of_the_leader() {
     assert_eq!(beats(&l.at(Input::Timer, t0 + HEARTBEAT_MS - 1)), 0);
     let out = l.at(Input::Timer, t0 + HEARTBEAT_MS);
     assert_eq!((beats(&out), steals(&out)), (1, 0));
+}
+
+#[test]
+fn a_first_leader_subscribes_in_the_relays_place_at_once() {
+    // A page's engine starts as a follower (it does not know yet whether another tab leads);
+    // its lock is granted before any frame came through the relay.
+    let mut t = Tab::new(Role::Follower);
+    let out = t.attach_running();
+    assert_eq!(follows(&out), vec![0]);
+    let out = t.feed(Input::Tab(TabInput::Role(Role::Leader)));
+    let sub = subscribes(&out);
+    assert_eq!(sub.len(), 1, "no check again, no backoff: {out:?}");
+    assert_eq!(sub[0].last_event_id, None);
+    assert_eq!(
+        t.s.connection_state(),
+        ConnectionState::Connecting {
+            turn_id: Some("t1")
+        }
+    );
+    let id = sub[0].id;
+    t.feed(Input::StreamOpened {
+        request: id,
+        status: 200,
+        content_type: Some("text/event-stream"),
+        redirected: false,
+    });
+    assert_eq!(
+        t.s.connection_state(),
+        ConnectionState::Live {
+            turn_id: Some("t1")
+        }
+    );
+}
+
+#[test]
+fn a_follower_resume_settles_once_the_turn_is_known_running_without_a_frame() {
+    let mut t = Tab::new(Role::Follower);
+    let id = t.next_command;
+    let out = t.command(Command::Resume {
+        checkpoint: Some(Checkpoint {
+            v: checkpoint::SCHEMA_VERSION,
+            session_id: "s1".into(),
+            turn_id: Some("t1".into()),
+            seq: 0,
+            saved_at: 0,
+        }),
+    });
+    let check = request_to(&out, Method::Get, "/turns/t1").id;
+    let out = t.respond(check, RUNNING);
+    assert_eq!(follows(&out), vec![0]);
+    let settled = out.iter().find_map(|e| match e {
+        Effect::Settle { command, outcome } if *command == id => Some(outcome.clone()),
+        _ => None,
+    });
+    assert_eq!(settled, Some(Ok(Settled::Resumed(Some("t1".to_string())))));
 }
