@@ -8,6 +8,9 @@ import { MessageDeriver, type ChatMessage, type OutboxEntry } from "./messages.j
 import { EMPTY_SNAPSHOT } from "./snapshot.js";
 import type { ConnectionState, InputItem, SessionSnapshot } from "./types.js";
 
+/** This tab's part in sharing the session's live connection (see `ChatSnapshot.connection.role`). */
+export type TabRole = "leader" | "follower" | "solo";
+
 /**
  * The session's one status, for the composer and the header:
  * - `loading`: the session is being opened (the adapters' `useAgentSession` before its session
@@ -26,6 +29,14 @@ export type SessionStatus = "loading" | "idle" | "submitting" | "streaming" | "p
 
 /** `getSnapshot()`: the core's view plus the chat fields. Immutable; unchanged parts keep their identity. */
 export interface ChatSnapshot extends SessionSnapshot {
+  /**
+   * The core's connection badge, plus this tab's part in sharing one live connection per session
+   * among the origin's tabs (issue 14): `"leader"` holds the stream (and relays it), `"follower"`
+   * shows the leader's relayed frames, `"solo"` connects itself (Web Locks or `BroadcastChannel`
+   * missing, or `followOtherTabs: false`). During a takeover the new leader's badge reads
+   * `connecting` (or `reconnecting`) for the moment it resubscribes from its own cursor.
+   */
+  readonly connection: ConnectionState & { readonly role: TabRole };
   /** The session as a chat renders it (see `messages.ts`); derived on first read. */
   readonly messages: readonly ChatMessage[];
   /** One status for the whole session; `connection` keeps the transport detail for badges. */
@@ -62,15 +73,15 @@ function statusOf(base: SessionSnapshot, error: ForgestreamError | null, submitt
 }
 
 /** Builds a frozen chat snapshot whose `messages` are computed on first read. */
-function chatSnapshot(base: SessionSnapshot, status: SessionStatus, error: ForgestreamError | null, messages: () => readonly ChatMessage[]): ChatSnapshot {
-  const snap = { ...base, status, error } as ChatSnapshot;
+function chatSnapshot(base: SessionSnapshot, connection: ChatSnapshot["connection"], status: SessionStatus, error: ForgestreamError | null, messages: () => readonly ChatMessage[]): ChatSnapshot {
+  const snap = { ...base, connection, status, error } as ChatSnapshot;
   let cached: readonly ChatMessage[] | undefined;
   Object.defineProperty(snap, "messages", { enumerable: true, get: () => (cached ??= messages()) });
   return Object.freeze(snap);
 }
 
 /** The snapshot before a session is open. */
-export const EMPTY_CHAT_SNAPSHOT: ChatSnapshot = Object.freeze({ ...EMPTY_SNAPSHOT, messages: Object.freeze([]) as readonly ChatMessage[], status: "idle" as SessionStatus });
+export const EMPTY_CHAT_SNAPSHOT: ChatSnapshot = Object.freeze({ ...EMPTY_SNAPSHOT, connection: Object.freeze({ ...EMPTY_SNAPSHOT.connection, role: "solo" as TabRole }), messages: Object.freeze([]) as readonly ChatMessage[], status: "idle" as SessionStatus });
 
 /** The snapshot while an adapter opens its session (restore / load / create in flight): `status: "loading"`. */
 export const LOADING_CHAT_SNAPSHOT: ChatSnapshot = Object.freeze({ ...EMPTY_CHAT_SNAPSHOT, status: "loading" as SessionStatus });
@@ -91,9 +102,28 @@ export class ChatStore {
   #next = 0;
   #unsubscribe: () => void;
 
-  constructor(source: ViewSource) {
+  /** This tab's role (`connection.role`), and the connection object made with it last. */
+  readonly #role: () => TabRole;
+  #connection: { from: ConnectionState; value: ChatSnapshot["connection"] } | undefined;
+
+  constructor(source: ViewSource, role: () => TabRole = () => "solo") {
     this.#source = source;
+    this.#role = role;
     this.#unsubscribe = source.subscribe(() => this.#notify());
+  }
+
+  /** The role changed: listeners re-read the snapshot. */
+  roleChanged(): void {
+    this.#notify();
+  }
+
+  #connectionOf(base: SessionSnapshot): ChatSnapshot["connection"] {
+    const role = this.#role();
+    const c = this.#connection;
+    if (c && c.from === base.connection && c.value.role === role) return c.value;
+    const value = Object.freeze({ ...base.connection, role });
+    this.#connection = { from: base.connection, value };
+    return value;
   }
 
   subscribe(listener: () => void): () => void {
@@ -117,8 +147,9 @@ export class ChatStore {
     const outbox = this.#outbox;
     const prev = this.#snapshot;
     // The same object while nothing it is made of changed (`useSyncExternalStore` needs that).
-    if (prev && this.#base === base && this.#derivedFrom === outbox && prev.status === status && prev.error === error) return prev;
-    const next = chatSnapshot(base, status, error, () => this.#messages.update(base, outbox));
+    const connection = this.#connectionOf(base);
+    if (prev && this.#base === base && this.#derivedFrom === outbox && prev.status === status && prev.error === error && prev.connection === connection) return prev;
+    const next = chatSnapshot(base, connection, status, error, () => this.#messages.update(base, outbox));
     this.#base = base;
     this.#derivedFrom = outbox;
     this.#snapshot = next;

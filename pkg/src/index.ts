@@ -16,13 +16,14 @@ import wasmInit, { WasmClient, WasmSession, version as wasmVersion } from "../wa
 import { ForgestreamError } from "./errors.js";
 import { SnapshotStore } from "./snapshot.js";
 import { ChatStore, type ChatSnapshot } from "./chat.js";
+import { canShareTabs, TabLink } from "./tabs.js";
 import type { ClientOptions, CreateSessionBody, Decision, FrameLogEntry, InputItem, SessionDigest, SessionEvent, Warning } from "./types.js";
 
 export { ForgestreamError } from "./errors.js";
 export type { ErrorCode } from "./errors.js";
 export * from "./types.js";
 export { isKnownEvent, KNOWN_EVENT_TYPES } from "./events.js";
-export type { ChatSnapshot, SessionStatus } from "./chat.js";
+export type { ChatSnapshot, SessionStatus, TabRole } from "./chat.js";
 export type { AssistantMessage, AssistantPart, ChatMessage, JsonValue, McpAuthPart, PendingToolAction, ReasoningPart, RefusalPart, SubagentGroup, TextPart, ToolPart, ToolResult, ToolState, UserMessage } from "./messages.js";
 
 let ready: Promise<void> | undefined;
@@ -108,14 +109,25 @@ class SharedSession {
   logGap = false;
   loadTimed = false;
   handles = 0;
-  /** Tells other tabs of this origin about turns started here, and follows theirs. */
+  /** Tells other tabs of this origin about turns started here, and follows theirs (no Web Locks). */
   tabs: BroadcastChannel | undefined;
+  /**
+   * One live connection per session per origin (Web Locks + `BroadcastChannel`): the lock, the
+   * channel and the relayed frames (`tabs.ts`). Also carries the turn announcements.
+   */
+  link: TabLink | undefined;
 
-  constructor(inner: WasmSession, onWarning: ((w: Warning) => void) | undefined, followOtherTabs: boolean) {
+  constructor(inner: WasmSession, onWarning: ((w: Warning) => void) | undefined, followOtherTabs: boolean, shareTabs: boolean) {
     this.inner = inner;
     this.store = new SnapshotStore(inner, (w) => onWarning?.(w));
-    this.chat = new ChatStore(this.store);
-    if (followOtherTabs && typeof BroadcastChannel === "function") {
+    this.chat = new ChatStore(this.store, () => this.link?.role ?? "solo");
+    if (followOtherTabs && shareTabs) {
+      const inner_ = new WeakRef(inner);
+      const chat = new WeakRef(this.chat);
+      this.link = new TabLink(inner, `forgestream:turns:${inner.id}`);
+      this.link.onAnnounce = (turnId) => inner_.deref()?.attach(turnId);
+      this.link.onRole = () => chat.deref()?.roleChanged();
+    } else if (followOtherTabs && typeof BroadcastChannel === "function") {
       this.tabs = new BroadcastChannel(`forgestream:turns:${inner.id}`);
       // Only other tabs' messages arrive here (a channel never hears itself, and every handle in
       // this page shares this one channel); `attach` ignores a turn already followed.
@@ -129,13 +141,21 @@ class SharedSession {
 
   announce(turnId: string): string {
     this.tabs?.postMessage({ turnId });
+    this.link?.post({ turnId });
     return turnId;
   }
 
-  /** The last handle closed: stop following other tabs, close the engine, free its memory. */
+  /** Before a turn starts here: this tab becomes the leader, so it streams the turn it sends. */
+  lead(): Promise<void> {
+    return this.link?.lead() ?? Promise.resolve();
+  }
+
+  /** The last handle closed: stop following other tabs, release the lock, close the engine, free its memory. */
   release(): void {
     this.tabs?.close();
     this.tabs = undefined;
+    this.link?.close();
+    this.link = undefined;
     this.chat.detach();
     this.store.detach();
     this.inner.close();
@@ -174,16 +194,20 @@ export class AgentClient {
   readonly #inner: WasmClient;
   readonly #onWarning: ((w: Warning) => void) | undefined;
   readonly #followOtherTabs: boolean;
+  /** Sessions share one live connection among this origin's tabs (Web Locks + BroadcastChannel). */
+  readonly #shareTabs: boolean;
 
   constructor(options: ClientOptions = {}) {
     assertReady();
     this.#onWarning = options.onWarning;
     this.#followOtherTabs = options.followOtherTabs ?? true;
+    this.#shareTabs = this.#followOtherTabs && canShareTabs();
     try {
       this.#inner = new WasmClient({ ...options, headers: headerPairs(options.headers), onWarning: undefined, followOtherTabs: undefined });
     } catch (e) {
       throw ForgestreamError.from(e);
     }
+    this.#inner.shareTabs(this.#shareTabs);
   }
 
   /** A handle on `inner`'s engine, sharing the page's state for it. */
@@ -194,7 +218,7 @@ export class AgentClient {
       inner.close();
       inner.free();
     } else {
-      s = new SharedSession(inner, this.#onWarning, this.#followOtherTabs);
+      s = new SharedSession(inner, this.#onWarning, this.#followOtherTabs, this.#shareTabs);
       shared.set(inner.engineId, new WeakRef(s));
     }
     return new AgentSession(s);
@@ -318,7 +342,7 @@ export class AgentSession implements Disposable {
     const last = s.chat.getSnapshot();
     // This handle follows nothing any more: no badge or status may still say it streams.
     const status = last.status === "paused" || last.status === "error" ? last.status : "idle";
-    this.#final = Object.freeze({ ...last, status, connection: Object.freeze({ status: "idle", turnId: last.connection.turnId }) });
+    this.#final = Object.freeze({ ...last, status, connection: Object.freeze({ status: "idle", turnId: last.connection.turnId, role: last.connection.role }) });
     this.#finalLog = this.eventLog();
     this.#s = undefined;
     finalizer.unregister(this);
@@ -411,7 +435,12 @@ export class AgentSession implements Disposable {
     const s = this.#s;
     if (!s) return Promise.reject(closedError());
     // The user's message shows at once (`pending`); `retry()` of a failed one posts it again.
-    return s.chat.submit(items, () => call(() => s.inner.send(JSON.stringify(items), options.interrupt ?? false) as Promise<string>).then((t) => s.announce(t)));
+    return s.chat.submit(items, () =>
+      s
+        .lead()
+        .then(() => call(() => s.inner.send(JSON.stringify(items), options.interrupt ?? false) as Promise<string>))
+        .then((t) => s.announce(t)),
+    );
   }
 
   /**
@@ -419,12 +448,12 @@ export class AgentSession implements Disposable {
    * Refuses (`invalid-input`) an incomplete batch, stale or unknown calls, empty answers.
    */
   respond(decisions: Decision[]): Promise<string> {
-    return this.#call((s) => s.chat.run(() => (s.inner.respond(decisions) as Promise<string>).then((t) => s.announce(t))));
+    return this.#call((s) => s.chat.run(() => s.lead().then(() => s.inner.respond(decisions) as Promise<string>).then((t) => s.announce(t))));
   }
 
   /** After the user completed MCP OAuth (the `auth_url`s), continues with an empty-input turn. */
   continueAfterAuth(): Promise<string> {
-    return this.#call((s) => s.chat.run(() => (s.inner.respond([{ kind: "authDone" }]) as Promise<string>).then((t) => s.announce(t))));
+    return this.#call((s) => s.chat.run(() => s.lead().then(() => s.inner.respond([{ kind: "authDone" }]) as Promise<string>).then((t) => s.announce(t))));
   }
 
   /**

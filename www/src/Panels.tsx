@@ -34,7 +34,7 @@ export function ConnectionBadge({ snapshot, onRefresh }: { snapshot: SessionSnap
   const silence = silenceOf(c);
   const now = useNow(silence.since !== null);
   return (
-    <div className={`badge badge-${status}`} title={BADGE_LABEL[status] ?? status}>
+    <div className={`badge badge-${status}`} title={BADGE_LABEL[status] ?? status} data-testid="connection-badge" data-tab-role={"role" in c ? String(c.role) : "solo"}>
       <span className="dot" aria-hidden="true" />
       <span className="sr-label">{BADGE_LABEL[status] ?? status}</span>
       <span className="badge-status" data-testid="connection">

@@ -685,7 +685,7 @@ impl<'a> Sim<'a> {
                         self.fail(format!("a command failed: {e}"));
                     }
                 }
-                Effect::Notify => {}
+                Effect::Notify | Effect::Tab(_) => {}
             }
         }
         if let Some(ConnectionStatus::Failed(e)) = self.status() {

@@ -19,6 +19,7 @@ pub mod control;
 pub mod error;
 pub mod event;
 pub mod fault;
+pub mod gauge;
 pub mod live;
 mod routes;
 pub mod runner;

@@ -53,6 +53,8 @@ pub struct Runtime {
     pub store: Arc<Store>,
     /// Live buffers.
     pub live: Arc<LiveRegistry>,
+    /// Live SSE connections open per session (`GET /_emulator/streams/{sid}`).
+    pub streams: Arc<crate::gauge::StreamGauge>,
     /// Scenarios by name.
     pub scenarios: Catalogue,
     /// Id source.
@@ -82,6 +84,7 @@ impl Runtime {
         }
         let runtime = Self {
             live: Arc::new(LiveRegistry::new(config.stream_ttl, config.done_ttl)),
+            streams: Arc::default(),
             ids: Arc::new(UlidSource::new(config.seed)),
             store: Arc::new(store),
             scenarios,

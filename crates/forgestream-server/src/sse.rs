@@ -28,6 +28,9 @@ pub struct StreamPlan {
     /// Multi-replica delivery: read the buffer, and sleep this long whenever nothing was new
     /// (TrueForge's Redis poll); `None` = woken on every append.
     pub poll: Option<Duration>,
+    /// Counts this connection as open for its session until the body drops
+    /// ([`crate::gauge`]); `None`: not counted.
+    pub open: Option<crate::gauge::OpenStream>,
 }
 
 fn dropped() -> std::io::Error {
@@ -45,7 +48,10 @@ pub fn sse_response(live: Arc<LiveTurn>, plan: StreamPlan) -> Response {
         .map(Duration::from_millis)
         .unwrap_or(plan.subscribe_timeout);
     let idle_cut = fault.idle_cut_ms.map(Duration::from_millis);
+    let open = plan.open;
     let body = async_stream::stream! {
+        // Dropped with the body: the connection no longer counts as open.
+        let _open = open;
         let deadline = Instant::now() + timeout;
         // When this connection last wrote a byte (the `idle-cut-ms` proxy cuts after silence).
         let mut last_write = Instant::now();

@@ -9,14 +9,14 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use forgestream_core::respond::Decision;
-use forgestream_core::session::{self, Command, ErrorCode, SessionError};
+use forgestream_core::session::{self, Command, ErrorCode, Input, Role, SessionError, TabInput};
 use forgestream_core::wire;
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 use crate::error::{invalid_input, to_js};
-use crate::executor::{engine_for, ClientShared, Engine};
+use crate::executor::{self, engine_for, ClientShared, Engine};
 use crate::options::ClientOptions;
 use crate::snapshot;
 use crate::storage::checkpoint_store;
@@ -44,7 +44,11 @@ impl WasmClient {
             options.config.api.base(),
         ));
         Ok(WasmClient {
-            shared: Rc::new(ClientShared { options, store }),
+            shared: Rc::new(ClientShared {
+                options,
+                store,
+                tabs: std::cell::Cell::new(false),
+            }),
         })
     }
 
@@ -110,6 +114,15 @@ impl WasmClient {
             .store
             .borrow_mut()
             .last_session(scope.as_deref())
+    }
+
+    /// Whether the TS layer shares one live connection per session among this origin's tabs
+    /// (Web Locks and `BroadcastChannel` present, `followOtherTabs` not false): engines made
+    /// from now on start as followers (`WasmSession.tabRole`). Off by default (every engine
+    /// subscribes itself).
+    #[wasm_bindgen(js_name = shareTabs)]
+    pub fn share_tabs(&self, on: bool) {
+        self.shared.tabs.set(on);
     }
 
     /// Whether checkpoints fell back to memory (storage unavailable, full or disabled).
@@ -242,6 +255,65 @@ impl WasmSession {
     #[wasm_bindgen(js_name = setListener)]
     pub fn set_listener(&self, listener: Option<js_sys::Function>) {
         self.with(|e| e.set_listener(listener));
+    }
+
+    /// Sets the tabs handler `(kind, turnId?, seq?, data?) => void` that carries out the
+    /// engine's tab effects (issue 14; `forgestream_core::session::tabs`): `"relay"` (send this
+    /// frame to the other tabs and keep it), `"follow"` (feed the kept frames of `turnId` after
+    /// `seq` back with `tabRelayed`, on a later task, and ask the leader for the rest),
+    /// `"heartbeat"`, `"steal"` (take the lock with `steal: true`). Cleared on the last close.
+    #[wasm_bindgen(js_name = setTabHandler)]
+    pub fn set_tab_handler(&self, handler: Option<js_sys::Function>) {
+        self.with(|e| e.set_tab_handler(handler));
+    }
+
+    /// This tab's role for the session: `"leader"` (it holds the session's Web Lock: it opens
+    /// the live stream and relays its frames), `"follower"` (it waits for the lock: it follows
+    /// the relayed frames) or `"solo"` (no sharing: today's per-tab connection). Anything else
+    /// is ignored.
+    #[wasm_bindgen(js_name = tabRole)]
+    pub fn tab_role(&self, role: &str) {
+        let role = match role {
+            "leader" => Role::Leader,
+            "follower" => Role::Follower,
+            "solo" => Role::Solo,
+            _ => return,
+        };
+        self.with(|e| executor::feed(e, Input::Tab(TabInput::Role(role))));
+    }
+
+    /// The role last set (`"solo"` until `tabRole`).
+    #[wasm_bindgen(getter, js_name = role)]
+    pub fn role(&self) -> String {
+        self.with(|e| e.session.borrow().role().as_str().to_string())
+            .unwrap_or_else(|| "solo".into())
+    }
+
+    /// A frame another tab relayed (or one kept here, fed again after `"follow"`); `seq` is its
+    /// sequence number (a number that is not a non-negative safe integer is ignored).
+    #[wasm_bindgen(js_name = tabRelayed)]
+    pub fn tab_relayed(&self, turn_id: &str, seq: f64, data: &str) {
+        if !(seq.is_finite() && seq >= 0.0 && seq.fract() == 0.0 && seq <= 9_007_199_254_740_991.0)
+        {
+            return;
+        }
+        let input = Input::Tab(TabInput::Relayed {
+            turn_id,
+            sequence_number: seq as u64,
+            data,
+        });
+        self.with(|e| executor::feed(e, input));
+    }
+
+    /// A leader's heartbeat, promising its next sign of life within `lease_ms` ms.
+    #[wasm_bindgen(js_name = tabLeaderSeen)]
+    pub fn tab_leader_seen(&self, lease_ms: f64) {
+        let lease_ms = if lease_ms.is_finite() && lease_ms > 0.0 {
+            lease_ms as u64
+        } else {
+            0
+        };
+        self.with(|e| executor::feed(e, Input::Tab(TabInput::LeaderSeen { lease_ms })));
     }
 
     /// Loads the session's history: its turns (states) and the session timeline. Joins a load

@@ -11,7 +11,7 @@ use std::rc::{Rc, Weak};
 
 use forgestream_core::session::{
     self, Command, CommandId, Credentials, Effect, HttpRequest, Input, RequestId, ResponseKind,
-    Session, SessionError, Settled,
+    Role, Session, SessionError, Settled, TabEffect, TabInput,
 };
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
@@ -31,6 +31,9 @@ use crate::transport::{fetch, http};
 pub struct ClientShared {
     pub options: ClientOptions,
     pub store: RefCell<CheckpointStore>,
+    /// The TS layer shares one live connection per session among tabs (it holds the Web Locks
+    /// and the channel): new engines start as followers until their tab holds the lock.
+    pub tabs: Cell<bool>,
 }
 
 impl ClientShared {
@@ -108,6 +111,9 @@ struct Io {
     pending: Vec<(CommandId, Function, Function)>,
     /// `() => void`, set by the TS layer (it coalesces per animation frame).
     listener: Option<Function>,
+    /// `(kind, turnId?, seq?, data?) => void`: carries out the tab effects (the TS layer holds
+    /// the lock and the channel).
+    tabs: Option<Function>,
 }
 
 impl Engine {
@@ -120,12 +126,18 @@ impl Engine {
             c.set(c.get().wrapping_add(1));
             c.get()
         });
+        let mut session = Session::new(id, config);
+        if client.tabs.get() {
+            // Nothing is followed before the tab knows whether another tab leads: a first
+            // subscribe follows the relay, and the lock (or the lease) makes one tab lead.
+            session.handle(Input::Tab(TabInput::Role(Role::Follower)), js::now_ms());
+        }
         Rc::new_cyclic(|weak: &Weak<Engine>| {
             let timer = weak.clone();
             Engine {
                 serial,
                 id: id.to_string(),
-                session: RefCell::new(Session::new(id, config)),
+                session: RefCell::new(session),
                 client,
                 io: RefCell::new(Io::default()),
                 next_command: Cell::new(1),
@@ -139,6 +151,10 @@ impl Engine {
                 network: Cell::new(NetworkListeners::attach(weak)),
             }
         })
+    }
+
+    pub fn set_tab_handler(&self, handler: Option<Function>) {
+        self.io.borrow_mut().tabs = handler;
     }
 
     pub fn set_listener(&self, listener: Option<Function>) {
@@ -174,6 +190,7 @@ impl Engine {
                 js::clear_timeout(&handle);
             }
             io.listener = None;
+            io.tabs = None;
             io.sources.clear();
             io.aborts.drain(..).for_each(|(_, abort)| abort.abort());
             std::mem::take(&mut io.pending)
@@ -263,6 +280,7 @@ fn execute(engine: &Rc<Engine>, effect: Effect) {
         }
         Effect::Storage(write) => engine.client.store.borrow_mut().perform(&write),
         Effect::Settle { command, outcome } => settle(engine, command, outcome),
+        Effect::Tab(effect) => tab_effect(engine, effect),
         Effect::Notify => {
             let listener = engine.io.borrow().listener.clone();
             if let Some(listener) = listener {
@@ -271,6 +289,37 @@ fn execute(engine: &Rc<Engine>, effect: Effect) {
             }
         }
     }
+}
+
+/// Hands one tab effect to the TS layer's handler (outside any borrow).
+fn tab_effect(engine: &Rc<Engine>, effect: TabEffect) {
+    let Some(handler) = engine.io.borrow().tabs.clone() else {
+        return;
+    };
+    let this = JsValue::UNDEFINED;
+    let _ = match effect {
+        TabEffect::Relay {
+            turn_id,
+            sequence_number,
+            data,
+        } => {
+            let args = js_sys::Array::of4(
+                &JsValue::from_str("relay"),
+                &JsValue::from_str(&turn_id),
+                &JsValue::from_f64(sequence_number as f64),
+                &JsValue::from_str(&data),
+            );
+            handler.apply(&this, &args)
+        }
+        TabEffect::Follow { turn_id, after } => handler.call3(
+            &this,
+            &JsValue::from_str("follow"),
+            &JsValue::from_str(&turn_id),
+            &JsValue::from_f64(after as f64),
+        ),
+        TabEffect::Heartbeat => handler.call1(&this, &JsValue::from_str("heartbeat")),
+        TabEffect::Steal => handler.call1(&this, &JsValue::from_str("steal")),
+    };
 }
 
 fn settle(engine: &Rc<Engine>, command: CommandId, outcome: Result<Settled, SessionError>) {

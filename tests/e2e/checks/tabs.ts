@@ -1,3 +1,4 @@
+import type { APIRequestContext, BrowserContext, Page } from "@playwright/test";
 import { expect } from "../expect";
 import type { Check } from "./types";
 import { lastTurnId, newSession, persistedText, sendMessage, shot, shownText, watchErrors } from "../helpers";
@@ -44,5 +45,184 @@ export const twoTabs: Check<"context" | "request"> = async ({ context, request }
   expect(secondPosts).toBe(0);
   await shot(first, "two-tabs-first");
   await shot(second, "two-tabs-second");
+  expect(errors).toEqual([]);
+};
+
+// ---------------------------------------------------------------------------------------------
+// One live connection per session per origin (issue 14): one tab leads (Web Lock), the others
+// follow its relayed frames. The emulator counts each session's open live streams
+// (`GET /_emulator/streams/{sid}`: create-turn streams and subscribes).
+
+type StreamCounts = { open: number; max: number; opened: number };
+
+async function streams(request: APIRequestContext, sid: string): Promise<StreamCounts> {
+  const res = await request.get(`/_emulator/streams/${sid}`);
+  expect(res.ok()).toBe(true);
+  return (await res.json()) as StreamCounts;
+}
+
+/** Polls every 25 ms until the session has opened more than `opened` streams; the ms it took. */
+async function nextStreamOpened(request: APIRequestContext, sid: string, opened: number, since: number): Promise<number> {
+  const deadline = Date.now() + 15_000;
+  while ((await streams(request, sid)).opened <= opened) {
+    if (Date.now() > deadline) throw new Error(`no new live stream within 15 s (opened: ${opened})`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return Date.now() - since;
+}
+
+async function resetStreams(request: APIRequestContext, sid: string): Promise<void> {
+  expect((await request.post(`/_emulator/streams/${sid}/reset`)).ok()).toBe(true);
+}
+
+/** The page's role for the session: `leader`, `follower` or `solo` (the demo's badge attribute). */
+async function roleOf(page: Page): Promise<string | null> {
+  return page.getByTestId("connection-badge").getAttribute("data-tab-role");
+}
+
+async function leaders(pages: Page[]): Promise<Page[]> {
+  const roles = await Promise.all(pages.map(roleOf));
+  return pages.filter((_, i) => roles[i] === "leader");
+}
+
+/** `n` pages of one context on one new storyteller session; resolves once exactly one leads. */
+async function tabsOnOneSession(context: BrowserContext, n: number): Promise<{ pages: Page[]; sid: string; errors: string[] }> {
+  const first = await context.newPage();
+  const errors = watchErrors(first);
+  const sid = await newSession(first, "storyteller");
+  const pages = [first];
+  for (let i = 1; i < n; i++) {
+    const page = await context.newPage();
+    errors.push(...watchErrors(page));
+    await page.goto("/");
+    await expect(page.getByTestId("session-id")).toHaveText(sid);
+    pages.push(page);
+  }
+  await expect.poll(async () => (await leaders(pages)).length, { timeout: 10_000 }).toBe(1);
+  return { pages, sid, errors };
+}
+
+/** Samples the session's open streams every 50 ms until `stop()`; the most seen at once. */
+function sampleOpen(request: APIRequestContext, sid: string): { stop: () => Promise<number> } {
+  let most = 0;
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      most = Math.max(most, (await streams(request, sid)).open);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+      return most;
+    },
+  };
+}
+
+async function expectAllShowPersisted(request: APIRequestContext, sid: string, pages: Page[]): Promise<void> {
+  for (const page of pages) await expect(page.getByTestId("connection")).toHaveText("done", { timeout: 60_000 });
+  const turnId = await lastTurnId(pages[0]!);
+  const persisted = await persistedText(request, sid, turnId);
+  expect(persisted.length).toBeGreaterThan(300);
+  for (const page of pages) {
+    expect(await lastTurnId(page)).toBe(turnId);
+    expect(await shownText(page, turnId)).toBe(persisted);
+  }
+}
+
+/**
+ * 8 tabs follow one session while a turn streams: one live stream on the server at every
+ * moment (the sender's create stream — a follower that sends becomes the leader), and all 8
+ * transcripts equal the persisted text.
+ */
+export const eightTabsOneStream: Check<"context" | "request"> = async ({ context, request }) => {
+  const { pages, sid, errors } = await tabsOnOneSession(context, 8);
+  // A follower sends: it takes the lead (the tab that sends streams its turn).
+  const [leader] = await leaders(pages);
+  const sender = pages.find((p) => p !== leader)!;
+  await resetStreams(request, sid);
+  const sampler = sampleOpen(request, sid);
+  await sendMessage(sender, "Tell a story, 400 words, 15 ms");
+  await expect.poll(() => roleOf(sender)).toBe("leader");
+  await expectAllShowPersisted(request, sid, pages);
+  const mostSampled = await sampler.stop();
+  const counts = await streams(request, sid);
+  expect({ most: counts.max, sampled: mostSampled, opened: counts.opened }).toEqual({ most: 1, sampled: 1, opened: 1 });
+  expect((await leaders(pages)).length).toBe(1);
+  expect(errors).toEqual([]);
+};
+
+/**
+ * The leader's page closes mid-stream: its lock is released, a follower takes over from its own
+ * cursor (one new subscribe), and every remaining page shows the persisted text.
+ */
+export const leaderClosedMidStream: Check<"context" | "request"> = async ({ context, request }) => {
+  const { pages, sid, errors } = await tabsOnOneSession(context, 5);
+  const sender = pages[0]!;
+  await sendMessage(sender, "Tell a story, 1200 words, 15 ms");
+  await expect.poll(() => roleOf(sender)).toBe("leader");
+  for (const page of pages.slice(1)) await expect(page.getByTestId("message-text").last()).toHaveText(/.{40,}/s);
+  await resetStreams(request, sid);
+  // Mid-stream, one leader, one stream (on a loaded machine a busy leader may have been taken
+  // over already: close whichever tab leads now).
+  await expect.poll(async () => (await streams(request, sid)).open).toBe(1);
+  const before = await streams(request, sid);
+  const current = await leaders(pages);
+  expect(current.length).toBe(1);
+  const leader = current[0]!;
+  const rest = pages.filter((p) => p !== leader);
+  const closedAt = Date.now();
+  await leader.close();
+  const tookOverMs = await nextStreamOpened(request, sid, before.opened, closedAt);
+  // Still streaming when the new leader subscribed: the takeover happened mid-turn.
+  expect(await Promise.all(rest.map((p) => p.getByTestId("connection").textContent()))).toContain("live");
+  await expectAllShowPersisted(request, sid, rest);
+  const counts = await streams(request, sid);
+  // The closed page's stream ends with it; the new leader's opens after the lock passed.
+  expect(counts.opened - before.opened).toBe(1);
+  expect(counts.max).toBeLessThanOrEqual(2);
+  expect((await leaders(rest)).length).toBe(1);
+  console.log(`takeover after the leader closed: new subscribe seen ${tookOverMs} ms after close (server max open ${counts.max})`);
+  expect(errors).toEqual([]);
+};
+
+/**
+ * Chromium only (CDP): the leader's page is frozen mid-stream (`Page.setWebLifecycleState`): it
+ * keeps its lock, so the followers see no heartbeat and no frame for a lease, one steals the
+ * lock and subscribes from its own cursor; when the frozen page wakes it has lost the lock,
+ * closes its stream and follows. Every page ends with the persisted text.
+ */
+export const leaderFrozenMidStream: Check<"context" | "request"> = async ({ context, request }) => {
+  const { pages, sid, errors } = await tabsOnOneSession(context, 4);
+  const sender = pages[0]!;
+  await sendMessage(sender, "Tell a story, 700 words, 25 ms");
+  await expect.poll(() => roleOf(sender)).toBe("leader");
+  const rest = pages.slice(1);
+  for (const page of rest) await expect(page.getByTestId("message-text").last()).toHaveText(/.{40,}/s);
+  await resetStreams(request, sid);
+  const before = await streams(request, sid);
+  const cdp = await context.newCDPSession(sender);
+  const frozenAt = Date.now();
+  await cdp.send("Page.setWebLifecycleState", { state: "frozen" });
+  // Debian's Chromium 156 headless accepts the freeze but keeps running the page's timers and
+  // message handlers (measured: a 100 ms interval kept counting), so the page's script is also
+  // stopped with the debugger: what a frozen tab looks like to the others (its lock held,
+  // nothing posted).
+  await cdp.send("Debugger.enable");
+  await cdp.send("Debugger.pause");
+  const tookOverMs = await nextStreamOpened(request, sid, before.opened, frozenAt);
+  await expect.poll(async () => (await leaders(rest)).length, { timeout: 10_000 }).toBe(1);
+  expect(await Promise.all(rest.map((p) => p.getByTestId("connection").textContent()))).toContain("live");
+  // Wake the frozen page while the turn still streams: it lost the lock, so it closes its own
+  // stream (one stream open again) and follows the new leader.
+  await cdp.send("Debugger.resume");
+  await cdp.send("Page.setWebLifecycleState", { state: "active" });
+  await expect.poll(() => roleOf(sender), { timeout: 10_000 }).toBe("follower");
+  await expect.poll(async () => (await streams(request, sid)).open, { timeout: 10_000 }).toBeLessThanOrEqual(1);
+  await expectAllShowPersisted(request, sid, pages);
+  expect((await leaders(pages)).length).toBe(1);
+  console.log(`takeover after the leader froze: new subscribe seen ${tookOverMs} ms after the freeze`);
   expect(errors).toEqual([]);
 };

@@ -6,6 +6,7 @@ use alloc::vec::Vec;
 
 use super::checkpoint::Checkpoint;
 use super::error::SessionError;
+use super::tabs::TabEffect;
 use crate::wire::SessionEventItem;
 
 /// Identifies one request the engine issued; every transport result names it. Results of a
@@ -149,6 +150,9 @@ pub enum Effect {
         /// Its result.
         outcome: Result<Settled, SessionError>,
     },
+    /// Relay a frame, follow the relay, send a heartbeat, or steal the lock
+    /// ([`tabs`](super::tabs)).
+    Tab(TabEffect),
     /// The view, the connection badge or the warnings changed since the last drain
     /// ([`Session::take_changes`](super::Session::take_changes)). At most one per drain.
     Notify,

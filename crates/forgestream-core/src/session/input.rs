@@ -4,6 +4,7 @@ use alloc::vec::Vec;
 
 use super::checkpoint::Checkpoint;
 use super::effect::{CommandId, RequestId};
+use super::tabs::TabInput;
 use crate::respond::Decision;
 use crate::wire::InputItem;
 
@@ -158,6 +159,9 @@ pub enum Input<'a> {
     Online,
     /// The browser reports no connectivity.
     Offline,
+    /// The other tabs of the origin: a role, a relayed frame, a leader's heartbeat
+    /// ([`tabs`](super::tabs)).
+    Tab(TabInput<'a>),
 }
 
 /// `Retry-After` in ms when given as delta-seconds (the HTTP-date form is ignored).

@@ -56,6 +56,7 @@ mod options;
 mod paging;
 mod requests;
 mod stream;
+pub mod tabs;
 
 pub use api::{Api, Flavor};
 pub use changes::{
@@ -71,6 +72,7 @@ pub use input::{retry_after_ms, Command, Input};
 pub use options::{
     ClientConfig, ClientOptions, Credentials, ReconnectOptions, StorageKind, DEFAULT_NAMESPACE,
 };
+pub use tabs::{Role, TabEffect, TabInput};
 
 use alloc::collections::VecDeque;
 use alloc::format;
@@ -323,6 +325,8 @@ pub struct Session {
     status_notified: bool,
     drains: u64,
     event_log: frame_log::FrameLog,
+    /// Sharing one live connection among tabs ([`tabs`]).
+    tabs: tabs::Tabs,
 }
 
 impl Session {
@@ -356,6 +360,7 @@ impl Session {
             status_notified: false,
             drains: 0,
             event_log: frame_log::FrameLog::default(),
+            tabs: tabs::Tabs::default(),
         }
     }
 
@@ -386,10 +391,10 @@ impl Session {
         }
         let run = self.run.as_ref().and_then(|r| r.conn.poll_timeout());
         let checks = self.checks_due.iter().map(|(at, _, _)| *at).min();
-        match (run, checks) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [run, checks, self.tabs.poll_timeout()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Whether the history is being read (a `Load`, or a `Restore` before it follows a turn).
@@ -581,6 +586,11 @@ impl Session {
             Input::Offline => {
                 self.online = false;
                 self.feed_conn(resume::Input::Offline);
+            }
+            Input::Tab(input) => {
+                if !self.closed {
+                    self.on_tab(input);
+                }
             }
         }
         self.drain_run();
@@ -1094,6 +1104,7 @@ impl Session {
     fn on_timer(&mut self) {
         let now = self.now_ms;
         self.feed_conn(resume::Input::Tick);
+        self.on_tab_timer();
         let (due, later): (Vec<_>, Vec<_>) = core::mem::take(&mut self.checks_due)
             .into_iter()
             .partition(|(at, _, _)| *at <= now);

@@ -56,7 +56,7 @@ impl Session {
         }
     }
 
-    fn run_command(&mut self, command: Command) {
+    pub(super) fn run_command(&mut self, command: Command) {
         let turn_id = self.run.as_ref().and_then(|r| r.turn_id.clone());
         match command {
             Command::PostTurn => {
@@ -86,6 +86,11 @@ impl Session {
                     self.fail_internal("no turn id to subscribe to");
                     return;
                 };
+                if self.subscribes_by_relay() {
+                    // Another tab holds the live stream: follow its relayed frames.
+                    self.open_relay(tid, after);
+                    return;
+                }
                 let url = self.config.api.subscribe(&self.id, &tid, after);
                 match self.config.transport {
                     Transport::Fetch => {

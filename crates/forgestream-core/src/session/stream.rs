@@ -98,6 +98,27 @@ impl Session {
         self.apply_frame(seq, data, now);
     }
 
+    /// A frame relayed by the leading tab (already checked to be the next number of the relay's
+    /// turn): applied as an `EventSource` frame is.
+    pub(super) fn on_relayed_frame(&mut self, id: RequestId, seq: u64, data: &str) {
+        if !self.is_open_stream(id) {
+            return;
+        }
+        if data.len() > self.config.max_frame_bytes {
+            let e = crate::sse::SseError::FrameTooLarge {
+                limit_bytes: self.config.max_frame_bytes,
+            };
+            self.warn("protocol", format!("{e}"));
+            self.feed_conn(resume::Input::Event {
+                sequence_number: Some(seq),
+                turn_done: false,
+            });
+            return;
+        }
+        let now = self.now_ms;
+        self.apply_frame(Some(seq), data, now);
+    }
+
     /// A frame's `id:` as its sequence number; an id that is not one (not an integer in
     /// `0 ..= 2^53 − 1`) is a protocol warning and `None`: the frame is applied but does not
     /// move the cursor (one `id: 18446744073709551615` would otherwise pin it).
@@ -190,6 +211,9 @@ impl Session {
                 }
                 return;
             }
+        }
+        if seq.is_some_and(|n| cursor.is_none_or(|c| n > c)) {
+            self.relay_frame(&turn_id, seq, data);
         }
         // Recorded straight into the pending change set (drained by `take_changes`), so a burst
         // of deltas on one message costs no change-set allocation per frame. The turn's flags

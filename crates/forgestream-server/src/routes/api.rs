@@ -263,6 +263,7 @@ pub async fn create_turn(
         subscribe_timeout: rt.config.subscribe_timeout,
         served_by_owner: true,
         poll: None,
+        open: Some(rt.streams.open(&sid)),
     };
     Ok(sse_response(live, plan))
 }
@@ -371,6 +372,7 @@ pub async fn subscribe(
         subscribe_timeout: rt.config.subscribe_timeout,
         served_by_owner: poll.is_none(),
         poll,
+        open: Some(rt.streams.open(&sid)),
     };
     Ok(sse_response(live, plan))
 }

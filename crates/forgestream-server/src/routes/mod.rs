@@ -66,6 +66,9 @@ pub fn router(rt: Arc<Runtime>) -> Router {
         .layer(DefaultBodyLimit::max(rt.config.max_body_bytes));
     let mut app = Router::new()
         .route("/healthz", get(|| async { "ok" }))
+        // Test introspection: live connections per session (crate::gauge).
+        .route("/_emulator/streams/{sid}", get(stream_counts))
+        .route("/_emulator/streams/{sid}/reset", post(reset_stream_counts))
         // Browser pages opened from an `auth_url` link: no bearer token can come with them.
         .route(
             "/fake-oauth/authorize",
@@ -101,4 +104,20 @@ pub fn router(rt: Arc<Runtime>) -> Router {
         middleware::check_host,
     ))
     .layer(axum::middleware::from_fn(middleware::log_request))
+}
+
+/// `GET /_emulator/streams/{sid}`: the session's live-connection counts ([`crate::gauge`]).
+async fn stream_counts(
+    axum::extract::State(rt): axum::extract::State<Arc<Runtime>>,
+    axum::extract::Path(sid): axum::extract::Path<String>,
+) -> axum::Json<crate::gauge::StreamCounts> {
+    axum::Json(rt.streams.counts(&sid))
+}
+
+/// `POST /_emulator/streams/{sid}/reset`: `max` := `open`; answers the counts.
+async fn reset_stream_counts(
+    axum::extract::State(rt): axum::extract::State<Arc<Runtime>>,
+    axum::extract::Path(sid): axum::extract::Path<String>,
+) -> axum::Json<crate::gauge::StreamCounts> {
+    axum::Json(rt.streams.reset(&sid))
 }

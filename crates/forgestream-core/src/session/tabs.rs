@@ -1,0 +1,391 @@
+//! One live connection per session per origin (issue 14): the rules by which tabs share it.
+//!
+//! Every tab of an origin that follows a session runs its own engine. With [`Role::Leader`] or
+//! [`Role::Follower`] set (the executor holds, or waits for, a Web Lock per session), only the
+//! leader opens subscribes; a follower's subscribe becomes a *relay*: the engine emits
+//! [`TabEffect::Follow`] instead of a request and applies the frames the leader relays
+//! ([`TabInput::Relayed`]) exactly as it applies an `EventSource` frame, so every tab's view is
+//! the same and each keeps its own cursor. The rules:
+//!
+//! - **Relaying.** Every numbered frame an engine applies from its own live stream (the leader's
+//!   subscribe, or any tab's create-turn stream) is relayed ([`TabEffect::Relay`]); a solo
+//!   engine relays nothing.
+//! - **Applying a relayed frame.** Only on an open relay, only for the turn the relay follows:
+//!   at or below the cursor it is ignored (a duplicate: replays and takeovers overlap); the next
+//!   number is applied; a number past the next (a gap) is not applied — the engine asks once for
+//!   the frames after its cursor ([`TabEffect::Follow`] again: the executor feeds them from the
+//!   frames it kept, or asks the leader to replay), and when the gap is still open
+//!   [`REPLAY_WAIT_MS`] later it rebuilds the turn from the listings (the connection machine's
+//!   out-of-order rule) and follows the relay again after the rebuilt cursor.
+//! - **Takeover.** [`Role::Leader`] on a follower closes its relay and resubscribes at once from
+//!   its own cursor (after frames came through the relay the connection machine checks the turn
+//!   first, as for every resubscribe; before, the machine still waits for its subscribe's answer
+//!   and a real subscribe is sent in the relay's place — what a page's first leader does);
+//!   [`Role::Follower`] on a leader closes its subscribe (or its create-turn stream, once
+//!   `turn.created` named the turn: before, that stream is the only way to learn it) and follows
+//!   the relay from its cursor; the connection machine is not told (to it the stream goes on).
+//! - **Lease.** A leader emits [`TabEffect::Heartbeat`] every [`HEARTBEAT_MS`]; a follower that
+//!   has heard nothing from a leader (no heartbeat, no relayed frame) for the lease the last
+//!   heartbeat gave ([`DEFAULT_LEASE_MS`] until one says otherwise) emits [`TabEffect::Steal`]
+//!   (the executor then takes the lock with `steal: true`: a frozen tab keeps its lock), and
+//!   again after each further lease until it leads.
+use alloc::format;
+use alloc::string::String;
+
+use super::{Effect, RequestId, RunStep, Session};
+use crate::resume::{self, ConnectionStatus};
+
+/// A leader's heartbeat period, ms.
+pub const HEARTBEAT_MS: u64 = 250;
+/// How long a follower waits for a sign of the leader before it steals the lock, ms, unless the
+/// leader's heartbeat names another lease ([`TabInput::LeaderSeen`]).
+pub const DEFAULT_LEASE_MS: u64 = 1000;
+/// Bounds of a lease named by a heartbeat, ms.
+pub const LEASE_RANGE_MS: (u64, u64) = (HEARTBEAT_MS, 60_000);
+/// How long a follower waits for the frames of a gap before it rebuilds from the listings, ms.
+pub const REPLAY_WAIT_MS: u64 = 2000;
+
+/// This engine's part among the tabs of its origin.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Role {
+    /// No sharing (Web Locks or `BroadcastChannel` missing, or `followOtherTabs: false`): the
+    /// engine opens its own subscribes, as every tab did before issue 14.
+    #[default]
+    Solo,
+    /// Holds the session's lock: opens the live stream and relays its frames.
+    Leader,
+    /// Waits for the lock: follows the leader's relayed frames instead of subscribing.
+    Follower,
+}
+
+impl Role {
+    /// `"solo"` / `"leader"` / `"follower"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Solo => "solo",
+            Role::Leader => "leader",
+            Role::Follower => "follower",
+        }
+    }
+}
+
+/// What the executor tells the engine about the other tabs ([`Input::Tab`](super::Input::Tab)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TabInput<'a> {
+    /// The executor got the lock ([`Role::Leader`]), lost it or waits for it
+    /// ([`Role::Follower`]), or shares nothing ([`Role::Solo`]).
+    Role(Role),
+    /// A frame another tab relayed (its [`TabEffect::Relay`]), or one the executor kept and
+    /// feeds again after a [`TabEffect::Follow`].
+    Relayed {
+        /// The frame's turn.
+        turn_id: &'a str,
+        /// Its sequence number (`id:`).
+        sequence_number: u64,
+        /// Its `data`.
+        data: &'a str,
+    },
+    /// A leader's heartbeat: it promises the next sign of life within `lease_ms` (a hidden
+    /// leader, whose timers the browser clamps, names a longer lease).
+    LeaderSeen {
+        /// ms; clamped to [`LEASE_RANGE_MS`].
+        lease_ms: u64,
+    },
+}
+
+/// What the engine asks the executor to do about the other tabs
+/// ([`Effect::Tab`](super::Effect::Tab)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TabEffect {
+    /// Send this frame of this engine's own live stream to the other tabs (and keep it, to
+    /// answer a replay).
+    Relay {
+        /// The frame's turn.
+        turn_id: String,
+        /// Its sequence number.
+        sequence_number: u64,
+        /// Its `data`.
+        data: String,
+    },
+    /// Follow `turn_id` through the relay: feed the frames after `after` already kept (as
+    /// [`TabInput::Relayed`], in order, on a later task), and ask the leader to replay those it
+    /// has beyond them; then keep feeding relayed frames.
+    Follow {
+        /// The turn.
+        turn_id: String,
+        /// The follower's cursor (exclusive).
+        after: u64,
+    },
+    /// Tell the followers this leader is alive (and the lease it promises).
+    Heartbeat,
+    /// The leader said nothing for a lease: take the lock with `steal: true`.
+    Steal,
+}
+
+/// The engine's tab state.
+#[derive(Debug, Default)]
+pub(super) struct Tabs {
+    pub(super) role: Role,
+    /// The follower's open relay (a pseudo-request: [`RunStep::Subscribe`] with no request).
+    relay: Option<RequestId>,
+    /// A gap was seen at this time and the frames after the cursor asked for.
+    replay_asked_ms: Option<u64>,
+    /// The last sign of the leader (or when this engine became a follower).
+    leader_seen_ms: u64,
+    lease_ms: u64,
+    next_heartbeat_ms: u64,
+    /// A relayed frame is being applied (not to be relayed again).
+    pub(super) applying_relayed: bool,
+}
+
+impl Tabs {
+    /// The earliest time the tab rules have work (a heartbeat, a lease end, a replay wait).
+    pub(super) fn poll_timeout(&self) -> Option<u64> {
+        let role = match self.role {
+            Role::Solo => None,
+            Role::Leader => Some(self.next_heartbeat_ms),
+            Role::Follower => Some(self.leader_seen_ms.saturating_add(self.lease())),
+        };
+        let replay = self
+            .replay_asked_ms
+            .filter(|_| self.relay.is_some())
+            .map(|at| at.saturating_add(REPLAY_WAIT_MS));
+        match (role, replay) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn lease(&self) -> u64 {
+        if self.lease_ms == 0 {
+            DEFAULT_LEASE_MS
+        } else {
+            self.lease_ms
+        }
+    }
+}
+
+impl Session {
+    /// This engine's role among the tabs.
+    pub fn role(&self) -> Role {
+        self.tabs.role
+    }
+
+    /// The open relay's pseudo-request, if the run still has it open.
+    fn relay_open(&self) -> Option<RequestId> {
+        let relay = self.tabs.relay?;
+        (self.run.as_ref()?.open == Some((relay, RunStep::Subscribe))).then_some(relay)
+    }
+
+    /// Whether a subscribe of this engine is to follow the relay instead of the network.
+    pub(super) fn subscribes_by_relay(&self) -> bool {
+        self.tabs.role == Role::Follower
+    }
+
+    /// A follower's subscribe: open the relay after `after` (the machine sees a live stream).
+    pub(super) fn open_relay(&mut self, turn_id: String, after: u64) {
+        self.abort_run_request();
+        let id = self.next_request;
+        self.next_request += 1;
+        self.requests
+            .push((id, super::Purpose::Run(RunStep::Subscribe)));
+        if let Some(run) = self.run.as_mut() {
+            run.open = Some((id, RunStep::Subscribe));
+        }
+        self.tabs.relay = Some(id);
+        self.tabs.replay_asked_ms = None;
+        // The badge says `connecting` until the first relayed frame (a frame implies the open
+        // stream to the machine): until then a takeover can swap in a real subscribe unseen.
+        self.effects
+            .push_back(Effect::Tab(TabEffect::Follow { turn_id, after }));
+        // The machine subscribes only once the turn's state is known (it still runs): what a
+        // `resume` / `restore` waits for, as a subscribe's answer would tell it.
+        self.check_finished();
+    }
+
+    /// Relays a frame this engine applies from its own stream (not a relayed one).
+    pub(super) fn relay_frame(&mut self, turn_id: &str, seq: Option<u64>, data: &str) {
+        if self.tabs.role == Role::Solo || self.tabs.applying_relayed {
+            return;
+        }
+        if let Some(sequence_number) = seq {
+            self.effects.push_back(Effect::Tab(TabEffect::Relay {
+                turn_id: String::from(turn_id),
+                sequence_number,
+                data: String::from(data),
+            }));
+        }
+    }
+
+    pub(super) fn on_tab(&mut self, input: TabInput<'_>) {
+        let now = self.now_ms;
+        match input {
+            TabInput::Role(role) => self.set_role(role),
+            TabInput::LeaderSeen { lease_ms } => {
+                self.tabs.leader_seen_ms = now;
+                self.tabs.lease_ms = lease_ms.clamp(LEASE_RANGE_MS.0, LEASE_RANGE_MS.1);
+                if self.relay_open().is_some() {
+                    // The leader is alive: the relay is not a silent stream.
+                    self.feed_conn(resume::Input::Comment);
+                }
+            }
+            TabInput::Relayed {
+                turn_id,
+                sequence_number,
+                data,
+            } => {
+                self.tabs.leader_seen_ms = now;
+                self.on_relayed(turn_id, sequence_number, data);
+            }
+        }
+    }
+
+    fn on_relayed(&mut self, turn_id: &str, seq: u64, data: &str) {
+        let Some(id) = self.relay_open() else {
+            return;
+        };
+        let Some(run) = self.run.as_ref() else {
+            return;
+        };
+        if run.turn_id.as_deref() != Some(turn_id) {
+            return;
+        }
+        let cursor = run.conn.cursor().unwrap_or(0);
+        if seq <= cursor {
+            return;
+        }
+        if seq > cursor.saturating_add(1) {
+            if self.tabs.replay_asked_ms.is_none() {
+                self.tabs.replay_asked_ms = Some(self.now_ms);
+                self.effects.push_back(Effect::Tab(TabEffect::Follow {
+                    turn_id: String::from(turn_id),
+                    after: cursor,
+                }));
+            }
+            return;
+        }
+        self.tabs.replay_asked_ms = None;
+        self.tabs.applying_relayed = true;
+        self.on_relayed_frame(id, seq, data);
+        self.tabs.applying_relayed = false;
+    }
+
+    fn set_role(&mut self, role: Role) {
+        let old = core::mem::replace(&mut self.tabs.role, role);
+        let now = self.now_ms;
+        match role {
+            Role::Follower => {
+                self.tabs.leader_seen_ms = now;
+                if let Some(run) = self.run.as_ref().filter(|_| self.relay_open().is_some()) {
+                    // Told again (the executor's handler is new): ask again for what the relay
+                    // has not brought yet.
+                    let turn_id = run.turn_id.clone().unwrap_or_default();
+                    let after = run.conn.cursor().unwrap_or(0);
+                    self.effects
+                        .push_back(Effect::Tab(TabEffect::Follow { turn_id, after }));
+                }
+                let relay = self.tabs.relay;
+                let own_stream = self.run.as_ref().is_some_and(|r| {
+                    r.conn.is_stream_open()
+                        && r.open.is_some_and(|(id, step)| match step {
+                            RunStep::Subscribe => Some(id) != relay,
+                            // A create stream whose turn is known already: the relay brings
+                            // the rest (before `turn.created` it is the only way to the turn).
+                            RunStep::Post => r.turn_id.is_some(),
+                            _ => false,
+                        })
+                });
+                if own_stream {
+                    // Another tab leads now: close this stream and follow the relay from the
+                    // cursor. The machine is not told: to it the stream goes on.
+                    self.abort_run_request();
+                    let (turn_id, after) = self
+                        .run
+                        .as_ref()
+                        .map(|r| (r.turn_id.clone().unwrap_or_default(), r.conn.cursor()))
+                        .unwrap_or_default();
+                    self.open_relay(turn_id, after.unwrap_or(0));
+                }
+            }
+            Role::Leader | Role::Solo => {
+                self.tabs.next_heartbeat_ms = now;
+                if let Some(id) = self.relay_open() {
+                    let streamed = self
+                        .run
+                        .as_ref()
+                        .is_some_and(|r| r.status == ConnectionStatus::Live);
+                    let cursor = self.run.as_ref().and_then(|r| r.conn.cursor());
+                    if let Some(run) = self.run.as_mut() {
+                        run.open = None;
+                    }
+                    self.take_request(id);
+                    self.tabs.relay = None;
+                    self.tabs.replay_asked_ms = None;
+                    if streamed {
+                        // Takeover: the relay ends; the machine checks the turn and subscribes
+                        // from this engine's own cursor.
+                        self.feed_conn(resume::Input::Eof);
+                    } else {
+                        // Nothing came through the relay yet: the machine still waits for its
+                        // subscribe's answer, which a real subscribe now gives.
+                        self.run_command(resume::Command::Subscribe {
+                            after: cursor.unwrap_or(0),
+                        });
+                    }
+                }
+            }
+        }
+        if old != role {
+            self.dirty = true;
+        }
+    }
+
+    /// The tab rules' deadlines passed: heartbeat, steal, or give up waiting for a replay.
+    pub(super) fn on_tab_timer(&mut self) {
+        let now = self.now_ms;
+        match self.tabs.role {
+            Role::Solo => {}
+            Role::Leader => {
+                if now >= self.tabs.next_heartbeat_ms {
+                    self.tabs.next_heartbeat_ms = now.saturating_add(HEARTBEAT_MS);
+                    self.effects.push_back(Effect::Tab(TabEffect::Heartbeat));
+                }
+            }
+            Role::Follower => {
+                if now >= self.tabs.leader_seen_ms.saturating_add(self.tabs.lease()) {
+                    // Asked again only after another lease without a leader.
+                    self.tabs.leader_seen_ms = now;
+                    self.effects.push_back(Effect::Tab(TabEffect::Steal));
+                }
+            }
+        }
+        let waited = self
+            .tabs
+            .replay_asked_ms
+            .is_some_and(|at| now >= at.saturating_add(REPLAY_WAIT_MS));
+        if waited && self.relay_open().is_some() {
+            self.tabs.replay_asked_ms = None;
+            let turn = self
+                .run
+                .as_ref()
+                .and_then(|r| r.turn_id.clone())
+                .unwrap_or_default();
+            self.warn(
+                "protocol",
+                format!("relayed frames of turn {turn} skipped ahead of this tab's cursor and no tab replayed the missing ones; the turn is rebuilt from the listings"),
+            );
+            // The relay closes; the rebuild resubscribes (through the relay) after its cursor.
+            if let Some(run) = self.run.as_mut() {
+                run.open = None;
+            }
+            if let Some(id) = self.tabs.relay.take() {
+                self.take_request(id);
+            }
+            self.feed_conn(resume::Input::OutOfOrder);
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "tabs_tests.rs"]
+mod tests;

@@ -1,0 +1,442 @@
+//! The tab rules (issue 14): relay, apply in order, ask for a gap, take over, lease.
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use alloc::{format, vec};
+
+use super::super::*;
+use super::{Role, TabEffect, TabInput, DEFAULT_LEASE_MS, HEARTBEAT_MS, REPLAY_WAIT_MS};
+
+/// The requests among `effects`, in order.
+fn requests(effects: &[Effect]) -> Vec<&HttpRequest> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Request(r) => Some(r),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The first `method` request whose URL contains `url_part`.
+fn request_to<'a>(effects: &'a [Effect], method: Method, url_part: &str) -> &'a HttpRequest {
+    requests(effects)
+        .into_iter()
+        .find(|r| r.method == method && r.url.contains(url_part))
+        .unwrap_or_else(|| panic!("no {method:?} {url_part} in {effects:#?}"))
+}
+
+struct Tab {
+    s: Session,
+    now: u64,
+    next_command: CommandId,
+}
+
+impl Tab {
+    fn new(role: Role) -> Self {
+        let mut t = Tab {
+            s: Session::new("s1", Config::new(Api::new("http://h", Flavor::TrueForge))),
+            now: 1_000,
+            next_command: 1,
+        };
+        t.feed(Input::Tab(TabInput::Role(role)));
+        t
+    }
+
+    fn feed(&mut self, input: Input<'_>) -> Vec<Effect> {
+        self.now += 1;
+        self.at(input, self.now)
+    }
+
+    fn at(&mut self, input: Input<'_>, now: u64) -> Vec<Effect> {
+        self.now = self.now.max(now);
+        self.s.handle(input, self.now);
+        core::iter::from_fn(|| self.s.poll_effect()).collect()
+    }
+
+    fn command(&mut self, command: Command) -> Vec<Effect> {
+        let id = self.next_command;
+        self.next_command += 1;
+        self.feed(Input::Command { id, command })
+    }
+
+    fn respond(&mut self, request: RequestId, body: &str) -> Vec<Effect> {
+        self.feed(Input::Response {
+            request,
+            status: 200,
+            retry_after: None,
+            body: body.as_bytes(),
+        })
+    }
+
+    fn relayed(&mut self, seq: u64, data: &str) -> Vec<Effect> {
+        self.feed(Input::Tab(TabInput::Relayed {
+            turn_id: "t1",
+            sequence_number: seq,
+            data,
+        }))
+    }
+
+    /// Attaches turn t1 and answers the check with "running".
+    fn attach_running(&mut self) -> Vec<Effect> {
+        let out = self.command(Command::Attach {
+            turn_id: "t1".into(),
+        });
+        let check = request_to(&out, Method::Get, "/turns/t1").id;
+        self.respond(check, RUNNING)
+    }
+
+    /// The text of the turn's messages, joined.
+    fn text(&self) -> String {
+        let summary = serde_json::to_value(self.s.view().summary()).unwrap();
+        let mut out = String::new();
+        for turn in summary["turns"].as_array().into_iter().flatten() {
+            for item in turn["items"].as_array().into_iter().flatten() {
+                if item["kind"] == "message" {
+                    out.push_str(item["text"].as_str().unwrap_or_default());
+                }
+            }
+        }
+        out
+    }
+
+    fn protocol_warnings(&mut self) -> usize {
+        let (_, warnings) = self.s.take_changes();
+        warnings.iter().filter(|(c, _)| c == "protocol").count()
+    }
+}
+
+const RUNNING: &str = r#"{"data":{"id":"t1","session_id":"s1","previous_turn_id":null,"state":{"status":"running"},"created_at":"2026-12-01T00:00:00Z"}}"#;
+
+fn frames() -> Vec<String> {
+    vec![
+        r#"{"type":"turn.created","id":"e-1","turn_id":"t1","previous_turn_id":null,"input":[{"type":"user.message","content":"hi"}],"state":{"status":"running"},"created_at":"2026-12-01T00:00:00Z","thread_id":null}"#.to_string(),
+        r#"{"type":"model.message","id":"m1","thread_id":"main","created_at":"2026-12-01T00:00:01Z"}"#.to_string(),
+        r#"{"type":"model.message.delta","id":"m1","thread_id":"main","content":"one "}"#.to_string(),
+        r#"{"type":"model.message.delta","id":"m1","thread_id":"main","content":"two "}"#.to_string(),
+        r#"{"type":"model.message.delta","id":"m1","thread_id":"main","content":"three"}"#.to_string(),
+    ]
+}
+
+fn follows(effects: &[Effect]) -> Vec<u64> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Tab(TabEffect::Follow { turn_id, after }) if turn_id == "t1" => Some(*after),
+            _ => None,
+        })
+        .collect()
+}
+
+fn subscribes(effects: &[Effect]) -> Vec<&HttpRequest> {
+    requests(effects)
+        .into_iter()
+        .filter(|r| r.url.contains("/subscribe"))
+        .collect()
+}
+
+#[test]
+fn a_follower_follows_the_relay_instead_of_subscribing_and_applies_frames_once_in_order() {
+    let mut t = Tab::new(Role::Follower);
+    let out = t.attach_running();
+    assert!(subscribes(&out).is_empty(), "{out:?}");
+    assert_eq!(follows(&out), vec![0]);
+    assert!(
+        matches!(
+            t.s.connection_state(),
+            ConnectionState::Connecting {
+                turn_id: Some("t1"),
+                ..
+            }
+        ),
+        "{:?}",
+        t.s.connection_state()
+    );
+    let f = frames();
+    for (i, data) in f.iter().enumerate().take(3) {
+        t.relayed(i as u64 + 1, data);
+    }
+    assert!(
+        matches!(
+            t.s.connection_state(),
+            ConnectionState::Live {
+                turn_id: Some("t1"),
+                ..
+            }
+        ),
+        "{:?}",
+        t.s.connection_state()
+    );
+    // Duplicates (a replay overlapping the live relay, a takeover) are ignored.
+    t.relayed(2, &f[1]);
+    t.relayed(3, &f[2]);
+    t.relayed(4, &f[3]);
+    assert_eq!(t.text(), "one two ");
+    assert_eq!(t.protocol_warnings(), 0);
+    // A frame of another turn is not this relay's.
+    t.feed(Input::Tab(TabInput::Relayed {
+        turn_id: "t0",
+        sequence_number: 5,
+        data: &f[4],
+    }));
+    assert_eq!(t.text(), "one two ");
+}
+
+#[test]
+fn a_relayed_gap_is_not_applied_asks_once_and_fills_from_the_replay() {
+    let mut t = Tab::new(Role::Follower);
+    t.attach_running();
+    let f = frames();
+    t.relayed(1, &f[0]);
+    t.relayed(2, &f[1]);
+    let out = t.relayed(4, &f[3]);
+    assert_eq!(
+        follows(&out),
+        vec![2],
+        "the frames after the cursor are asked for"
+    );
+    let out = t.relayed(5, &f[4]);
+    assert!(follows(&out).is_empty(), "asked once per gap");
+    assert_eq!(t.text(), "");
+    // The replay brings 3..5.
+    for (i, data) in f.iter().enumerate().skip(2) {
+        t.relayed(i as u64 + 1, data);
+    }
+    assert_eq!(t.text(), "one two three");
+    assert_eq!(t.protocol_warnings(), 0);
+}
+
+#[test]
+fn a_gap_nobody_replays_is_rebuilt_from_the_listings() {
+    let mut t = Tab::new(Role::Follower);
+    t.attach_running();
+    let f = frames();
+    t.relayed(1, &f[0]);
+    t.relayed(4, &f[3]);
+    let asked = t.now;
+    // Heartbeats keep the leader alive (no steal) while the replay is awaited.
+    let mut at = asked;
+    let mut out = Vec::new();
+    while at < asked + REPLAY_WAIT_MS {
+        at += HEARTBEAT_MS;
+        t.at(Input::Tab(TabInput::LeaderSeen { lease_ms: 1000 }), at);
+        out = t.at(Input::Timer, at);
+    }
+    assert!(
+        requests(&out).iter().any(|r| r.url.ends_with("/turns/t1")),
+        "rebuild reads the turn: {out:?}"
+    );
+    assert_eq!(t.protocol_warnings(), 1);
+}
+
+#[test]
+fn the_leader_relays_every_frame_of_its_own_stream() {
+    let mut t = Tab::new(Role::Leader);
+    let out = t.attach_running();
+    let sub = subscribes(&out)[0].id;
+    assert!(follows(&out).is_empty());
+    let mut out = t.feed(Input::StreamOpened {
+        request: sub,
+        status: 200,
+        content_type: Some("text/event-stream"),
+        redirected: false,
+    });
+    for (i, data) in frames().iter().enumerate() {
+        let bytes = format!("id: {}\ndata: {data}\n\n", i + 1);
+        out.extend(t.feed(Input::Bytes {
+            request: sub,
+            bytes: bytes.as_bytes(),
+        }));
+    }
+    let relayed: Vec<u64> = out
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Tab(TabEffect::Relay {
+                turn_id,
+                sequence_number,
+                data,
+            }) if turn_id == "t1" && !data.is_empty() => Some(*sequence_number),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(relayed, vec![1, 2, 3, 4, 5]);
+}
+
+#[test]
+fn a_solo_engine_relays_nothing_and_ignores_relayed_frames() {
+    let mut t = Tab::new(Role::Solo);
+    let out = t.attach_running();
+    assert_eq!(subscribes(&out).len(), 1);
+    let f = frames();
+    let mut out = Vec::new();
+    for (i, data) in f.iter().enumerate() {
+        out.extend(t.relayed(i as u64 + 1, data));
+    }
+    assert!(out.iter().all(|e| !matches!(e, Effect::Tab(_))));
+    assert_eq!(t.text(), "");
+}
+
+#[test]
+fn takeover_resubscribes_from_the_followers_own_cursor() {
+    let mut t = Tab::new(Role::Follower);
+    t.attach_running();
+    let f = frames();
+    for (i, data) in f.iter().enumerate().take(3) {
+        t.relayed(i as u64 + 1, data);
+    }
+    let out = t.feed(Input::Tab(TabInput::Role(Role::Leader)));
+    // The turn is checked first, as before every resubscribe; then the subscribe after 3.
+    let check = request_to(&out, Method::Get, "/turns/t1").id;
+    let out = t.respond(check, RUNNING);
+    let sub = subscribes(&out);
+    assert_eq!(sub.len(), 1, "{out:?}");
+    assert_eq!(sub[0].last_event_id, Some(3));
+    assert!(
+        sub[0].url.contains("after_sequence_number=3"),
+        "{}",
+        sub[0].url
+    );
+    // The new stream's frames continue the text with no duplicate.
+    let id = sub[0].id;
+    t.feed(Input::StreamOpened {
+        request: id,
+        status: 200,
+        content_type: Some("text/event-stream"),
+        redirected: false,
+    });
+    let bytes = format!("id: 4\ndata: {}\n\nid: 5\ndata: {}\n\n", f[3], f[4]);
+    t.feed(Input::Bytes {
+        request: id,
+        bytes: bytes.as_bytes(),
+    });
+    assert_eq!(t.text(), "one two three");
+    assert_eq!(t.protocol_warnings(), 0);
+}
+
+#[test]
+fn a_leader_that_loses_the_lock_closes_its_subscribe_and_follows_the_relay() {
+    let mut t = Tab::new(Role::Leader);
+    let out = t.attach_running();
+    let sub = subscribes(&out)[0].id;
+    t.feed(Input::StreamOpened {
+        request: sub,
+        status: 200,
+        content_type: Some("text/event-stream"),
+        redirected: false,
+    });
+    let f = frames();
+    let bytes = format!("id: 1\ndata: {}\n\nid: 2\ndata: {}\n\n", f[0], f[1]);
+    t.feed(Input::Bytes {
+        request: sub,
+        bytes: bytes.as_bytes(),
+    });
+    let out = t.feed(Input::Tab(TabInput::Role(Role::Follower)));
+    assert!(out.contains(&Effect::Abort { id: sub }), "{out:?}");
+    // No request at all: the relay goes on from the cursor.
+    assert!(requests(&out).is_empty(), "{out:?}");
+    assert_eq!(follows(&out), vec![2]);
+    t.relayed(3, &f[2]);
+    assert_eq!(t.text(), "one ");
+}
+
+#[test]
+fn a_follower_steals_after_a_lease_without_a_sign_of_the_leader() {
+    let steals = |effects: &[Effect]| {
+        effects
+            .iter()
+            .filter(|e| matches!(e, Effect::Tab(TabEffect::Steal)))
+            .count()
+    };
+    let mut t = Tab::new(Role::Follower);
+    let start = t.now;
+    assert_eq!(t.s.poll_timeout(), Some(start + DEFAULT_LEASE_MS));
+    let seen = start + 500;
+    t.at(Input::Tab(TabInput::LeaderSeen { lease_ms: 1000 }), seen);
+    assert_eq!(steals(&t.at(Input::Timer, seen + 999)), 0);
+    assert_eq!(steals(&t.at(Input::Timer, seen + 1000)), 1);
+    // Asked again only after another lease.
+    assert_eq!(steals(&t.at(Input::Timer, seen + 1500)), 0);
+    assert_eq!(steals(&t.at(Input::Timer, seen + 2000)), 1);
+    // A hidden leader promises a longer lease.
+    let seen = t.now;
+    t.at(Input::Tab(TabInput::LeaderSeen { lease_ms: 5000 }), seen);
+    assert_eq!(steals(&t.at(Input::Timer, seen + 4999)), 0);
+    // A leader beats every HEARTBEAT_MS and never steals.
+    let mut l = Tab::new(Role::Leader);
+    let beats = |effects: &[Effect]| {
+        effects
+            .iter()
+            .filter(|e| matches!(e, Effect::Tab(TabEffect::Heartbeat)))
+            .count()
+    };
+    let t0 = l.now;
+    assert_eq!(beats(&l.at(Input::Timer, t0)), 1);
+    assert_eq!(beats(&l.at(Input::Timer, t0 + HEARTBEAT_MS - 1)), 0);
+    let out = l.at(Input::Timer, t0 + HEARTBEAT_MS);
+    assert_eq!((beats(&out), steals(&out)), (1, 0));
+}
+
+#[test]
+fn a_first_leader_subscribes_in_the_relays_place_at_once() {
+    // A page's engine starts as a follower (it does not know yet whether another tab leads);
+    // its lock is granted before any frame came through the relay.
+    let mut t = Tab::new(Role::Follower);
+    let out = t.attach_running();
+    assert_eq!(follows(&out), vec![0]);
+    let out = t.feed(Input::Tab(TabInput::Role(Role::Leader)));
+    let sub = subscribes(&out);
+    assert_eq!(sub.len(), 1, "no check again, no backoff: {out:?}");
+    assert_eq!(sub[0].last_event_id, None);
+    assert!(
+        matches!(
+            t.s.connection_state(),
+            ConnectionState::Connecting {
+                turn_id: Some("t1"),
+                ..
+            }
+        ),
+        "{:?}",
+        t.s.connection_state()
+    );
+    let id = sub[0].id;
+    t.feed(Input::StreamOpened {
+        request: id,
+        status: 200,
+        content_type: Some("text/event-stream"),
+        redirected: false,
+    });
+    assert!(
+        matches!(
+            t.s.connection_state(),
+            ConnectionState::Live {
+                turn_id: Some("t1"),
+                ..
+            }
+        ),
+        "{:?}",
+        t.s.connection_state()
+    );
+}
+
+#[test]
+fn a_follower_resume_settles_once_the_turn_is_known_running_without_a_frame() {
+    let mut t = Tab::new(Role::Follower);
+    let id = t.next_command;
+    let out = t.command(Command::Resume {
+        checkpoint: Some(Checkpoint {
+            v: checkpoint::SCHEMA_VERSION,
+            session_id: "s1".into(),
+            turn_id: Some("t1".into()),
+            seq: 0,
+            saved_at: 0,
+            creating: None,
+        }),
+    });
+    let check = request_to(&out, Method::Get, "/turns/t1").id;
+    let out = t.respond(check, RUNNING);
+    assert_eq!(follows(&out), vec![0]);
+    let settled = out.iter().find_map(|e| match e {
+        Effect::Settle { command, outcome } if *command == id => Some(outcome.clone()),
+        _ => None,
+    });
+    assert_eq!(settled, Some(Ok(Settled::Resumed(Some("t1".to_string())))));
+}
