@@ -14,8 +14,8 @@
 //!   terminal → `Rebuild` (a cursor at the end of a finished turn hangs, §9; FIELD C13).
 //! - Waits use exponential backoff with full jitter between a floor and a cap; `retry:` sets the base within
 //!   bounds; 429/503 honour `Retry-After` within bounds; the attempt counter resets when a
-//!   stream delivers a new sequence number, and when a stream that stayed healthy (open after its
-//!   2xx, no error) for `healthy_after_ms` ends; `max_attempts` ends in `TooManyAttempts`.
+//!   stream delivers a new sequence number, and when a stream that stayed healthy (held open
+//!   `healthy_after_ms` from its request, no error status) ends; `max_attempts` ends in `TooManyAttempts`.
 //! - EOF without `turn.done` resubscribes after the last processed sequence number (FIELD C4).
 //! - Frames out of order (a gap the web layer did not apply, [`Input::OutOfOrder`], or a stream whose
 //!   numbers step back) close the stream and rebuild from the listings once, then resubscribe
@@ -162,9 +162,13 @@ pub struct Connection {
     header_sent: bool,
     /// A refused resume was already rebuilt from the listings: a next refusal fails.
     refusal_rebuilt: bool,
-    /// When the open stream answered 2xx (`None`: no stream open, or not yet answered): a stream
-    /// open for `healthy_after_ms` refills the attempt budget when it ends.
-    streaming_since_ms: Option<u64>,
+    /// When the open stream request was sent (`None`: no stream request open, or it was refused
+    /// with a status): a stream request held open for `healthy_after_ms` refills the attempt
+    /// budget when it ends. Counted from the request, whether or not its status line was seen:
+    /// Firefox reports a silent 200 only with its first byte, so a subscribe the server held
+    /// through a quiet second and a proxy then cut looks, from here, like a request that never
+    /// answered; being held that long is what tells a working connection from a refused one.
+    held_since_ms: Option<u64>,
     /// When the turn last showed progress: a frame with a new sequence number (or the start).
     last_frame_ms: u64,
     /// Reads of the turn that found it `running` after it had been silent for at least
@@ -205,7 +209,7 @@ impl Connection {
             resume_header: true,
             header_sent: false,
             refusal_rebuilt: false,
-            streaming_since_ms: None,
+            held_since_ms: None,
             last_frame_ms: 0,
             silent_cycles: 0,
             silence: None,
@@ -514,7 +518,6 @@ impl Connection {
                     step,
                     streaming: true,
                 };
-                self.streaming_since_ms = Some(self.now_ms);
                 self.set_status(ConnectionStatus::Live);
                 if step == Step::Post {
                     self.post_accepted = true;
@@ -523,8 +526,9 @@ impl Connection {
             }
             return;
         }
-        // The web layer dropped the error body: the request is closed.
+        // The web layer dropped the error body: the request is closed (and was refused).
         self.phase = Phase::Closed;
+        self.held_since_ms = None;
         self.on_failure(step, Some(status), retry_after_ms);
     }
 
@@ -543,7 +547,6 @@ impl Connection {
                 step,
                 streaming: true,
             };
-            self.streaming_since_ms = Some(self.now_ms);
             self.set_status(ConnectionStatus::Live);
             if step == Step::Post {
                 self.post_accepted = true;
@@ -732,10 +735,10 @@ impl Connection {
         self.queue.push_back(Command::Silence(Some(silence)));
     }
 
-    /// The open stream ended: if it stayed healthy (2xx, no error) for `healthy_after_ms`, the
-    /// attempt budget starts over.
+    /// The open stream ended: if it was held open (no error status) for `healthy_after_ms` from
+    /// its request, the attempt budget starts over.
     fn refill_if_healthy(&mut self) {
-        if let Some(since) = self.streaming_since_ms.take() {
+        if let Some(since) = self.held_since_ms.take() {
             if self.now_ms.saturating_sub(since) >= self.config.healthy_after_ms {
                 self.attempt = 0;
             }
@@ -943,7 +946,7 @@ impl Connection {
         self.last_activity_ms = self.now_ms;
         self.progressed = false;
         self.stream_last = None;
-        self.streaming_since_ms = None;
+        self.held_since_ms = step.is_stream().then_some(self.now_ms);
     }
 
     fn abort_if_open(&mut self) {

@@ -92,6 +92,57 @@ fn a_healthy_connection_that_ends_cleanly_refills_the_budget() {
     assert!(!is_failed(&d));
 }
 
+/// Firefox shows a silent 200 only with its first byte: a resubscribe the server held open
+/// through a quiet second reports nothing until the proxy's idle cut ends it with a network
+/// error. It was held `healthy_after_ms` from its request, so it was healthy: cut after cut,
+/// the budget never runs out (the Firefox e2e "a silent tool call behind idle cuts" ended
+/// `TooManyAttempts` after three such cuts, counted from a status line it never saw).
+#[test]
+fn a_stream_request_held_open_counts_from_its_request_not_its_status_line() {
+    let cfg = Config {
+        max_attempts: 3,
+        healthy_after_ms: 500,
+        ..config()
+    };
+    let mut d = live_attached(cfg, 5);
+    for cut in 1..=10 {
+        d.now += 1_000;
+        let commands = d.feed(Input::NetworkError);
+        assert_eq!(
+            reconnecting(&commands).map(|r| r.0),
+            Some(1),
+            "cut {cut}: {commands:?}"
+        );
+        d.fire_timeout();
+        assert_eq!(
+            d.feed(Input::TurnFetched { terminal: false }),
+            vec![subscribe(5)]
+        );
+        // No status line: the next cut is all this request reports.
+    }
+    assert!(!is_failed(&d));
+    // Cut before `healthy_after_ms`: each is a failed attempt, and the budget runs out.
+    let mut d = live_attached(cfg, 5);
+    for _ in 1..=4 {
+        d.now += 100;
+        d.feed(Input::NetworkError);
+        d.fire_timeout();
+        d.feed(Input::TurnFetched { terminal: false });
+    }
+    assert!(is_failed(&d), "{:?}", d.conn.status());
+    // A refusal is no healthy connection however long it took to come.
+    let mut d = live_attached(cfg, 5);
+    d.now += 100;
+    d.feed(Input::NetworkError);
+    for _ in 1..=3 {
+        d.fire_timeout();
+        d.feed(Input::TurnFetched { terminal: false });
+        d.now += 1_000;
+        d.headers(502);
+    }
+    assert!(is_failed(&d), "{:?}", d.conn.status());
+}
+
 /// The watchdog of a silent live stream reads the turn first (at once, not an attempt, the
 /// badge unchanged) and, while the turn reads running, resubscribes with a watchdog that
 /// doubles each silent cycle up to `max_idle_timeout_ms`: 45 s, 90 s, 180 s, 180 s… After

@@ -38,8 +38,9 @@ pub struct Config {
     /// The counter resets when a stream delivers a new sequence number, and when a stream that
     /// stayed healthy for [`healthy_after_ms`](Self::healthy_after_ms) ends (issue 14).
     pub max_attempts: u32,
-    /// A live stream that stayed open this long after its 2xx, with no error, was a healthy
-    /// connection, ms (default 10 000): when it ends (a proxy's idle cut, a subscribe timeout,
+    /// A stream request held open this long from when it was sent, with no error status, was a
+    /// healthy connection, ms (default 10 000; from the request, as Firefox shows a silent 200
+    /// only with its first byte): when it ends (a proxy's idle cut, a subscribe timeout,
     /// the idle watchdog) the attempt counter starts over, as it does when new events arrive.
     /// Without it, a silent tool call behind a proxy that cuts idle connections every 60 s used
     /// up `max_attempts` with connections that each worked.

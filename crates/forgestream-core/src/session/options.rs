@@ -75,7 +75,8 @@ pub struct ReconnectOptions {
     /// Give up after this many failed attempts in a row.
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub max_attempts: Option<f64>,
-    /// A live stream open this long (ms, default 10 000) with no error was healthy: when it
+    /// A stream request held open this long from when it was sent (ms, default 10 000), with no
+    /// error status, was healthy: when it
     /// ends, the failed-attempt count starts over (idle cuts by proxies never add up).
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub healthy_after_ms: Option<f64>,
