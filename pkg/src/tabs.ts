@@ -10,6 +10,7 @@
  * - `{ t: "frame", turnId, seq, data }` — a frame of the sender's own live stream;
  * - `{ t: "hb", leaseMs }` — the leader's heartbeat (a hidden leader, whose timers the browser
  *   clamps to ≥ 1 s, promises a longer lease);
+ * - `{ t: "here" }` — a follower's answer to each heartbeat: a follower tab is there;
  * - `{ t: "ping?" }` — a follower whose lease ran out asks whether a leader is there (the leader
  *   beats at once; a frozen one cannot, and the follower steals the lock `PROBE_MS` later);
  * - `{ t: "replay?", turnId, after, from }` — a follower asks for the frames after `after`;
@@ -27,12 +28,19 @@ const HIDDEN_LEASE_MS = 2_000;
 const VISIBLE_LEASE_MS = 1_000;
 /** How long a follower whose lease ran out waits for an answer to its probe before it steals. */
 const PROBE_MS = 750;
+/**
+ * A leader posts live frames only while a follower was heard (`here`, `replay?`, `ping?`) within
+ * this long: posting each frame cost the only tab of a session ≈100 ms/s of `postMessage` at
+ * 2,000 frames/s (issue 19, W3). Covers a few heartbeats of a hidden leader (≈1–2 s apart).
+ */
+const FOLLOWER_TTL_MS = 5_000;
 
 type Frame = readonly [seq: number, data: string];
 
 type TabMessage =
   | { t: "frame"; turnId: string; seq: number; data: string }
   | { t: "hb"; leaseMs: number }
+  | { t: "here" }
   | { t: "ping?" }
   | { t: "replay?"; turnId: string; after: number; from: string }
   | { t: "replay"; to: string; turnId: string; frames: Frame[] };
@@ -67,6 +75,8 @@ export class TabLink {
   #frames: Frame[] = [];
   /** When the last sign of a leader arrived (a steal waits a little and skips if one came). */
   #leaderSeenAt = 0;
+  /** When a follower was last heard from (`-Infinity`: never); frames are posted only after one. */
+  #followerSeenAt = -Infinity;
   #role: TabRole = "follower";
   /** Told when the role changes (the snapshot's `connection.role`). */
   onRole: (() => void) | undefined;
@@ -173,7 +183,7 @@ export class TabLink {
       case "relay":
         if (turnId === undefined || seq === undefined || data === undefined) return;
         this.#keep(turnId, seq, data);
-        this.post({ t: "frame", turnId, seq, data } satisfies TabMessage);
+        if (performance.now() - this.#followerSeenAt <= FOLLOWER_TTL_MS) this.post({ t: "frame", turnId, seq, data } satisfies TabMessage);
         return;
       case "follow":
         if (turnId === undefined || seq === undefined) return;
@@ -234,11 +244,17 @@ export class TabLink {
         if (typeof m.leaseMs !== "number") return;
         this.#leaderSeenAt = performance.now();
         inner.tabLeaderSeen(m.leaseMs);
+        if (this.#role === "follower") this.post({ t: "here" } satisfies TabMessage);
+        return;
+      case "here":
+        this.#followerHeard();
         return;
       case "ping?":
+        this.#followerHeard();
         if (this.#role === "leader") this.#effect("heartbeat", undefined, undefined, undefined);
         return;
       case "replay?": {
+        this.#followerHeard();
         if (this.#role !== "leader" || typeof m.turnId !== "string" || typeof m.after !== "number" || typeof m.from !== "string") return;
         if (this.#turnId !== m.turnId) return;
         const after = m.after;
@@ -258,6 +274,21 @@ export class TabLink {
         // An announcement of a turn another tab started (`{ turnId }`).
         if (typeof m.turnId === "string" && m.turnId.length > 0) this.onAnnounce?.(m.turnId);
         return;
+    }
+  }
+
+  /**
+   * A follower tab spoke. When none had within `FOLLOWER_TTL_MS`, the frames posted from now on
+   * may not follow on from what it holds, so the newest kept frame is posted at once: a follower
+   * that missed frames (or the turn's end) sees the gap and asks for a replay.
+   */
+  #followerHeard(): void {
+    const now = performance.now();
+    const lapsed = now - this.#followerSeenAt > FOLLOWER_TTL_MS;
+    this.#followerSeenAt = now;
+    const last = this.#frames[this.#frames.length - 1];
+    if (lapsed && this.#role === "leader" && this.#turnId !== undefined && last) {
+      this.post({ t: "frame", turnId: this.#turnId, seq: last[0], data: last[1] } satisfies TabMessage);
     }
   }
 

@@ -226,3 +226,42 @@ export const leaderFrozenMidStream: Check<"context" | "request"> = async ({ cont
   console.log(`takeover after the leader froze: new subscribe seen ${tookOverMs} ms after the freeze`);
   expect(errors).toEqual([]);
 };
+
+/**
+ * A tab alone on its session posts no frames on the channel (posting each one was ≈100 ms/s of
+ * `postMessage` at 2,000 frames/s, issue 19): a bare `BroadcastChannel` on the session's channel
+ * in a second same-origin page (no SDK, so no follower) receives the leader's heartbeats but no
+ * frame while a turn streams. Once it answers a heartbeat as a follower does (`here`), the leader
+ * posts its newest frame at once (a follower that missed frames sees the gap and asks for a
+ * replay) and every frame after it.
+ */
+export const soloLeaderPostsNoFrames: Check<"context" | "request"> = async ({ context }) => {
+  const page = await context.newPage();
+  const errors = watchErrors(page);
+  const sid = await newSession(page, "storyteller");
+  const listener = await context.newPage();
+  // Same origin, not the demo (which would join as a follower).
+  await listener.goto(`/_emulator/streams/${sid}`);
+  await listener.evaluate((sid) => {
+    const w = window as unknown as { seen: { t: string; seq?: number }[]; answer: boolean };
+    w.seen = [];
+    w.answer = false;
+    const channel = new BroadcastChannel(`forgestream:turns:${sid}`);
+    channel.onmessage = (e: MessageEvent<{ t: string; seq?: number }>) => {
+      w.seen.push({ t: e.data.t, ...(e.data.seq === undefined ? {} : { seq: e.data.seq }) });
+      if (w.answer && e.data.t === "hb") channel.postMessage({ t: "here" });
+    };
+  }, sid);
+  const seen = () => listener.evaluate(() => (window as unknown as { seen: { t: string; seq?: number }[] }).seen);
+  await sendMessage(page, "Tell a story, 600 words, 15 ms");
+  await expect(page.getByTestId("message-text").last()).toHaveText(/.{200,}/s);
+  await expect.poll(async () => (await seen()).filter((m) => m.t === "hb").length).toBeGreaterThan(1);
+  expect((await seen()).filter((m) => m.t === "frame")).toEqual([]);
+  await listener.evaluate(() => ((window as unknown as { answer: boolean }).answer = true));
+  await expect.poll(async () => (await seen()).filter((m) => m.t === "frame").length).toBeGreaterThan(5);
+  const frames = (await seen()).filter((m) => m.t === "frame").map((m) => m.seq!);
+  // Contiguous after the first (the newest kept frame when the follower was first heard).
+  for (let i = 2; i < frames.length; i++) expect(frames[i]).toBe(frames[i - 1]! + 1);
+  await expect(page.getByTestId("connection")).toHaveText("done", { timeout: 30_000 });
+  expect(errors).toEqual([]);
+};
