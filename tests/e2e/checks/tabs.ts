@@ -240,8 +240,10 @@ export const soloLeaderPostsNoFrames: Check<"context" | "request"> = async ({ co
   const errors = watchErrors(page);
   const sid = await newSession(page, "storyteller");
   const listener = await context.newPage();
-  // Same origin, not the demo (which would join as a follower).
-  await listener.goto(`/_emulator/streams/${sid}`);
+  // Same origin, not the demo (which would join as a follower): the SDK test page opens no
+  // session by itself. (A JSON URL would not do: Firefox shows it in its JSON viewer, whose
+  // BroadcastChannel is not the page origin's.)
+  await listener.goto("/sdk.html");
   await listener.evaluate((sid) => {
     const w = window as unknown as { seen: { t: string; seq?: number }[]; answer: boolean };
     w.seen = [];
