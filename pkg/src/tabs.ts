@@ -28,12 +28,6 @@ const HIDDEN_LEASE_MS = 2_000;
 const VISIBLE_LEASE_MS = 1_000;
 /** How long a follower whose lease ran out waits for an answer to its probe before it steals. */
 const PROBE_MS = 750;
-/**
- * A leader posts live frames only while a follower was heard (`here`, `replay?`, `ping?`) within
- * this long: posting each frame cost the only tab of a session ≈100 ms/s of `postMessage` at
- * 2,000 frames/s (issue 19, W3). Covers a few heartbeats of a hidden leader (≈1–2 s apart).
- */
-const FOLLOWER_TTL_MS = 5_000;
 
 type Frame = readonly [seq: number, data: string];
 
@@ -75,8 +69,6 @@ export class TabLink {
   #frames: Frame[] = [];
   /** When the last sign of a leader arrived (a steal waits a little and skips if one came). */
   #leaderSeenAt = 0;
-  /** When a follower was last heard from (`-Infinity`: never); frames are posted only after one. */
-  #followerSeenAt = -Infinity;
   #role: TabRole = "follower";
   /** Told when the role changes (the snapshot's `connection.role`). */
   onRole: (() => void) | undefined;
@@ -88,7 +80,7 @@ export class TabLink {
     this.#lockName = `forgestream:leader:${inner.id}`;
     this.#channel = new BroadcastChannel(channelName);
     this.#channel.onmessage = (e: MessageEvent<unknown>) => this.#receive(e.data);
-    inner.setTabHandler((kind: string, turnId?: string, seq?: number, data?: string) => this.#effect(kind, turnId, seq, data));
+    inner.setTabHandler((kind: string, turnId?: string, seq?: number, data?: string, frames?: unknown) => this.#effect(kind, turnId, seq, data, frames));
     // The engine started as a follower (`WasmClient.shareTabs`); said again now that the handler
     // is set, so a relay it opened already asks for its frames.
     inner.tabRole("follower");
@@ -178,12 +170,18 @@ export class TabLink {
   }
 
   /** Carries out one of the engine's tab effects. */
-  #effect(kind: string, turnId: string | undefined, seq: number | undefined, data: string | undefined): void {
+  #effect(kind: string, turnId: string | undefined, seq: number | undefined, data: string | undefined, frames?: unknown): void {
     switch (kind) {
       case "relay":
+        // The engine relays only while a follower was heard (`tabFollowerHeard`); alone, it
+        // keeps its frames itself and hands them over with "keep" when one speaks.
         if (turnId === undefined || seq === undefined || data === undefined) return;
         this.#keep(turnId, seq, data);
-        if (performance.now() - this.#followerSeenAt <= FOLLOWER_TTL_MS) this.post({ t: "frame", turnId, seq, data } satisfies TabMessage);
+        this.post({ t: "frame", turnId, seq, data } satisfies TabMessage);
+        return;
+      case "keep":
+        if (turnId === undefined || !Array.isArray(frames)) return;
+        for (const [seq, data] of frames as Frame[]) this.#keep(turnId, seq, data);
         return;
       case "follow":
         if (turnId === undefined || seq === undefined) return;
@@ -247,14 +245,15 @@ export class TabLink {
         if (this.#role === "follower") this.post({ t: "here" } satisfies TabMessage);
         return;
       case "here":
-        this.#followerHeard();
+        inner.tabFollowerHeard();
         return;
       case "ping?":
-        this.#followerHeard();
+        inner.tabFollowerHeard();
         if (this.#role === "leader") this.#effect("heartbeat", undefined, undefined, undefined);
         return;
       case "replay?": {
-        this.#followerHeard();
+        // First, so that what the engine kept while alone is among the frames replayed.
+        inner.tabFollowerHeard();
         if (this.#role !== "leader" || typeof m.turnId !== "string" || typeof m.after !== "number" || typeof m.from !== "string") return;
         if (this.#turnId !== m.turnId) return;
         const after = m.after;
@@ -274,21 +273,6 @@ export class TabLink {
         // An announcement of a turn another tab started (`{ turnId }`).
         if (typeof m.turnId === "string" && m.turnId.length > 0) this.onAnnounce?.(m.turnId);
         return;
-    }
-  }
-
-  /**
-   * A follower tab spoke. When none had within `FOLLOWER_TTL_MS`, the frames posted from now on
-   * may not follow on from what it holds, so the newest kept frame is posted at once: a follower
-   * that missed frames (or the turn's end) sees the gap and asks for a replay.
-   */
-  #followerHeard(): void {
-    const now = performance.now();
-    const lapsed = now - this.#followerSeenAt > FOLLOWER_TTL_MS;
-    this.#followerSeenAt = now;
-    const last = this.#frames[this.#frames.length - 1];
-    if (lapsed && this.#role === "leader" && this.#turnId !== undefined && last) {
-      this.post({ t: "frame", turnId: this.#turnId, seq: last[0], data: last[1] } satisfies TabMessage);
     }
   }
 

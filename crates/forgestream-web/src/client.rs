@@ -257,9 +257,11 @@ impl WasmSession {
         self.with(|e| e.set_listener(listener));
     }
 
-    /// Sets the tabs handler `(kind, turnId?, seq?, data?) => void` that carries out the
-    /// engine's tab effects (issue 14; `forgestream_core::session::tabs`): `"relay"` (send this
-    /// frame to the other tabs and keep it), `"follow"` (feed the kept frames of `turnId` after
+    /// Sets the tabs handler `(kind, turnId?, seq?, data?, frames?) => void` that carries out
+    /// the engine's tab effects (issue 14; `forgestream_core::session::tabs`): `"relay"` (send
+    /// this frame to the other tabs and keep it), `"keep"` (keep `frames`, an array of
+    /// `[seq, data]` of `turnId`, oldest first: the engine kept them while no follower was
+    /// heard), `"follow"` (feed the kept frames of `turnId` after
     /// `seq` back with `tabRelayed`, on a later task, and ask the leader for the rest),
     /// `"heartbeat"`, `"steal"` (take the lock with `steal: true`). Cleared on the last close.
     #[wasm_bindgen(js_name = setTabHandler)]
@@ -303,6 +305,14 @@ impl WasmSession {
             data,
         });
         self.with(|e| executor::feed(e, input));
+    }
+
+    /// Another tab following this session spoke (it answered a heartbeat, probed, or asked for
+    /// a replay): the engine relays its frames for the next 5 s
+    /// (`forgestream_core::session::tabs::FOLLOWER_TTL_MS`), and first hands over what it kept.
+    #[wasm_bindgen(js_name = tabFollowerHeard)]
+    pub fn tab_follower_heard(&self) {
+        self.with(|e| executor::feed(e, Input::Tab(TabInput::FollowerHeard)));
     }
 
     /// A leader's heartbeat, promising its next sign of life within `lease_ms` ms.

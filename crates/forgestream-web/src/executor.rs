@@ -311,6 +311,24 @@ fn tab_effect(engine: &Rc<Engine>, effect: TabEffect) {
             );
             handler.apply(&this, &args)
         }
+        TabEffect::Keep { turn_id, frames } => {
+            let kept = js_sys::Array::new_with_length(frames.len() as u32);
+            for (i, (sequence_number, data)) in frames.iter().enumerate() {
+                let frame = js_sys::Array::of2(
+                    &JsValue::from_f64(*sequence_number as f64),
+                    &JsValue::from_str(data),
+                );
+                kept.set(i as u32, frame.into());
+            }
+            let args = js_sys::Array::of5(
+                &JsValue::from_str("keep"),
+                &JsValue::from_str(&turn_id),
+                &JsValue::UNDEFINED,
+                &JsValue::UNDEFINED,
+                &kept,
+            );
+            handler.apply(&this, &args)
+        }
         TabEffect::Follow { turn_id, after } => handler.call3(
             &this,
             &JsValue::from_str("follow"),

@@ -52,6 +52,7 @@ mod export;
 mod frame_log;
 mod history;
 mod input;
+mod kept_frames;
 mod options;
 mod paging;
 mod requests;

@@ -8,8 +8,13 @@
 //! the same and each keeps its own cursor. The rules:
 //!
 //! - **Relaying.** Every numbered frame an engine applies from its own live stream (the leader's
-//!   subscribe, or any tab's create-turn stream) is relayed ([`TabEffect::Relay`]); a solo
-//!   engine relays nothing.
+//!   subscribe, or any tab's create-turn stream) is relayed ([`TabEffect::Relay`]) while a
+//!   follower was heard ([`TabInput::FollowerHeard`]) within [`FOLLOWER_TTL_MS`]; otherwise it
+//!   is kept in the engine, and when a follower is heard again the kept frames are handed to the
+//!   executor ([`TabEffect::Keep`], to answer replays) and the newest is relayed, so a follower
+//!   that missed frames sees the gap and asks for them. A solo engine relays nothing. (Relaying
+//!   each frame cost a tab alone on its session ≈100 ms a second of `postMessage` at 2,000
+//!   frames/s, and handing it to the executor ≈60 ms more: issue 19, W3.)
 //! - **Applying a relayed frame.** Only on an open relay, only for the turn the relay follows:
 //!   at or below the cursor it is ignored (a duplicate: replays and takeovers overlap); the next
 //!   number is applied; a number past the next (a gap) is not applied — the engine asks once for
@@ -31,7 +36,9 @@
 //!   again after each further lease until it leads.
 use alloc::format;
 use alloc::string::String;
+use alloc::vec::Vec;
 
+use super::kept_frames::KeptFrames;
 use super::{Effect, RequestId, RunStep, Session};
 use crate::resume::{self, ConnectionStatus};
 
@@ -44,6 +51,10 @@ pub const DEFAULT_LEASE_MS: u64 = 1000;
 pub const LEASE_RANGE_MS: (u64, u64) = (HEARTBEAT_MS, 60_000);
 /// How long a follower waits for the frames of a gap before it rebuilds from the listings, ms.
 pub const REPLAY_WAIT_MS: u64 = 2000;
+/// A leader relays its frames while a follower was heard within this long, ms: several
+/// heartbeats of a hidden leader (whose timers the browser clamps to ≥ 1 s), each of which a
+/// follower answers.
+pub const FOLLOWER_TTL_MS: u64 = 5_000;
 
 /// This engine's part among the tabs of its origin.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -91,6 +102,9 @@ pub enum TabInput<'a> {
         /// ms; clamped to [`LEASE_RANGE_MS`].
         lease_ms: u64,
     },
+    /// Another tab following this session spoke (it answered a heartbeat, probed for a
+    /// leader, or asked for a replay): relay frames for the next [`FOLLOWER_TTL_MS`].
+    FollowerHeard,
 }
 
 /// What the engine asks the executor to do about the other tabs
@@ -106,6 +120,14 @@ pub enum TabEffect {
         sequence_number: u64,
         /// Its `data`.
         data: String,
+    },
+    /// Keep these frames of `turn_id` (oldest first, contiguous) beside the relayed ones, to
+    /// answer replays: the engine kept them while no follower listened.
+    Keep {
+        /// The frames' turn.
+        turn_id: String,
+        /// `(sequence_number, data)`, ascending by one.
+        frames: Vec<(u64, String)>,
     },
     /// Follow `turn_id` through the relay: feed the frames after `after` already kept (as
     /// [`TabInput::Relayed`], in order, on a later task), and ask the leader to replay those it
@@ -136,6 +158,10 @@ pub(super) struct Tabs {
     next_heartbeat_ms: u64,
     /// A relayed frame is being applied (not to be relayed again).
     pub(super) applying_relayed: bool,
+    /// When a follower was last heard ([`TabInput::FollowerHeard`]).
+    follower_seen_ms: Option<u64>,
+    /// The frames not relayed because no follower was heard.
+    kept: KeptFrames,
 }
 
 impl Tabs {
@@ -154,6 +180,12 @@ impl Tabs {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
+    }
+
+    /// Whether a follower was heard within [`FOLLOWER_TTL_MS`] of `now`.
+    fn follower_listens(&self, now: u64) -> bool {
+        self.follower_seen_ms
+            .is_some_and(|at| now.saturating_sub(at) <= FOLLOWER_TTL_MS)
     }
 
     fn lease(&self) -> u64 {
@@ -208,11 +240,38 @@ impl Session {
         if self.tabs.role == Role::Solo || self.tabs.applying_relayed {
             return;
         }
-        if let Some(sequence_number) = seq {
+        let Some(sequence_number) = seq else {
+            return;
+        };
+        if self.tabs.follower_listens(self.now_ms) {
             self.effects.push_back(Effect::Tab(TabEffect::Relay {
                 turn_id: String::from(turn_id),
                 sequence_number,
                 data: String::from(data),
+            }));
+        } else {
+            self.tabs.kept.push(turn_id, sequence_number, data);
+        }
+    }
+
+    /// Hands the kept frames to the executor; with `relay_newest`, the newest goes as a relay
+    /// (a follower that missed frames sees the gap and asks for a replay).
+    fn hand_over_kept(&mut self, relay_newest: bool) {
+        let Some((turn_id, mut frames)) = self.tabs.kept.take() else {
+            return;
+        };
+        let newest = if relay_newest { frames.pop() } else { None };
+        if !frames.is_empty() {
+            self.effects.push_back(Effect::Tab(TabEffect::Keep {
+                turn_id: turn_id.clone(),
+                frames,
+            }));
+        }
+        if let Some((sequence_number, data)) = newest {
+            self.effects.push_back(Effect::Tab(TabEffect::Relay {
+                turn_id,
+                sequence_number,
+                data,
             }));
         }
     }
@@ -236,6 +295,13 @@ impl Session {
             } => {
                 self.tabs.leader_seen_ms = now;
                 self.on_relayed(turn_id, sequence_number, data);
+            }
+            TabInput::FollowerHeard => {
+                let lapsed = !self.tabs.follower_listens(now);
+                self.tabs.follower_seen_ms = Some(now);
+                if lapsed {
+                    self.hand_over_kept(true);
+                }
             }
         }
     }
@@ -273,6 +339,10 @@ impl Session {
     fn set_role(&mut self, role: Role) {
         let old = core::mem::replace(&mut self.tabs.role, role);
         let now = self.now_ms;
+        if role != Role::Leader {
+            // What this tab kept as leader answers replays should it lead again.
+            self.hand_over_kept(false);
+        }
         match role {
             Role::Follower => {
                 self.tabs.leader_seen_ms = now;

@@ -4,7 +4,9 @@ use alloc::vec::Vec;
 use alloc::{format, vec};
 
 use super::super::*;
-use super::{Role, TabEffect, TabInput, DEFAULT_LEASE_MS, HEARTBEAT_MS, REPLAY_WAIT_MS};
+use super::{
+    Role, TabEffect, TabInput, DEFAULT_LEASE_MS, FOLLOWER_TTL_MS, HEARTBEAT_MS, REPLAY_WAIT_MS,
+};
 
 /// The requests among `effects`, in order.
 fn requests(effects: &[Effect]) -> Vec<&HttpRequest> {
@@ -228,26 +230,9 @@ fn a_gap_nobody_replays_is_rebuilt_from_the_listings() {
     assert_eq!(t.protocol_warnings(), 1);
 }
 
-#[test]
-fn the_leader_relays_every_frame_of_its_own_stream() {
-    let mut t = Tab::new(Role::Leader);
-    let out = t.attach_running();
-    let sub = subscribes(&out)[0].id;
-    assert!(follows(&out).is_empty());
-    let mut out = t.feed(Input::StreamOpened {
-        request: sub,
-        status: 200,
-        content_type: Some("text/event-stream"),
-        redirected: false,
-    });
-    for (i, data) in frames().iter().enumerate() {
-        let bytes = format!("id: {}\ndata: {data}\n\n", i + 1);
-        out.extend(t.feed(Input::Bytes {
-            request: sub,
-            bytes: bytes.as_bytes(),
-        }));
-    }
-    let relayed: Vec<u64> = out
+/// The sequence numbers relayed among `effects`, in order.
+fn relayed_seqs(effects: &[Effect]) -> Vec<u64> {
+    effects
         .iter()
         .filter_map(|e| match e {
             Effect::Tab(TabEffect::Relay {
@@ -257,8 +242,100 @@ fn the_leader_relays_every_frame_of_its_own_stream() {
             }) if turn_id == "t1" && !data.is_empty() => Some(*sequence_number),
             _ => None,
         })
-        .collect();
-    assert_eq!(relayed, vec![1, 2, 3, 4, 5]);
+        .collect()
+}
+
+/// The frames handed over to keep among `effects`: `(sequence_number, data)`.
+fn kept(effects: &[Effect]) -> Vec<(u64, String)> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Tab(TabEffect::Keep { turn_id, frames }) if turn_id == "t1" => Some(frames),
+            _ => None,
+        })
+        .flatten()
+        .cloned()
+        .collect()
+}
+
+impl Tab {
+    /// Attaches t1 as running and opens its subscribe; returns the subscribe's id.
+    fn stream_open(&mut self) -> RequestId {
+        let out = self.attach_running();
+        let sub = subscribes(&out)[0].id;
+        assert!(follows(&out).is_empty());
+        self.feed(Input::StreamOpened {
+            request: sub,
+            status: 200,
+            content_type: Some("text/event-stream"),
+            redirected: false,
+        });
+        sub
+    }
+
+    /// Frame `seq` (1-based) of [`frames`] on the stream `sub`.
+    fn frame(&mut self, sub: RequestId, seq: usize) -> Vec<Effect> {
+        let bytes = format!("id: {seq}\ndata: {}\n\n", frames()[seq - 1]);
+        self.feed(Input::Bytes {
+            request: sub,
+            bytes: bytes.as_bytes(),
+        })
+    }
+}
+
+#[test]
+fn the_leader_relays_every_frame_of_its_own_stream_while_a_follower_listens() {
+    let mut t = Tab::new(Role::Leader);
+    let sub = t.stream_open();
+    t.feed(Input::Tab(TabInput::FollowerHeard));
+    let mut out = Vec::new();
+    for seq in 1..=5 {
+        out.extend(t.frame(sub, seq));
+    }
+    assert_eq!(relayed_seqs(&out), vec![1, 2, 3, 4, 5]);
+    assert!(kept(&out).is_empty());
+}
+
+#[test]
+fn a_leader_alone_keeps_its_frames_and_hands_them_over_when_a_follower_speaks() {
+    let mut t = Tab::new(Role::Leader);
+    let sub = t.stream_open();
+    let mut out = Vec::new();
+    for seq in 1..=3 {
+        out.extend(t.frame(sub, seq));
+    }
+    // Nobody listens: nothing leaves the engine.
+    assert!(out.iter().all(|e| !matches!(e, Effect::Tab(_))), "{out:#?}");
+    // A follower answers a heartbeat: the older frames are handed over to keep, the newest is
+    // relayed (the follower sees a gap and asks for the rest), then every frame is relayed.
+    let out = t.feed(Input::Tab(TabInput::FollowerHeard));
+    let f = frames();
+    assert_eq!(kept(&out), vec![(1, f[0].clone()), (2, f[1].clone())]);
+    assert_eq!(relayed_seqs(&out), vec![3]);
+    assert_eq!(relayed_seqs(&t.frame(sub, 4)), vec![4]);
+    // Heard again within the TTL: nothing more to hand over.
+    let now = t.now;
+    let out = t.at(Input::Tab(TabInput::FollowerHeard), now + FOLLOWER_TTL_MS);
+    assert!(kept(&out).is_empty() && relayed_seqs(&out).is_empty());
+    // Silent past the TTL: frames are kept again, handed over at the next word.
+    t.now += FOLLOWER_TTL_MS + 1;
+    let out = t.frame(sub, 5);
+    assert!(relayed_seqs(&out).is_empty());
+    let out = t.feed(Input::Tab(TabInput::FollowerHeard));
+    assert!(kept(&out).is_empty());
+    assert_eq!(relayed_seqs(&out), vec![5]);
+}
+
+#[test]
+fn a_leader_that_becomes_a_follower_hands_over_what_it_kept_without_relaying() {
+    let mut t = Tab::new(Role::Leader);
+    let sub = t.stream_open();
+    t.frame(sub, 1);
+    t.frame(sub, 2);
+    let out = t.feed(Input::Tab(TabInput::Role(Role::Follower)));
+    let f = frames();
+    assert_eq!(kept(&out), vec![(1, f[0].clone()), (2, f[1].clone())]);
+    assert!(relayed_seqs(&out).is_empty());
 }
 
 #[test]
