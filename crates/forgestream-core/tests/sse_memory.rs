@@ -90,3 +90,48 @@ fn a_long_first_data_line_moved_into_the_frame_reads_as_it_does_whole() {
     let first = whole[0].as_event().unwrap();
     assert!(first.data.ends_with("\u{FFFD} tail\nsecond"));
 }
+
+#[test]
+fn a_short_line_split_across_reads_leaves_the_line_buffer_for_the_next() {
+    // Only a long first `data` line (over 64 KiB of buffer) moves into the frame; a short one
+    // is copied out and its buffer stays with the parser, so split lines cost no allocation
+    // each.
+    let mut parser = SseParser::new(ParserConfig::default());
+    let mut items = Vec::new();
+    parser.feed(b"data: ab", &mut items).unwrap();
+    parser.feed(b"c\n\n", &mut items).unwrap();
+    assert!(matches!(&items[..], [SseItem::Event(e)] if e.data == "abc"));
+    assert!(
+        parser.retained_capacity() >= "data: ab".len(),
+        "the line buffer was given away: {}",
+        parser.retained_capacity()
+    );
+}
+
+#[test]
+fn a_long_event_line_split_across_reads_names_the_event_and_is_not_data() {
+    // The in-place move of a long line's buffer is for a first `data` line only: a long
+    // `event:` line over 64 KiB of buffer stays the event's type (shard 1/40 of RELIABILITY.md:
+    // `&&` → `||` there survived).
+    let mut parser = SseParser::new(ParserConfig::default());
+    let mut items = Vec::new();
+    let name = "e".repeat(80 * KIB);
+    parser.feed(b"event: ", &mut items).unwrap();
+    parser.feed(name.as_bytes(), &mut items).unwrap();
+    parser
+        .feed(
+            b"
+data: x
+
+",
+            &mut items,
+        )
+        .unwrap();
+    match &items[..] {
+        [SseItem::Event(e)] => {
+            assert_eq!(e.data, "x");
+            assert_eq!(e.event_type.as_deref(), Some(name.as_str()));
+        }
+        other => panic!("expected one event, got {} items", other.len()),
+    }
+}

@@ -325,6 +325,10 @@ mod tests {
                 thread_id: Some("main"),
             }
         );
+        // An escaped quote inside a nested string is skipped past, not taken for its end
+        // (shard 1/40 of RELIABILITY.md: `+=` → `-=` on the escape's skip survived; it now loops).
+        let e = envelope(r#"{"n":[{"a":"x\"],"}],"type":"model.message","id":"m2"}"#).unwrap();
+        assert_eq!((e.event_type, e.id), (Some("model.message"), Some("m2")));
         let e =
             envelope(r#" { "type" : "turn.created" , "thread_id" : null , "id" : 7 } "#).unwrap();
         assert_eq!(e.event_type, Some("turn.created"));

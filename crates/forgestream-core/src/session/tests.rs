@@ -1355,3 +1355,57 @@ fn a_send_while_a_cancelled_turn_is_rebuilt_waits_for_the_rebuild() {
         "the waiting send goes out once the rebuild settled"
     );
 }
+
+#[test]
+fn a_header_refresh_takes_a_request_id_of_its_own() {
+    // A 401 on the subscribe asks the app for fresh headers (RefreshHeaders), then subscribes
+    // again: the refresh and every request get distinct ids, so no answer lands on the wrong
+    // one (shard 1/40 of RELIABILITY.md: `+=` → `-=` on the refresh's id survived).
+    let mut d = Driver::new();
+    let (_, out) = d.command(Command::Attach {
+        turn_id: "t1".into(),
+    });
+    let check = request_to(&out, Method::Get, "/turns/t1").id;
+    let out = d.respond(check, 200, &turn_json("t1", None, RUNNING));
+    let sub = request_to(&out, Method::Get, "/subscribe").id;
+    let out = d.respond(sub, 401, "");
+    let refresh = out
+        .iter()
+        .find_map(|e| match e {
+            Effect::RefreshHeaders { id } => Some(*id),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no header refresh in {out:#?}"));
+    let out = d.feed(Input::HeadersRefreshed {
+        request: refresh,
+        ok: true,
+    });
+    // The turn may be read again first; follow the requests to the next subscribe.
+    let mut out = out;
+    for _ in 0..3 {
+        let Some(next) = requests(&out).first().map(|r| (r.id, r.url.clone())) else {
+            break;
+        };
+        if next.1.contains("/subscribe") {
+            break;
+        }
+        out = d.respond(next.0, 200, &turn_json("t1", None, RUNNING));
+    }
+    let ids: Vec<RequestId> = d
+        .effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Request(r) => Some(r.id),
+            Effect::RefreshHeaders { id } => Some(*id),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        ids.len() >= 4,
+        "check, subscribe, refresh, subscribe: {ids:?}"
+    );
+    let mut unique = ids.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(unique.len(), ids.len(), "request ids reused: {ids:?}");
+}
