@@ -1,5 +1,5 @@
 import { test } from "@playwright/test";
-import { eightTabsOneStream, leaderClosedMidStream, leaderFrozenMidStream, twoTabs } from "./checks/tabs";
+import { eightSessionsAllStream, eightTabsOneStream, leaderClosedMidStream, leaderFrozenMidStream, twoTabs } from "./checks/tabs";
 
 // The checks live in checks/tabs.ts so that firefox.spec.ts runs the same code in Firefox.
 test("two tabs on one session show the same final text", ({ context, request }) => twoTabs({ context, request }));
@@ -7,3 +7,4 @@ test("8 tabs on one session: one live stream at a time, all 8 transcripts equal 
 test("the leader tab closes mid-stream: a follower takes over from its cursor, text intact", ({ context, request }) => leaderClosedMidStream({ context, request }));
 // Chromium only: freezing a page is a CDP command (`Page.setWebLifecycleState`).
 test("the leader tab is frozen mid-stream: a follower steals the lock after the lease, text intact", ({ context, request }) => leaderFrozenMidStream({ context, request }));
+test("8 tabs on 8 different sessions all stream a turn to done; no idle tab holds a connection", ({ context, request }) => eightSessionsAllStream({ context, request }));
