@@ -34,7 +34,8 @@ export const twoTabsApproveAtOnce: Check<"context" | "request"> = async ({ conte
     const client = new AgentClient({ baseUrl: "", storage: "memory" });
     const s = await client.createSession({ agent: { name: "support" } });
     window.s = s;
-    await s.send("Refund €49.50 on ORD-2031, it arrived broken");
+    // A small amount: the emulator keeps refunds per server run, and other checks refund ORD-2031 too.
+    await s.send("Refund €1.25 on ORD-2031, it arrived broken");
     for (let i = 0; i < 400 && s.getSnapshot().pending.length === 0; i++) await new Promise((r) => setTimeout(r, 25));
     return { sid: s.id, call: s.getSnapshot().pending[0]?.toolCallId ?? "" };
   });
