@@ -61,7 +61,7 @@ export const twoTabsApproveAtOnce: Check<"context" | "request"> = async ({ conte
   }
   // Both click Allow on one signal: a `BroadcastChannel` message reaches both tabs at once (a
   // timer would not do: a background tab's timers are throttled, to 1 s and more in Firefox).
-  type Outcome = { turn?: string; code?: string; status: string; pending: number; digest: Digest; clickedAt: number };
+  type Outcome = { turn?: string; code?: string; status: string; chat: string; error: string | null; pending: number; digest: Digest; clickedAt: number };
   for (const page of [first, second]) {
     await page.evaluate((call) => {
       const { approve } = window.forgestream;
@@ -86,7 +86,7 @@ export const twoTabsApproveAtOnce: Check<"context" | "request"> = async ({ conte
           const snap = s.getSnapshot();
           const digest = s.exportDigest() as unknown as Digest;
           delete digest.diagnostics;
-          resolve({ ...(turn === undefined ? {} : { turn }), ...(code === undefined ? {} : { code }), status: snap.connection.status, pending: snap.pending.length, digest, clickedAt });
+          resolve({ ...(turn === undefined ? {} : { turn }), ...(code === undefined ? {} : { code }), status: snap.connection.status, chat: snap.status, error: snap.error?.code ?? null, pending: snap.pending.length, digest, clickedAt });
         };
       });
     }, call);
@@ -117,6 +117,8 @@ export const twoTabsApproveAtOnce: Check<"context" | "request"> = async ({ conte
   expect(persisted.length).toBeGreaterThan(20);
   for (const o of [a, b]) {
     expect(o.status).toBe("done");
+    // The refused tab shows nothing bad: a conflict is not the session's error.
+    expect({ chat: o.chat, error: o.error }).toEqual({ chat: "idle", error: null });
     expect(o.pending).toBe(0);
     expect(o.digest.turns.map((t) => t.id)).toEqual([turns.data[0]!.id, continuation.id]);
     expect(o.digest.turns[1]!.status).toBe("done");

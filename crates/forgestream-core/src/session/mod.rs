@@ -688,10 +688,17 @@ impl Session {
 
     /// An action that waited for another tab's: list the newest turn first (`action.rs`).
     fn after_wait(&mut self, id: CommandId, command: Command) {
-        if !matches!(
-            command,
-            Command::Send { .. } | Command::Respond { .. } | Command::Cancel
-        ) {
+        let no_listing = match &command {
+            Command::Respond { decisions } => matches!(
+                crate::respond::continuation(&self.view, decisions),
+                Err(crate::respond::RespondError::Stale { .. })
+            ),
+            Command::Send { .. } | Command::Cancel => false,
+            _ => true,
+        };
+        if no_listing {
+            // The view shows it already (the other tab's turn was relayed while this one
+            // waited), or it is no action: no listing needed.
             self.command(id, command);
             return;
         }

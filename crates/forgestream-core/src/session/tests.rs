@@ -1426,6 +1426,10 @@ fn an_answer_given_already_is_a_conflict_and_posts_nothing() {
     // action lock, or a double click): `conflict`, not `turn-running` nor `invalid-input`.
     let (second, out) = d.command(allow_call_1());
     conflict(&out, second);
+    // Also after waiting for the lock: the view settles it, without a listing.
+    let (waited_too, out) = d.command(waited(allow_call_1()));
+    conflict(&out, waited_too);
+    assert!(requests(&out).is_empty(), "{out:#?}");
     // Also once the continuation finished.
     let out = d.stream(
         post,
