@@ -154,12 +154,16 @@ class SharedSession {
    * Starts a turn (`start(waited)` posts it) holding the session's action lock, and announces
    * it. A start that waited for another tab's action does not take the lead first: the engine
    * checks the newest turn and may refuse it (`conflict`), and a create stream is relayed
-   * whatever the role.
+   * whatever the role. The new turn is in the snapshot when the promise resolves (not a frame
+   * later: the lock's release takes a moment, and an app reads the snapshot right after).
    */
   startTurn(start: (waited: boolean) => Promise<string>): Promise<string> {
     return withActionLock(this.inner.id, (waited) =>
       (waited ? Promise.resolve() : this.lead()).then(() => start(waited)).then((t) => this.announce(t)),
-    );
+    ).then((t) => {
+      this.store.flush();
+      return t;
+    });
   }
 
   /** The last handle closed: stop following other tabs, release the lock, close the engine, free its memory. */
