@@ -184,7 +184,12 @@ export class ChatStore {
     );
   }
 
-  /** Runs an action: `submitting` while in flight; its failure becomes `error`, its success clears it. */
+  /**
+   * Runs an action: `submitting` while in flight; its failure becomes `error`, its success clears
+   * it. A `conflict` (issue 14: another tab did it first — the approval answered, the turn
+   * continued) rejects the promise but leaves `error` as it was: nothing failed, the view follows
+   * the other tab's turn.
+   */
   run<T>(action: () => Promise<T>, submitting = true): Promise<T> {
     if (submitting) this.#submitting += 1;
     this.#notify();
@@ -201,7 +206,7 @@ export class ChatStore {
       (e: unknown) => {
         done();
         const error = ForgestreamError.from(e);
-        this.#actionError = error;
+        if (error.code !== "conflict") this.#actionError = error;
         this.#notify();
         throw error;
       },

@@ -16,7 +16,7 @@ import wasmInit, { WasmClient, WasmSession, version as wasmVersion } from "../wa
 import { ForgestreamError } from "./errors.js";
 import { SnapshotStore } from "./snapshot.js";
 import { ChatStore, type ChatSnapshot } from "./chat.js";
-import { canShareTabs, TabLink } from "./tabs.js";
+import { canShareTabs, TabLink, withActionLock } from "./tabs.js";
 import type { ClientOptions, CreateSessionBody, Decision, FrameLogEntry, InputItem, SessionDigest, SessionEvent, Warning } from "./types.js";
 
 export { ForgestreamError } from "./errors.js";
@@ -148,6 +148,22 @@ class SharedSession {
   /** Before a turn starts here: this tab becomes the leader, so it streams the turn it sends. */
   lead(): Promise<void> {
     return this.link?.lead() ?? Promise.resolve();
+  }
+
+  /**
+   * Starts a turn (`start(waited)` posts it) holding the session's action lock, and announces
+   * it. A start that waited for another tab's action does not take the lead first: the engine
+   * checks the newest turn and may refuse it (`conflict`), and a create stream is relayed
+   * whatever the role. The new turn is in the snapshot when the promise resolves (not a frame
+   * later: the lock's release takes a moment, and an app reads the snapshot right after).
+   */
+  startTurn(start: (waited: boolean) => Promise<string>): Promise<string> {
+    return withActionLock(this.inner.id, (waited) =>
+      (waited ? Promise.resolve() : this.lead()).then(() => start(waited)).then((t) => this.announce(t)),
+    ).then((t) => {
+      this.store.flush();
+      return t;
+    });
   }
 
   /** The last handle closed: stop following other tabs, release the lock, close the engine, free its memory. */
@@ -429,40 +445,42 @@ export class AgentSession implements Disposable {
   /**
    * Sends a user message (or raw input items) as a new turn. Refuses with `turn-running` while a
    * turn streams unless `{ interrupt: true }`. Resolves to the new turn's id once it started.
+   * Refuses with `conflict`, sending nothing, when it waited for another tab's action on this
+   * session and that tab started a turn that still runs (sending would cancel it).
    */
   send(message: string | InputItem[], options: { interrupt?: boolean } = {}): Promise<string> {
     const items: InputItem[] = typeof message === "string" ? [{ type: "user.message", content: message }] : message;
     const s = this.#s;
     if (!s) return Promise.reject(closedError());
     // The user's message shows at once (`pending`); `retry()` of a failed one posts it again.
-    return s.chat.submit(items, () =>
-      s
-        .lead()
-        .then(() => call(() => s.inner.send(JSON.stringify(items), options.interrupt ?? false) as Promise<string>))
-        .then((t) => s.announce(t)),
-    );
+    return s.chat.submit(items, () => s.startTurn((waited) => call(() => s.inner.send(JSON.stringify(items), options.interrupt ?? false, waited) as Promise<string>)));
   }
 
   /**
    * Answers every pending approval / question of the paused turn in one batch and continues.
-   * Refuses (`invalid-input`) an incomplete batch, stale or unknown calls, empty answers.
+   * Refuses (`invalid-input`) an incomplete batch, unknown calls, empty answers; refuses with
+   * `conflict`, sending nothing, an answer given already — by this tab, or by another tab of this
+   * origin that answered the same approval first (one action at a time per session: the tabs
+   * take turns on a Web Lock, and the one that waited checks the session's newest turn first).
    */
   respond(decisions: Decision[]): Promise<string> {
-    return this.#call((s) => s.chat.run(() => s.lead().then(() => s.inner.respond(decisions) as Promise<string>).then((t) => s.announce(t))));
+    return this.#call((s) => s.chat.run(() => s.startTurn((waited) => s.inner.respond(decisions, waited) as Promise<string>)));
   }
 
   /** After the user completed MCP OAuth (the `auth_url`s), continues with an empty-input turn. */
   continueAfterAuth(): Promise<string> {
-    return this.#call((s) => s.chat.run(() => s.lead().then(() => s.inner.respond([{ kind: "authDone" }]) as Promise<string>).then((t) => s.announce(t))));
+    return this.#call((s) => s.chat.run(() => s.startTurn((waited) => s.inner.respond([{ kind: "authDone" }], waited) as Promise<string>)));
   }
 
   /**
    * Stops the running turn on the server (`POST /cancel`); the stream ends with `cancelled`. The
    * text that streamed so far stays in the view, marked `interrupted` (this page only: the
-   * server's history drops unfinished messages, so a reload does not show it).
+   * server's history drops unfinished messages, so a reload does not show it). Refuses with
+   * `conflict`, cancelling nothing, when it waited for another tab's action on this session and
+   * that tab started a newer turn meanwhile.
    */
   cancel(): Promise<void> {
-    return this.#call((s) => s.chat.run(() => s.inner.cancel() as Promise<void>, false));
+    return this.#call((s) => s.chat.run(() => withActionLock(s.inner.id, (waited) => s.inner.cancel(waited) as Promise<void>), false));
   }
 
   /** Closes the connection without stopping the turn (it keeps running; `resume()` follows it). */

@@ -303,3 +303,34 @@ export class TabLink {
     this.#frames = seqs.slice(Math.max(0, start)).map((seq) => [seq, all.get(seq)!] as const);
   }
 }
+
+/**
+ * One action at a time per session across tabs (issue 14): runs `act` holding the Web Lock
+ * `forgestream:action:{sessionId}` for as long as its promise is pending (the action's request),
+ * so two tabs of this origin never POST a turn or a cancel for one session at once. `act` learns
+ * whether it `waited` for another tab's action: the engine then checks the session's newest turn
+ * before it sends anything and rejects an action the other tab made stale with `conflict`
+ * (`forgestream_core::session::action`). Without Web Locks (or where the page may not use them)
+ * `act(false)` runs at once, as before.
+ */
+export async function withActionLock<T>(sessionId: string, act: (waited: boolean) => Promise<T>): Promise<T> {
+  const locks = typeof navigator === "undefined" ? undefined : navigator.locks;
+  if (typeof locks?.request !== "function") return act(false);
+  const name = `forgestream:action:${sessionId}`;
+  let started = false;
+  const run = (waited: boolean): Promise<T> => {
+    started = true;
+    return act(waited);
+  };
+  try {
+    // Free at once: act while holding it. Taken by another tab: queue, and say so.
+    const free = await locks.request(name, { ifAvailable: true }, async (lock) => (lock ? { value: await run(false) } : undefined));
+    if (free) return free.value;
+    return await locks.request(name, () => run(true));
+  } catch (e) {
+    // A lock request the page may not make (an opaque origin: `SecurityError`) fails before
+    // `act` ran: act without the lock. The action's own errors pass through.
+    if (started) throw e;
+    return act(false);
+  }
+}

@@ -359,6 +359,19 @@ describe("ChatStore", () => {
     expect(again.messages[0]).toMatchObject({ state: "pending", key: m.key });
   });
 
+  it("an action refused with conflict (another tab answered first) rejects but is not the session's error", async () => {
+    const source = new Source();
+    source.set({ ...snap([turn("t1", [], { status: "paused" })], { pending: [pendingFor("t1", "c1", "toolApproval")] }), connection: { status: "done", turnId: "t1" } });
+    const store = new ChatStore(source);
+    const conflict = new ForgestreamError("conflict", "another tab already continued this turn");
+    await expect(store.run(() => Promise.reject(conflict))).rejects.toBe(conflict);
+    expect(store.getSnapshot()).toMatchObject({ status: "paused", error: null });
+    // Any other refusal is.
+    const invalid = new ForgestreamError("invalid-input", "incomplete batch");
+    await expect(store.run(() => Promise.reject(invalid))).rejects.toBe(invalid);
+    expect(store.getSnapshot()).toMatchObject({ status: "error", error: invalid });
+  });
+
   it("an unknown outcome says so (the core's typed code, not its wording)", async () => {
     const store = new ChatStore(new Source());
     await store.submit(said("hi") as never, () => Promise.reject(new ForgestreamError("outcome-unknown", "the POST got no answer"))).catch(() => {});

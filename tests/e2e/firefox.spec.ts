@@ -7,7 +7,8 @@ import { markupRendersAsText, servedWithCsp, unsafeAuthUrlNotLinked } from "./ch
 import { gracefulShutdownShowsAbandoned } from "./checks/shutdown";
 import { vueReopensAfterReload, vueStreamsATurn } from "./checks/vue";
 import { dropConnectionMidStream, rebuildAfter412, refreshMidStream, refreshWhilePaused } from "./checks/resume";
-import { eightTabsOneStream, leaderClosedMidStream, soloLeaderPostsNoFrames, twoTabs } from "./checks/tabs";
+import { eightSessionsAllStream, eightTabsOneStream, leaderClosedMidStream, soloLeaderPostsNoFrames, twoTabs } from "./checks/tabs";
+import { twoTabsApproveAtOnce } from "./checks/actions";
 import { cancelEndsStuckTurn, crashStuckTurnShowsLiveUnavailable, newTurnCancelsStuckTurn } from "./checks/lifecycle";
 import { interruptShowsCancelled, concurrentRestoresShareOneSubscribe, stalePointerRestoresNull, respondRightAfterRestore, reconnectGapsAboveFloor, twoHandlesOneStream, disconnectShowsIdleAtOnce, reactHandleCloseLeavesNoLiveBadge } from "./checks/engine";
 import { agentsScopeRestore, forgetInScope, optimisticWhileServerDown, rememberedAtOnce, stopKeepsText, strictModeOneSession } from "./checks/chat";
@@ -34,6 +35,8 @@ test("two tabs on one session show the same final text", ({ fx }) => twoTabs(fx)
 test("8 tabs on one session: one live stream at a time, all 8 transcripts equal the persisted text", ({ fx }) => eightTabsOneStream(fx));
 test("the leader tab closes mid-stream: a follower takes over from its cursor, text intact", ({ fx }) => leaderClosedMidStream(fx));
 test("a tab alone on its session posts no frames on the channel; a follower heard gets them from then on", ({ fx }) => soloLeaderPostsNoFrames(fx));
+test("8 tabs on 8 different sessions all stream a turn to done; no idle tab holds a connection", ({ fx }) => eightSessionsAllStream(fx));
+test("two tabs approving at once → one continuation POST; the other tab's promise says conflict; both views end done with the same text", ({ fx }) => twoTabsApproveAtOnce(fx));
 test("interrupt: the old turn shows cancelled / cancelled-for-next-turn at once, its late deltas ignored", ({ fx }) => interruptShowsCancelled(fx));
 test("two restores at once: one session, one subscribe", ({ fx }) => concurrentRestoresShareOneSubscribe(fx));
 test("a stale or corrupt last-session pointer: restore() resolves null and the pointer is cleared; the adapter creates", ({ fx }) => stalePointerRestoresNull(fx));

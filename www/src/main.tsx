@@ -279,7 +279,9 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
         await action();
         return true;
       } catch (e) {
-        setActionError(describe(e));
+        // `conflict`: another tab of this page's origin did it first (the approval is answered,
+        // its turn streams here too): nothing to show.
+        if ((e as { code?: unknown } | null)?.code !== "conflict") setActionError(describe(e));
         return false;
       } finally {
         setBusy(false);

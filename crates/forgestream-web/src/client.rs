@@ -351,10 +351,12 @@ impl WasmSession {
     /// Starts a turn with `input` (a JSON array of input items). Refuses with `turn-running`
     /// while a turn streams unless `interrupt` (the server then cancels the running turn as
     /// `cancelled-for-next-turn`, which the view shows within one round trip). Resolves to the
-    /// new turn id once `turn.created` arrived.
-    pub fn send(&self, input: String, interrupt: bool) -> Promise {
+    /// new turn id once `turn.created` arrived. `waited`: the call waited for another tab's
+    /// action on this session (the TS layer's action lock), so the engine checks the newest turn
+    /// first and rejects a stale call with `conflict` (`forgestream_core::session::action`).
+    pub fn send(&self, input: String, interrupt: bool, waited: Option<bool>) -> Promise {
         match serde_json::from_str::<Vec<wire::InputItem>>(&input) {
-            Ok(input) => self.run(Command::Send { input, interrupt }),
+            Ok(input) => self.run(after_wait(Command::Send { input, interrupt }, waited)),
             Err(e) => Promise::reject(&invalid_input(format!("invalid input items: {e}"))),
         }
     }
@@ -362,20 +364,23 @@ impl WasmSession {
     /// Answers every pending action of the paused turn in one batch (validated by the core as the
     /// server would, PROTOCOL §7) and starts the continuation turn. `decisions` is an array of
     /// `{kind:"allow"|"deny"|"answer", toolCallId, reason?, content?}` or `{kind:"authDone"}`.
+    /// An answer given already (a newer turn continued the call's turn) rejects with `conflict`;
+    /// `waited` as for `send`.
     pub fn respond(
         &self,
         #[wasm_bindgen(unchecked_param_type = "Decision[]")] decisions: JsValue,
+        waited: Option<bool>,
     ) -> Promise {
         match serde_wasm_bindgen::from_value::<Vec<Decision>>(decisions) {
-            Ok(decisions) => self.run(Command::Respond { decisions }),
+            Ok(decisions) => self.run(after_wait(Command::Respond { decisions }, waited)),
             Err(e) => Promise::reject(&invalid_input(format!("invalid decisions: {e}"))),
         }
     }
 
     /// Stops the turn: `POST /cancel` (idempotent); the stream goes on until `turn.done`
-    /// (`cancelled`).
-    pub fn cancel(&self) -> Promise {
-        self.run(Command::Cancel)
+    /// (`cancelled`). `waited` as for `send`.
+    pub fn cancel(&self, waited: Option<bool>) -> Promise {
+        self.run(after_wait(Command::Cancel, waited))
     }
 
     /// Closes the transport without cancelling the turn (it keeps running on the server; the
@@ -456,5 +461,16 @@ impl WasmSession {
     #[wasm_bindgen(js_name = exportDigest)]
     pub fn export_digest(&self) -> Result<JsValue, JsValue> {
         self.read(|session| snapshot::json_to_js(&session.view().summary()))
+    }
+}
+
+/// `command`, first checked against the newest turn when it `waited` for another tab's action.
+fn after_wait(command: Command, waited: Option<bool>) -> Command {
+    if waited == Some(true) {
+        Command::AfterWait {
+            command: Box::new(command),
+        }
+    } else {
+        command
     }
 }

@@ -43,7 +43,7 @@ async fn a_request_without_a_response_is_the_same_error_in_every_engine() {
 async fn a_live_turn_equals_the_persisted_history() {
     let client = client("memory", None);
     let session = create(&client, "storyteller").await;
-    let turn_id = await_js(session.send(message("Tell me a story, 80 words"), false))
+    let turn_id = await_js(session.send(message("Tell me a story, 80 words"), false, None))
         .await
         .expect("send");
     assert!(turn_id.as_string().is_some_and(|t| !t.is_empty()));
@@ -57,10 +57,10 @@ async fn a_live_turn_equals_the_persisted_history() {
 async fn send_refuses_while_a_turn_runs() {
     let client = client("memory", Some("drip-ms=20"));
     let session = create(&client, "storyteller").await;
-    await_js(session.send(message("a story, 60 words"), false))
+    await_js(session.send(message("a story, 60 words"), false, None))
         .await
         .expect("send");
-    let refused = await_js(session.send(message("again"), false))
+    let refused = await_js(session.send(message("again"), false, None))
         .await
         .expect_err("must refuse");
     assert_eq!(
@@ -78,7 +78,7 @@ async fn drops_at_byte_offsets_lose_and_duplicate_nothing() {
         let fault = format!("drop-at-byte={offset},once");
         let client = client("memory", Some(&fault));
         let session = create(&client, "storyteller").await;
-        await_js(session.send(message("a story, 120 words"), false))
+        await_js(session.send(message("a story, 120 words"), false, None))
             .await
             .expect("send");
         wait_status(&session, &["done"], 20_000).await;
@@ -98,7 +98,7 @@ async fn split_writes_and_ignored_cursors_give_the_same_view() {
         Some("split=1..9,drop-after-events=12,ignore-cursor,times=2"),
     );
     let session = create(&client, "storyteller").await;
-    await_js(session.send(message("a story, 100 words"), false))
+    await_js(session.send(message("a story, 100 words"), false, None))
         .await
         .expect("send");
     wait_status(&session, &["done"], 20_000).await;
@@ -112,6 +112,7 @@ async fn approval_allow_then_deny() {
     await_js(session.send(
         message("Please refund €49.50 on ORD-2031, it arrived broken"),
         false,
+        None,
     ))
     .await
     .expect("send");
@@ -131,7 +132,7 @@ async fn approval_allow_then_deny() {
     let call = get(&first, "toolCallId").as_string().unwrap();
 
     // A message while an approval is pending is refused client-side (PROTOCOL §7).
-    let refused = await_js(session.send(message("hello?"), false))
+    let refused = await_js(session.send(message("hello?"), false, None))
         .await
         .expect_err("must refuse");
     assert_eq!(
@@ -144,7 +145,7 @@ async fn approval_allow_then_deny() {
     set(&allow, "kind", "allow");
     set(&allow, "toolCallId", call.as_str());
     decisions.push(&allow);
-    await_js(session.respond(decisions.into()))
+    await_js(session.respond(decisions.into(), None))
         .await
         .expect("respond");
     wait_status(&session, &["done"], 20_000).await;
@@ -210,7 +211,7 @@ async fn incremental_changes_rebuild_the_full_snapshot() {
     let client = client("memory", Some("drip-ms=2,split=1..40"));
     let session = create(&client, "storyteller").await;
     let (mut mirror, mut drain, _) = full(&session);
-    await_js(session.send(message("Tell me a story, 400 words"), false))
+    await_js(session.send(message("Tell me a story, 400 words"), false, None))
         .await
         .expect("send");
     let (mut appends, mut compared, mut rounds) = (0, 0, 0);
@@ -274,7 +275,7 @@ async fn a_snapshot_larger_than_one_text_reaches_js_whole() {
     let client = client("memory", None);
     let session = create(&client, "storyteller").await;
     for _ in 0..3 {
-        await_js(session.send(message("Tell a story, 4000 words, 0 ms"), false))
+        await_js(session.send(message("Tell a story, 4000 words, 0 ms"), false, None))
             .await
             .expect("send");
         wait_status(&session, &["done"], 60_000).await;

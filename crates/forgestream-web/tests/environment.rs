@@ -28,7 +28,7 @@ async fn offline_pauses_then_online_resumes_and_disabled_storage_degrades() {
     // Offline: the connection is closed and nothing is retried until the browser is online.
     let c = client("memory", None);
     let session = create(&c, "storyteller").await;
-    await_js(session.send(message("Tell a story, 300 words, 10 ms"), false))
+    await_js(session.send(message("Tell a story, 300 words, 10 ms"), false, None))
         .await
         .expect("send");
     wait_text(&session, 20, 10_000).await;
@@ -52,7 +52,7 @@ async fn offline_pauses_then_online_resumes_and_disabled_storage_degrades() {
     );
     let c = client_in("local", "t-disabled", None);
     let session = create(&c, "storyteller").await;
-    let sent = await_js(session.send(message("Tell a story, 40 words"), false)).await;
+    let sent = await_js(session.send(message("Tell a story, 40 words"), false, None)).await;
     wait_status(&session, &["done"], 20_000).await;
     let degraded = c.storage_is_memory();
     run_js("delete window.localStorage;");

@@ -21,7 +21,7 @@ async fn c13_stale_live_marker_settles_from_history() {
     clear_local_storage("t-c13");
     let c = client_in("local", "t-c13", None);
     let session = create(&c, "storyteller").await;
-    let turn = await_js(session.send(message("Tell a story, 30 words"), false))
+    let turn = await_js(session.send(message("Tell a story, 30 words"), false, None))
         .await
         .expect("send")
         .as_string()
@@ -51,7 +51,7 @@ async fn c13_stale_live_marker_settles_from_history() {
         "the live marker is cleared once the turn settled"
     );
     // The next send creates t2 and never cancels t1.
-    await_js(s.send(message("Tell a story, 10 words"), false))
+    await_js(s.send(message("Tell a story, 10 words"), false, None))
         .await
         .expect("send t2");
     wait_status(&s, &["done"], 20_000).await;
@@ -65,7 +65,7 @@ async fn c13_stale_live_marker_settles_from_history() {
 async fn c16c_many_forced_reconnects_change_nothing() {
     let c = client("memory", None);
     let session = create(&c, "storyteller").await;
-    await_js(session.send(message("Tell a story, 500 words, 6 ms"), false))
+    await_js(session.send(message("Tell a story, 500 words, 6 ms"), false, None))
         .await
         .expect("send");
     let mut drops = 0;
@@ -95,14 +95,14 @@ async fn c17_switching_sessions_mid_stream() {
     clear_local_storage("t-c17");
     let c = client_in("local", "t-c17", None);
     let s1 = create(&c, "storyteller").await;
-    let t1 = await_js(s1.send(message("Tell a story, 150 words, 8 ms"), false))
+    let t1 = await_js(s1.send(message("Tell a story, 150 words, 8 ms"), false, None))
         .await
         .expect("send s1")
         .as_string()
         .unwrap();
     wait_text(&s1, 20, 10_000).await;
     let s2 = create(&c, "storyteller").await;
-    let t2 = await_js(s2.send(message("Tell a story, 60 words"), false))
+    let t2 = await_js(s2.send(message("Tell a story, 60 words"), false, None))
         .await
         .expect("send s2")
         .as_string()

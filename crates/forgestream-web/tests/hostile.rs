@@ -52,7 +52,7 @@ async fn follow_idle(
 ) -> (String, WasmSession, Followed) {
     let base = replay_base(scenario);
     let session = replay_session(&base, idle_ms).await;
-    let sent = await_js(session.send(message("recorded"), false)).await;
+    let sent = await_js(session.send(message("recorded"), false, None)).await;
     let mut seen = Followed {
         sent,
         warnings: Vec::new(),

@@ -19,7 +19,7 @@ async fn restore_mid_stream_from_local_storage() {
     clear_local_storage("t-restore");
     let first = client_in("local", "t-restore", None);
     let session = create(&first, "storyteller").await;
-    await_js(session.send(message("Tell a story, 150 words, 8 ms"), false))
+    await_js(session.send(message("Tell a story, 150 words, 8 ms"), false, None))
         .await
         .expect("send");
     wait_text(&session, 80, 10_000).await;
@@ -51,7 +51,7 @@ async fn two_clients_resuming_one_turn_at_once_both_stream_live() {
     clear_local_storage("t-two-resumes");
     let origin = client_in("local", "t-two-resumes", None);
     let session = create(&origin, "storyteller").await;
-    await_js(session.send(message("Tell a story, 600 words, 40 ms"), false))
+    await_js(session.send(message("Tell a story, 600 words, 40 ms"), false, None))
         .await
         .expect("send");
     wait_text(&session, 40, 10_000).await;
@@ -72,7 +72,7 @@ async fn two_clients_resuming_one_turn_at_once_both_stream_live() {
     let live = persisted_summary(&session.id()).await;
     assert_eq!(turn_status(&live, 0), "running", "{live}");
 
-    await_js(session.cancel()).await.expect("cancel");
+    await_js(session.cancel(None)).await.expect("cancel");
     for s in [&session, &b, &c] {
         wait_status(s, &["done"], 20_000).await;
     }
@@ -90,6 +90,7 @@ async fn restore_while_paused_keeps_the_approval() {
     await_js(session.send(
         message("Refund €49.50 on ORD-2031, it arrived broken"),
         false,
+        None,
     ))
     .await
     .expect("send");
@@ -106,7 +107,7 @@ async fn restore_while_paused_keeps_the_approval() {
         Some("toolApproval")
     );
     let call = get(&pending, "toolCallId").as_string().unwrap();
-    await_js(restored.respond(decisions(&[("deny", &call, Some("not eligible"))])))
+    await_js(restored.respond(decisions(&[("deny", &call, Some("not eligible"))]), None))
         .await
         .expect("respond");
     wait_status(&restored, &["done"], 20_000).await;
@@ -121,7 +122,7 @@ async fn restore_while_paused_keeps_the_approval() {
 async fn gone_412_rebuilds_once_then_refresh_resumes() {
     let first = client("memory", None);
     let session = create(&first, "storyteller").await;
-    let turn = await_js(session.send(message("Tell a story, 150 words, 8 ms"), false))
+    let turn = await_js(session.send(message("Tell a story, 150 words, 8 ms"), false, None))
         .await
         .expect("send");
     wait_text(&session, 40, 10_000).await;
@@ -142,7 +143,7 @@ async fn gone_412_rebuilds_once_then_refresh_resumes() {
 async fn unauthorized_refreshes_headers_once() {
     let first = client("memory", None);
     let session = create(&first, "storyteller").await;
-    let turn = await_js(session.send(message("Tell a story, 100 words, 5 ms"), false))
+    let turn = await_js(session.send(message("Tell a story, 100 words, 5 ms"), false, None))
         .await
         .expect("send");
     session.disconnect();
@@ -175,7 +176,7 @@ async fn unauthorized_refreshes_headers_once() {
     let third = WasmClient::new(o).unwrap();
     let failing = third.session(session.id());
     let s2 = create(&first, "storyteller").await;
-    let t2 = await_js(s2.send(message("Tell a story, 300 words, 20 ms"), false))
+    let t2 = await_js(s2.send(message("Tell a story, 300 words, 20 ms"), false, None))
         .await
         .expect("send");
     s2.disconnect();
@@ -195,18 +196,18 @@ async fn unauthorized_refreshes_headers_once() {
 async fn cancel_stops_the_turn_but_disconnect_does_not() {
     let c = client("memory", None);
     let cancelled = create(&c, "storyteller").await;
-    await_js(cancelled.send(message("Tell a story, 400 words, 10 ms"), false))
+    await_js(cancelled.send(message("Tell a story, 400 words, 10 ms"), false, None))
         .await
         .expect("send");
     wait_text(&cancelled, 30, 10_000).await;
-    await_js(cancelled.cancel()).await.expect("cancel");
+    await_js(cancelled.cancel(None)).await.expect("cancel");
     wait_status(&cancelled, &["done"], 10_000).await;
     let s = summary(&cancelled);
     assert_eq!(turn_status(&s, 0), "cancelled", "{s}");
     assert_eq!(s, persisted_summary(&cancelled.id()).await);
 
     let disconnected = create(&c, "storyteller").await;
-    await_js(disconnected.send(message("Tell a story, 60 words, 5 ms"), false))
+    await_js(disconnected.send(message("Tell a story, 60 words, 5 ms"), false, None))
         .await
         .expect("send");
     wait_text(&disconnected, 10, 10_000).await;
@@ -224,11 +225,11 @@ async fn cancel_stops_the_turn_but_disconnect_does_not() {
 async fn interrupt_starts_a_new_turn() {
     let c = client("memory", None);
     let session = create(&c, "storyteller").await;
-    await_js(session.send(message("Tell a story, 400 words, 10 ms"), false))
+    await_js(session.send(message("Tell a story, 400 words, 10 ms"), false, None))
         .await
         .expect("send");
     wait_text(&session, 20, 10_000).await;
-    await_js(session.send(message("Tell a story, 20 words"), true))
+    await_js(session.send(message("Tell a story, 20 words"), true, None))
         .await
         .expect("interrupt");
     wait_status(&session, &["done"], 20_000).await;
@@ -245,7 +246,7 @@ async fn interrupt_starts_a_new_turn() {
 async fn ask_user_question_is_answered() {
     let c = client("memory", None);
     let session = create(&c, "concierge").await;
-    await_js(session.send(message("Plan a trip for me"), false))
+    await_js(session.send(message("Plan a trip for me"), false, None))
         .await
         .expect("send");
     wait_status(&session, &["done"], 20_000).await;
@@ -259,11 +260,11 @@ async fn ask_user_question_is_answered() {
     let call = get(&pending, "toolCallId").as_string().unwrap();
     // An empty answer is refused client-side.
     assert!(
-        await_js(session.respond(decisions(&[("answer", &call, Some(""))])))
+        await_js(session.respond(decisions(&[("answer", &call, Some(""))]), None))
             .await
             .is_err()
     );
-    await_js(session.respond(decisions(&[("answer", &call, Some("Kyoto 京都"))])))
+    await_js(session.respond(decisions(&[("answer", &call, Some("Kyoto 京都"))]), None))
         .await
         .expect("answer");
     wait_status(&session, &["done"], 20_000).await;
@@ -277,7 +278,7 @@ async fn ask_user_question_is_answered() {
 async fn mcp_auth_continues_with_an_empty_turn() {
     let c = client("memory", None);
     let session = create(&c, "github").await;
-    await_js(session.send(message("List open issues of forgestream/demo"), false))
+    await_js(session.send(message("List open issues of forgestream/demo"), false, None))
         .await
         .expect("send");
     wait_status(&session, &["done"], 20_000).await;
@@ -289,7 +290,7 @@ async fn mcp_auth_continues_with_an_empty_turn() {
     assert!(get(&pending, "mcpServer.authUrl")
         .as_string()
         .is_some_and(|u| u.starts_with("http")));
-    await_js(session.respond(decisions(&[("authDone", "", None)])))
+    await_js(session.respond(decisions(&[("authDone", "", None)]), None))
         .await
         .expect("continue");
     wait_status(&session, &["done"], 20_000).await;
@@ -321,7 +322,7 @@ async fn full_storage_degrades_to_memory() {
     }
     let c = client_in("session", "t-full", None);
     let session = create(&c, "storyteller").await;
-    await_js(session.send(message("Tell a story, 40 words"), false))
+    await_js(session.send(message("Tell a story, 40 words"), false, None))
         .await
         .expect("send");
     wait_status(&session, &["done"], 20_000).await;
@@ -359,7 +360,7 @@ async fn corrupt_checkpoint_is_ignored() {
 async fn eventsource_transport_follows_a_turn() {
     let first = client("memory", None);
     let session = create(&first, "storyteller").await;
-    let turn = await_js(session.send(message("Tell a story, 120 words, 5 ms"), false))
+    let turn = await_js(session.send(message("Tell a story, 120 words, 5 ms"), false, None))
         .await
         .expect("send");
     session.disconnect();
@@ -379,7 +380,7 @@ async fn gateway_flavor_streams_and_reconnects() {
         .open_new_session("{\"agent_name\":\"storyteller\"}")
         .await
         .expect("create");
-    await_js(session.send(message("Tell a story, 80 words"), false))
+    await_js(session.send(message("Tell a story, 80 words"), false, None))
         .await
         .expect("send");
     wait_status(&session, &["done"], 20_000).await;

@@ -16,7 +16,7 @@ wasm_bindgen_test_configure!(run_in_browser);
 async fn first_turn_done(scenario: &str) -> (String, WasmSession) {
     let base = replay_base(scenario);
     let session = replay_session(&base, None).await;
-    await_js(session.send(message("recorded"), false))
+    await_js(session.send(message("recorded"), false, None))
         .await
         .expect("send");
     wait_status(&session, &["done"], 10_000).await;
@@ -89,7 +89,9 @@ async fn recorded_pauses_continue() {
         } else {
             decisions(&[("answer", &call, Some("Lisbon"))])
         };
-        await_js(session.respond(decision)).await.expect("respond");
+        await_js(session.respond(decision, None))
+            .await
+            .expect("respond");
         wait_status(&session, &["done"], 10_000).await;
         let live = summary(&session);
         assert_eq!(live["pending"], serde_json::json!([]), "{scenario}");
@@ -115,7 +117,7 @@ async fn a_create_stream_without_turn_created_is_recovered_by_lookup() {
 async fn a_malformed_listing_fails_the_rebuild_cleanly() {
     let base = replay_base("text~cut=5~bad-listing");
     let session = replay_session(&base, None).await;
-    await_js(session.send(message("recorded"), false))
+    await_js(session.send(message("recorded"), false, None))
         .await
         .expect("send");
     assert_eq!(

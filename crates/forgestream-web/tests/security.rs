@@ -48,7 +48,7 @@ async fn storage_never_holds_tokens_or_message_text() {
         );
         let client = WasmClient::new(o).unwrap();
         let session = create(&client, "storyteller").await;
-        await_js(session.send(message(&format!("{marker} a story, 40 words")), false))
+        await_js(session.send(message(&format!("{marker} a story, 40 words")), false, None))
             .await
             .expect("send");
         // Mid-stream a checkpoint exists; the page could be closed right now.
@@ -89,6 +89,7 @@ async fn answers_only_for_calls_pending_now() {
     await_js(session.send(
         message("Refund €49.50 on ORD-2031, it arrived broken"),
         false,
+        None,
     ))
     .await
     .expect("send");
@@ -102,7 +103,7 @@ async fn answers_only_for_calls_pending_now() {
     let turns_before = summary(&session)["turns"].as_array().unwrap().len();
 
     // Foreign: a call id this session never saw.
-    let refused = await_js(session.respond(decisions(&[("allow", "call_not_ours", None)])))
+    let refused = await_js(session.respond(decisions(&[("allow", "call_not_ours", None)]), None))
         .await
         .expect_err("foreign call id must be refused");
     assert_eq!(
@@ -110,7 +111,7 @@ async fn answers_only_for_calls_pending_now() {
         Some("invalid-input")
     );
     // Wrong kind: a client-call answer for an approval.
-    let refused = await_js(session.respond(decisions(&[("answer", &call, Some("yes"))])))
+    let refused = await_js(session.respond(decisions(&[("answer", &call, Some("yes"))]), None))
         .await
         .expect_err("wrong answer kind must be refused");
     assert_eq!(
@@ -124,18 +125,16 @@ async fn answers_only_for_calls_pending_now() {
     );
 
     // The real answer goes through; afterwards the same call id is stale.
-    await_js(session.respond(decisions(&[("deny", &call, Some("not eligible"))])))
+    await_js(session.respond(decisions(&[("deny", &call, Some("not eligible"))]), None))
         .await
         .expect("respond");
     wait_status(&session, &["done"], 20_000).await;
     assert_eq!(summary(&session)["pending"], serde_json::json!([]));
-    let stale = await_js(session.respond(decisions(&[("allow", &call, None)])))
+    let stale = await_js(session.respond(decisions(&[("allow", &call, None)]), None))
         .await
         .expect_err("a stale call id must be refused");
-    assert_eq!(
-        get(&stale, "code").as_string().as_deref(),
-        Some("invalid-input")
-    );
+    // Answered already (issue 14): `conflict`, the code a second tab's identical answer gets.
+    assert_eq!(get(&stale, "code").as_string().as_deref(), Some("conflict"));
     assert_eq!(
         summary(&session)["turns"].as_array().unwrap().len(),
         turns_before + 1,

@@ -195,7 +195,7 @@ async fn run_one(p: RunPlan) -> RunOutcome {
         Err(e) => return fail(format!("create session: {e:?}")),
     };
     let id = session.id();
-    if let Err(e) = await_js(session.send(message(p.message), false)).await {
+    if let Err(e) = await_js(session.send(message(p.message), false, None)).await {
         return fail(format!("send: {:?}", get(&e, "message")));
     }
     if let Some(ms) = p.drop_after_ms {

@@ -267,3 +267,112 @@ export const soloLeaderPostsNoFrames: Check<"context" | "request"> = async ({ co
   await expect(page.getByTestId("connection")).toHaveText("done", { timeout: 30_000 });
   expect(errors).toEqual([]);
 };
+
+/**
+ * 8 tabs on 8 different sessions all stream a turn at once (HTTP/1.1: the browser keeps at most
+ * 6 connections per origin). A running turn needs its own stream, so two of the eight create
+ * requests wait in the browser's queue until another turn's stream ends — all 8 still finish
+ * with the persisted text. What the SDK must not do is hold a connection it does not use: once
+ * the turns are done no session keeps a stream open, and a ninth turn sent from an idle tab
+ * reaches the server with the other seven tabs still open on their sessions. Measured: when
+ * each create stream reached the server (ms after the common start), printed.
+ */
+export const eightSessionsAllStream: Check<"context" | "request"> = async ({ context, request }) => {
+  const errors: string[] = [];
+  const pages: Page[] = [];
+  const sids: string[] = [];
+  for (let i = 0; i < 8; i++) {
+    const page = await context.newPage();
+    errors.push(...watchErrors(page));
+    await page.goto("/sdk.html");
+    await expect(page.locator("#status")).toHaveText("ready");
+    // Each tab: its own session, and a send armed on a shared signal (a `BroadcastChannel`
+    // message reaches every tab at once; a background tab's timers are throttled).
+    const sid = await page.evaluate(async () => {
+      const { AgentClient } = window.forgestream;
+      const client = new AgentClient({ baseUrl: "", storage: "memory" });
+      const s = await client.createSession({ agent: { name: "storyteller" } });
+      window.s = s;
+      const go = new BroadcastChannel("e2e-eight-sessions");
+      window.outcome = new Promise((resolve) => {
+        go.onmessage = async () => {
+          go.close();
+          let turn = "";
+          let code = "";
+          try {
+            turn = await s.send("Tell a story, 160 words, 10 ms");
+          } catch (e) {
+            code = (e as { code?: string }).code ?? String(e);
+          }
+          const done = () => s.getSnapshot().connection.status === "done";
+          await new Promise<void>((ended) => {
+            const off = s.subscribe(() => {
+              if (done()) {
+                off();
+                ended();
+              }
+            });
+            if (done()) ended();
+          });
+          resolve({ turn, code, status: s.getSnapshot().connection.status, digest: s.exportDigest() });
+        };
+      });
+      return s.id;
+    });
+    sids.push(sid);
+    pages.push(page);
+  }
+  // Nothing streams yet: no session holds a connection.
+  for (const sid of sids) expect((await streams(request, sid)).open).toBe(0);
+
+  const start = Date.now();
+  await pages[0]!.evaluate(() => {
+    const go = new BroadcastChannel("e2e-eight-sessions");
+    go.postMessage("send");
+    go.close();
+  });
+  // When each session's create stream reached the server, and the most open at once.
+  const reached = new Map<string, number>();
+  let mostOpen = 0;
+  while (reached.size < sids.length && Date.now() - start < 60_000) {
+    const counts = await Promise.all(sids.map((sid) => streams(request, sid)));
+    mostOpen = Math.max(mostOpen, counts.reduce((n, c) => n + c.open, 0));
+    counts.forEach((c, i) => {
+      if (c.opened > 0 && !reached.has(sids[i]!)) reached.set(sids[i]!, Date.now() - start);
+    });
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  type Outcome = { turn: string; code: string; status: string; digest: { turns: { id: string; items: { kind: string; thread?: string; text?: string | null }[] }[] } };
+  const outcomes = await Promise.all(pages.map((page) => page.evaluate(() => window.outcome as Promise<Outcome>)));
+  const doneMs = Date.now() - start;
+  expect(reached.size).toBe(8);
+  for (const [i, o] of outcomes.entries()) {
+    expect(o.code).toBe("");
+    expect(o.status).toBe("done");
+    const shown = o.digest.turns
+      .find((t) => t.id === o.turn)!
+      .items.filter((item) => item.kind === "message" && item.thread === "main")
+      .map((item) => item.text ?? "")
+      .join("");
+    const persisted = await persistedText(request, sids[i]!, o.turn);
+    expect(persisted.length).toBeGreaterThan(300);
+    expect(shown).toBe(persisted);
+  }
+  // Done: no session holds a stream any more (idle tabs hold no connection).
+  for (const sid of sids) await expect.poll(async () => (await streams(request, sid)).open).toBe(0);
+  // A turn from an idle tab, the seven others still open on their sessions, reaches the server.
+  const last = pages[7]!;
+  const again = await last.evaluate(async () => {
+    const s = window.s as import("../../../pkg/src/index").AgentSession;
+    const turn = await s.send("Tell a story, 30 words");
+    return turn;
+  });
+  expect(again).toBeTruthy();
+  expect((await streams(request, sids[7]!)).opened).toBe(2);
+  const times = [...reached.values()].sort((a, b) => a - b);
+  console.log(
+    `8 sessions: create streams reached the server after ${times.join(", ")} ms; most open at once ${mostOpen}; all done after ${doneMs} ms`,
+  );
+  for (const page of pages) await page.evaluate(() => window.release(window.s));
+  expect(errors).toEqual([]);
+};

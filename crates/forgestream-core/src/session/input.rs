@@ -1,4 +1,5 @@
 //! What the executor tells the engine: app commands, transport results, time, connectivity.
+use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -46,6 +47,17 @@ pub enum Command {
     },
     /// Stop the running turn (`POST /cancel`, idempotent). Settles `Done`.
     Cancel,
+    /// A `Send`, `Respond` or `Cancel` that waited for another tab's action on this session
+    /// (issue 14: the executor holds the session's action lock for the length of each action,
+    /// and another tab held it when this one asked). The engine first lists the newest turn
+    /// (`GET …/turns?limit=1&order=desc`) and settles `conflict`, sending nothing, when
+    /// [`action::stale_after_wait`](super::action::stale_after_wait) says the other tab's action
+    /// made this one stale; else `command` runs as usual (also when the listing fails). Any
+    /// other command inside runs at once.
+    AfterWait {
+        /// The action.
+        command: Box<Command>,
+    },
     /// Close the transport without cancelling the turn (the checkpoint stays).
     Disconnect,
     /// Simulate a network failure of the open request (demo control, tests).

@@ -38,6 +38,7 @@
 //! status changed (issue 14, hidden tabs: a consumer that drains only when it renders — and a
 //! hidden page does not render — still hears of progress at a bounded rate, and of a turn's
 //! end at once, without a timer of its own; timers are throttled in hidden pages).
+pub mod action;
 mod api;
 mod changes;
 
@@ -209,6 +210,9 @@ enum Purpose {
     CheckTurn { turn_id: String, attempt: u32 },
     /// A page of the session timeline for the `ExportEvents` command `.0`.
     Export(CommandId),
+    /// The newest-turn listing of an action that waited for another tab's (`AfterWait`; the
+    /// action is kept in `Session::waited_actions` under this request's id).
+    ActionCheck,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -307,6 +311,9 @@ pub struct Session {
     /// Exports in flight: the command and its paging state (its open request is the one
     /// [`Purpose::Export`] of that command).
     exports: Vec<(CommandId, export::ExportEvents)>,
+    /// Actions that waited for another tab's action, by the request listing the newest turn for
+    /// them ([`Command::AfterWait`], `action.rs`).
+    waited_actions: Vec<(RequestId, CommandId, Command)>,
     /// Re-reads of replaced turns: (due ms, turn id, attempt).
     checks_due: Vec<(u64, String, u32)>,
     /// The last request's own error (kept as the cause of a failure).
@@ -348,6 +355,7 @@ impl Session {
             restore: RestoreState::Idle,
             deferred: Vec::new(),
             exports: Vec::new(),
+            waited_actions: Vec::new(),
             checks_due: Vec::new(),
             cause: None,
             last_error: None,
@@ -674,7 +682,60 @@ impl Session {
                 self.settle(id, Ok(Settled::Done));
             }
             Command::ExportEvents => self.export_events(id),
+            Command::AfterWait { command } => self.after_wait(id, *command),
             Command::Close => self.close(id),
+        }
+    }
+
+    /// An action that waited for another tab's: list the newest turn first (`action.rs`).
+    fn after_wait(&mut self, id: CommandId, command: Command) {
+        let no_listing = match &command {
+            Command::Respond { decisions } => matches!(
+                crate::respond::continuation(&self.view, decisions),
+                Err(crate::respond::RespondError::Stale { .. })
+            ),
+            Command::Send { .. } | Command::Cancel => false,
+            _ => true,
+        };
+        if no_listing {
+            // The view shows it already (the other tab's turn was relayed while this one
+            // waited), or it is no action: no listing needed.
+            self.command(id, command);
+            return;
+        }
+        let url = self.config.api.turns(&self.id, "?limit=1&order=desc");
+        let request = self.request(
+            Purpose::ActionCheck,
+            Method::Get,
+            url,
+            None,
+            None,
+            ResponseKind::Whole,
+        );
+        self.waited_actions.push((request, id, command));
+    }
+
+    /// The newest-turn listing of a waited action answered (`listed`: the page's turns; `None`
+    /// when it failed or could not be read, which lets the action run).
+    fn action_checked(&mut self, request: RequestId, listed: Option<Vec<wire::Turn>>) {
+        let Some(at) = self.waited_actions.iter().position(|w| w.0 == request) else {
+            return;
+        };
+        let (_, id, command) = self.waited_actions.remove(at);
+        let kind = match &command {
+            Command::Send { interrupt, .. } => action::ActionKind::Send {
+                interrupt: *interrupt,
+            },
+            Command::Respond { .. } => action::ActionKind::Respond,
+            _ => action::ActionKind::Cancel,
+        };
+        let view_newest = self.view.turn_ids().last().map(String::as_str);
+        let stale = listed
+            .as_ref()
+            .and_then(|turns| action::stale_after_wait(kind, view_newest, turns.first()));
+        match stale {
+            Some(reason) => self.settle(id, Err(SessionError::new(ErrorCode::Conflict, reason))),
+            None => self.command(id, command),
         }
     }
 
@@ -706,6 +767,7 @@ impl Session {
         }
         pending.extend(self.deferred.drain(..).map(|(c, _)| c));
         pending.extend(self.exports.drain(..).map(|(c, _)| c));
+        pending.extend(self.waited_actions.drain(..).map(|(_, c, _)| c));
         for c in pending {
             self.settle(c, Err(aborted()));
         }
@@ -857,6 +919,20 @@ impl Session {
             self.deferred.push((id, Command::Respond { decisions }));
             return;
         }
+        let built = crate::respond::continuation(&self.view, &decisions);
+        if let Err(e @ crate::respond::RespondError::Stale { .. }) = &built {
+            // Answered already (another tab, or this one a moment ago): a newer turn continued
+            // the turn where the call was pending (issue 14, `action.rs`). Before `turn-running`,
+            // since that newer turn usually still runs.
+            self.settle(
+                id,
+                Err(SessionError::new(
+                    ErrorCode::Conflict,
+                    format!("{e}: it was answered already, nothing was sent"),
+                )),
+            );
+            return;
+        }
         if self.turn_running() {
             self.settle(
                 id,
@@ -867,7 +943,7 @@ impl Session {
             );
             return;
         }
-        match crate::respond::continuation(&self.view, &decisions) {
+        match built {
             Ok(input) => self.create_turn(id, &input),
             Err(e) => self.settle(
                 id,

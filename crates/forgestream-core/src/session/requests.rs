@@ -376,6 +376,10 @@ impl Session {
                 self.take_request(id);
                 self.export_failed(command, network());
             }
+            Purpose::ActionCheck => {
+                self.take_request(id);
+                self.action_checked(id, None);
+            }
         }
     }
 
@@ -458,6 +462,13 @@ impl Session {
                 }
             }
             Purpose::Export(command) => self.export_response(command, status, body),
+            Purpose::ActionCheck => {
+                let listed = parse_json::<wire::Listing<wire::Turn>>(body)
+                    .ok()
+                    .filter(|_| ok)
+                    .map(|page| page.data);
+                self.action_checked(id, listed);
+            }
         }
     }
 

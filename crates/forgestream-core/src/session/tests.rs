@@ -1409,3 +1409,182 @@ fn a_header_refresh_takes_a_request_id_of_its_own() {
     unique.dedup();
     assert_eq!(unique.len(), ids.len(), "request ids reused: {ids:?}");
 }
+
+/// Resumes onto the paused turn `t1` (one approval pending, `call-1`), as a reload finds it.
+fn paused_turn(d: &mut Driver) {
+    let (restore, out) = d.command(Command::Resume {
+        checkpoint: Some(checkpoint("t1")),
+    });
+    let get = request_to(&out, Method::Get, "/turns/t1").id;
+    let out = d.respond(get, 200, &turn_json("t1", None, PAUSED));
+    let rebuild_turn = request_to(&out, Method::Get, "/turns/t1").id;
+    let out = d.respond(rebuild_turn, 200, &turn_json("t1", None, PAUSED));
+    let events = request_to(&out, Method::Get, "/turns/t1/events").id;
+    let out = d.respond(events, 200, EMPTY_EVENTS);
+    assert_eq!(
+        settled(&out, restore),
+        Some(&Ok(Settled::Resumed(Some("t1".into()))))
+    );
+    assert_eq!(d.s.view().pending_actions().len(), 1);
+}
+
+fn allow_call_1() -> Command {
+    Command::Respond {
+        decisions: vec![Decision::Allow {
+            tool_call_id: "call-1".into(),
+        }],
+    }
+}
+
+fn waited(command: Command) -> Command {
+    Command::AfterWait {
+        command: alloc::boxed::Box::new(command),
+    }
+}
+
+fn turn_page(turns: &[String]) -> String {
+    let data: Vec<&str> = turns
+        .iter()
+        .map(|t| {
+            t.strip_prefix(r#"{"data":"#)
+                .and_then(|t| t.strip_suffix('}'))
+                .unwrap()
+        })
+        .collect();
+    format!(
+        r#"{{"data":[{}],"pagination":{{"next_page_token":null}}}}"#,
+        data.join(",")
+    )
+}
+
+fn conflict(out: &[Effect], command: CommandId) {
+    match settled(out, command) {
+        Some(Err(e)) => assert_eq!(e.code, ErrorCode::Conflict, "{e}"),
+        other => panic!("not a conflict: {other:?}"),
+    }
+    assert!(
+        requests(out).iter().all(|r| r.method != Method::Post),
+        "nothing is posted: {out:#?}"
+    );
+}
+
+#[test]
+fn an_answer_given_already_is_a_conflict_and_posts_nothing() {
+    let mut d = Driver::new();
+    paused_turn(&mut d);
+    let (first, out) = d.command(allow_call_1());
+    let post = request_to(&out, Method::Post, "/sessions/s1/turns").id;
+    let out = d.stream(post, &[(1, created("t2", Some("t1")))]);
+    assert_eq!(settled(&out, first), Some(&Ok(Settled::Turn("t2".into()))));
+    // The same click again (a second tab that saw the continuation while it waited for the
+    // action lock, or a double click): `conflict`, not `turn-running` nor `invalid-input`.
+    let (second, out) = d.command(allow_call_1());
+    conflict(&out, second);
+    // Also after waiting for the lock: the view settles it, without a listing.
+    let (waited_too, out) = d.command(waited(allow_call_1()));
+    conflict(&out, waited_too);
+    assert!(requests(&out).is_empty(), "{out:#?}");
+    // Also once the continuation finished.
+    let out = d.stream(
+        post,
+        &[(
+            2,
+            r#"{"type":"turn.done","id":"e-done","turn_id":"t2","state":{"status":"done","output":null,"completed_at":"2026-12-01T00:00:09Z"}}"#.to_string(),
+        )],
+    );
+    assert!(requests(&out).iter().all(|r| r.method != Method::Post));
+    let (third, out) = d.command(allow_call_1());
+    conflict(&out, third);
+}
+
+#[test]
+fn an_answer_that_waited_while_another_tab_continued_the_turn_is_a_conflict() {
+    let mut d = Driver::new();
+    paused_turn(&mut d);
+    // This tab's view still shows t1 paused: the other tab's continuation has not reached it.
+    let (respond, out) = d.command(waited(allow_call_1()));
+    assert!(settled(&out, respond).is_none());
+    assert!(requests(&out).iter().all(|r| r.method != Method::Post));
+    let list = request_to(&out, Method::Get, "/turns?limit=1&order=desc").id;
+    let out = d.respond(
+        list,
+        200,
+        &turn_page(&[turn_json("t2", Some("t1"), RUNNING)]),
+    );
+    conflict(&out, respond);
+    // The view still answers later: the approval stays until the relayed turn arrives.
+    assert_eq!(d.s.view().pending_actions().len(), 1);
+}
+
+#[test]
+fn an_answer_that_waited_for_nothing_new_is_posted() {
+    for listing in [Some(200), Some(500), None] {
+        let mut d = Driver::new();
+        paused_turn(&mut d);
+        let (respond, out) = d.command(waited(allow_call_1()));
+        let list = request_to(&out, Method::Get, "/turns?limit=1&order=desc").id;
+        let out = match listing {
+            Some(200) => d.respond(list, 200, &turn_page(&[turn_json("t1", None, PAUSED)])),
+            // A listing that fails lets the answer go on, as before the lock.
+            Some(status) => d.respond(list, status, r#"{"error":{"message":"boom"}}"#),
+            None => d.feed(Input::NetworkError { request: list }),
+        };
+        let post = request_to(&out, Method::Post, "/sessions/s1/turns").id;
+        let out = d.stream(post, &[(1, created("t2", Some("t1")))]);
+        assert_eq!(
+            settled(&out, respond),
+            Some(&Ok(Settled::Turn("t2".into()))),
+            "{listing:?}"
+        );
+    }
+}
+
+#[test]
+fn a_message_or_cancel_that_waited_while_another_tab_started_a_turn_is_a_conflict() {
+    let mut d = Driver::new();
+    paused_turn(&mut d);
+    for command in [
+        Command::Send {
+            input: vec![user_text("hi")],
+            interrupt: true,
+        },
+        Command::Cancel,
+    ] {
+        let (id, out) = d.command(waited(command));
+        let list = request_to(&out, Method::Get, "/turns?limit=1&order=desc").id;
+        let out = d.respond(
+            list,
+            200,
+            &turn_page(&[turn_json("t2", Some("t1"), RUNNING)]),
+        );
+        conflict(&out, id);
+    }
+    // Another tab's turn that already finished: the message goes on after it (here into a
+    // session this tab's view holds nothing of yet).
+    let mut d = Driver::new();
+    let (send, out) = d.command(waited(Command::Send {
+        input: vec![user_text("hi")],
+        interrupt: false,
+    }));
+    let list = request_to(&out, Method::Get, "/turns?limit=1&order=desc").id;
+    let done = r#"{"status":"done","output":null,"completed_at":"2026-12-01T00:00:09Z"}"#;
+    let out = d.respond(list, 200, &turn_page(&[turn_json("t2", Some("t1"), done)]));
+    request_to(&out, Method::Post, "/sessions/s1/turns");
+    assert!(settled(&out, send).is_none());
+}
+
+#[test]
+fn closing_rejects_an_action_waiting_for_its_listing() {
+    let mut d = Driver::new();
+    paused_turn(&mut d);
+    let (respond, out) = d.command(waited(allow_call_1()));
+    let list = request_to(&out, Method::Get, "/turns?limit=1&order=desc").id;
+    let (_, out) = d.command(Command::Close);
+    assert!(out.contains(&Effect::Abort { id: list }));
+    match settled(&out, respond) {
+        Some(Err(e)) => assert_eq!(e.code, ErrorCode::Aborted),
+        other => panic!("{other:?}"),
+    }
+    let out = d.respond(list, 200, &turn_page(&[turn_json("t1", None, PAUSED)]));
+    assert!(requests(&out).is_empty());
+}
