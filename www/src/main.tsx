@@ -6,7 +6,7 @@ import { AGENTS, agentInfo } from "./agents";
 import { LiveRegions, useAnnouncements } from "./announce";
 import { formatSilence, shortId, silenceOf } from "./format";
 import { type Layout, type PanelName, type TabSpec, PanelTabs, panelProps, useNarrow } from "./layout";
-import { ConnectionBadge, Timeline, UsagePanel } from "./Panels";
+import { ConnectionBadge, Timeline, UsagePanel, useNow } from "./Panels";
 import { PendingPanel } from "./Pending";
 import { loadCurrent, loadSessions, onStorageChange, saveCurrent, saveSessions, type StoredSession } from "./sessions";
 import { Transcript } from "./Transcript";
@@ -300,6 +300,8 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
   // stays enabled and sends a new turn, which interrupts it (the SDK keeps checking meanwhile).
   const silence = silenceOf(snapshot.connection);
   const stalled = turnRunning && silence.stalled;
+  // Ticks like the badge's "no activity for …", so the banner and the badge show one duration.
+  const now = useNow(stalled && silence.since !== null);
   const running = turnRunning && status !== "liveUnavailable" && !stalled;
   const waitingTools = snapshot.pending.some((p) => p.kind !== "mcpAuth");
   const waitingAuth = snapshot.pending.some((p) => p.kind === "mcpAuth");
@@ -363,7 +365,7 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
         )}
         {stalled && silence.since !== null && (
           <div className="banner banner-info" data-testid="stalled">
-            No activity from this turn for {formatSilence(Date.now() - silence.since)}, though the server still reports it running: it may be in a long tool call, or its worker may have stopped. The SDK keeps checking — or send a new message, which stops this turn.
+            No activity from this turn for {formatSilence(now - silence.since)}, though the server still reports it running: it may be in a long tool call, or its worker may have stopped. The SDK keeps checking — or send a new message, which stops this turn.
           </div>
         )}
         {status === "offline" && (
