@@ -1,4 +1,4 @@
-import { memo, useMemo, type ReactElement } from "react";
+import { createContext, memo, useContext, useMemo, type ReactElement } from "react";
 import type { AssistantPart, ChatMessage, ChatSnapshot, ItemView, SubagentGroup, ToolPart, ToolState, TurnSnapshot, UserMessage } from "forgestream";
 import { formatTokens, prettyArguments, prettyResult, shortId, turnInputs } from "./format";
 import { textChunks } from "./chunks";
@@ -87,6 +87,16 @@ function sameList(a: readonly unknown[], b: readonly unknown[]): boolean {
   return true;
 }
 
+/**
+ * Whether the turn being rendered is followed live (typing dots mean "more is on its way"): a
+ * running turn whose stream is gone (`liveUnavailable`, after a server crash), stalled, failed or
+ * not followed shows no dots — the connection banner says what is going on instead.
+ */
+const TurnLive = createContext(false);
+
+/** Connection states in which a followed turn's output is arriving (or about to). */
+const FOLLOWING = new Set(["connecting", "live", "reconnecting", "rebuilding"]);
+
 export function Transcript({ snapshot }: { snapshot: ChatSnapshot }) {
   const { turns, local } = useMemo(() => byTurn(snapshot.messages), [snapshot.messages]);
   // Turn id → whether a later turn continued it (`previousTurnId`): a paused turn it answered.
@@ -101,7 +111,14 @@ export function Transcript({ snapshot }: { snapshot: ChatSnapshot }) {
     <>
       <ol className="turns">
         {snapshot.turns.map((turn) => (
-          <TurnBlock key={turn.turnId} turn={turn} messages={turns.get(turn.turnId) ?? NONE} notices={noticeItems(turn, calls)} continued={continued.has(turn.turnId)} />
+          <TurnBlock
+            key={turn.turnId}
+            turn={turn}
+            messages={turns.get(turn.turnId) ?? NONE}
+            notices={noticeItems(turn, calls)}
+            continued={continued.has(turn.turnId)}
+            live={snapshot.connection.turnId === turn.turnId && FOLLOWING.has(snapshot.connection.status) && !("stalled" in snapshot.connection && snapshot.connection.stalled)}
+          />
         ))}
       </ol>
       {local.length > 0 && (
@@ -124,46 +141,50 @@ interface TurnProps {
   /** Its items shown as notices (see `noticeItems`), compared item by item. */
   notices: readonly ItemView[];
   continued: boolean;
+  /** The connection follows this turn and its output is arriving (see `TurnLive`). */
+  live: boolean;
 }
 
-const TurnBlock = memo(function TurnBlock({ turn, messages, notices, continued }: TurnProps) {
+const TurnBlock = memo(function TurnBlock({ turn, messages, notices, continued, live }: TurnProps) {
   const decisions = turnInputs(turn).filter((i) => i.kind !== "message");
-  const running = turn.status === "running";
+  const running = turn.status === "running" && live;
   const streaming = messages.some((m) => m.kind === "assistant" && m.parts.some(isStreaming));
   return (
-    <li className="turn" data-testid="turn" data-turn-id={turn.turnId} data-status={turn.status}>
-      {messages.map((m) => (m.kind === "user" ? <UserText key={m.key} message={m} /> : null))}
-      {decisions.map((input, i) => (
-        <div key={i} className={`user-input user-input-${input.kind}`} data-testid="user-input">
-          {input.kind === "approval" && (
-            <p className="user-decision">
-              {input.allow ? "✓ Allowed" : "✕ Denied"} <code>{shortId(input.toolCallId, 14)}</code>
-              {input.reason ? ` — “${input.reason}”` : ""}
-            </p>
-          )}
-          {input.kind === "response" && (
-            <p className="user-decision">
-              Answered <code>{shortId(input.toolCallId, 14)}</code>: “{input.text}”
-            </p>
-          )}
-          {input.kind === "continue" && <p className="user-decision">Continued after authorization</p>}
-          {input.kind === "other" && <pre className="user-decision">{input.raw}</pre>}
-        </div>
-      ))}
-      <div className="turn-body">
-        {notices.map((item) => (
-          <Notice key={item.key} item={item} />
+    <TurnLive.Provider value={live}>
+      <li className="turn" data-testid="turn" data-turn-id={turn.turnId} data-status={turn.status}>
+        {messages.map((m) => (m.kind === "user" ? <UserText key={m.key} message={m} /> : null))}
+        {decisions.map((input, i) => (
+          <div key={i} className={`user-input user-input-${input.kind}`} data-testid="user-input">
+            {input.kind === "approval" && (
+              <p className="user-decision">
+                {input.allow ? "✓ Allowed" : "✕ Denied"} <code>{shortId(input.toolCallId, 14)}</code>
+                {input.reason ? ` — “${input.reason}”` : ""}
+              </p>
+            )}
+            {input.kind === "response" && (
+              <p className="user-decision">
+                Answered <code>{shortId(input.toolCallId, 14)}</code>: “{input.text}”
+              </p>
+            )}
+            {input.kind === "continue" && <p className="user-decision">Continued after authorization</p>}
+            {input.kind === "other" && <pre className="user-decision">{input.raw}</pre>}
+          </div>
         ))}
-        {messages.map((m) =>
-          m.kind === "assistant" ? <Parts key={m.key} parts={m.parts} threadId="main" continued={continued} /> : m.kind === "subagent" ? <ThreadBox key={m.key} group={m} continued={continued} /> : null,
-        )}
-        <ActionNotices turn={turn} messages={messages} continued={continued} />
-        {running && !streaming && <Typing />}
-      </div>
-      <TurnFooter turn={turn} continued={continued} />
-    </li>
+        <div className="turn-body">
+          {notices.map((item) => (
+            <Notice key={item.key} item={item} />
+          ))}
+          {messages.map((m) =>
+            m.kind === "assistant" ? <Parts key={m.key} parts={m.parts} threadId="main" continued={continued} /> : m.kind === "subagent" ? <ThreadBox key={m.key} group={m} continued={continued} /> : null,
+          )}
+          <ActionNotices turn={turn} messages={messages} continued={continued} />
+          {running && !streaming && <Typing />}
+        </div>
+        <TurnFooter turn={turn} continued={continued} />
+      </li>
+    </TurnLive.Provider>
   );
-}, (a, b) => a.turn === b.turn && a.continued === b.continued && sameList(a.messages, b.messages) && sameList(a.notices, b.notices));
+}, (a, b) => a.turn === b.turn && a.continued === b.continued && a.live === b.live && sameList(a.messages, b.messages) && sameList(a.notices, b.notices));
 
 function Notice({ item }: { item: ItemView }) {
   const body = item.body;
@@ -400,7 +421,8 @@ const ToolCard = memo(function ToolCard({ part }: { part: ToolPart }) {
 });
 
 const ThreadBox = memo(function ThreadBox({ group, continued }: { group: SubagentGroup; continued: boolean }) {
-  const running = group.status === "running";
+  const live = useContext(TurnLive);
+  const running = group.status === "running" && live;
   const streaming = group.parts.some(isStreaming);
   return (
     <section className={`thread thread-${group.status}`} data-testid="thread" data-thread-id={group.threadId} data-status={group.status}>

@@ -29,13 +29,23 @@ export const crashStuckTurnShowsLiveUnavailable: Check = async ({ page, request 
   // from the listings and settles: no loop, a banner, the turn still running.
   await expect(page.getByTestId("connection")).toHaveText("liveUnavailable", { timeout: 20_000 });
   await expect(page.getByTestId("live-unavailable")).toBeVisible();
-  await expect(page.locator(`[data-testid="turn"][data-turn-id="${stuck}"]`)).toHaveAttribute("data-status", "running");
+  const turn = page.locator(`[data-testid="turn"][data-turn-id="${stuck}"]`);
+  await expect(turn).toHaveAttribute("data-status", "running");
+  // Running on the server, but nothing is on its way: no typing dots promising more.
+  await expect(turn.locator(".typing")).toHaveCount(0);
   expect(refused.length).toBeGreaterThan(0);
   expect(refused.every((p) => p.endsWith("/subscribe"))).toBe(true);
   // What the server says: running, with no worker left to finish it.
   const res = await request.get(`/api/v1/sessions/${sid}/turns/${encodeURIComponent(stuck)}`);
   expect(((await res.json()) as { data: { state: unknown } }).data.state).toEqual({ status: "running" });
   await shot(page, "crash-live-unavailable");
+  // A reload finds the same: the banner, the turn running, no dots (a new user saw endless
+  // typing dots here).
+  await page.reload();
+  await expect(page.getByTestId("connection")).toHaveText("liveUnavailable", { timeout: 20_000 });
+  await expect(page.getByTestId("live-unavailable")).toBeVisible();
+  await expect(turn).toHaveAttribute("data-status", "running");
+  await expect(turn.locator(".typing")).toHaveCount(0);
 };
 
 export const newTurnCancelsStuckTurn: Check = async ({ page, request }) => {
