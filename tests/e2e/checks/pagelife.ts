@@ -58,7 +58,11 @@ async function hmrOneSubscribe(page: Page, request: APIRequestContext, followOth
     async ({ secondCopySrc, followOtherTabs }) => {
       const loadCopy = (0, eval)(secondCopySrc) as () => Promise<typeof window.forgestream>;
       const one = window.forgestream;
-      const { React, createRoot, useAgentSession } = window.forgestreamReact;
+      const { React, createRoot, useAgentSession } = window.forgestreamReact as {
+        React: { StrictMode: unknown; createElement(type: unknown, props?: unknown, ...children: unknown[]): unknown };
+        createRoot(el: Element): { render(node: unknown): void; unmount(): void };
+        useAgentSession(client: unknown, options: unknown): { session: { getSnapshot(): unknown } | null };
+      };
       const options = { baseUrl: "", storage: "memory" as const, followOtherTabs };
       const client = new one.AgentClient(options);
       const first = await client.createSession({ agent: { name: "storyteller" } });
@@ -92,7 +96,7 @@ async function hmrOneSubscribe(page: Page, request: APIRequestContext, followOth
         .flatMap((m) => (m.kind === "assistant" ? m.parts : []))
         .map((p) => (p.kind === "text" ? p.text : ""))
         .join("");
-      const same = handles.every((h) => h.getSnapshot() === snap) && seen.every((s) => (s as typeof first | null)?.getSnapshot() === snap);
+      const same = handles.every((h) => h.getSnapshot() === snap) && seen.every((s) => (s as { getSnapshot(): unknown } | null)?.getSnapshot() === snap);
       const secondCopy = two !== one && two.AgentClient !== one.AgentClient;
       root.unmount();
       for (const h of handles) h.close();
