@@ -300,3 +300,48 @@ export const stalledReadResubscribes: Check<"page" | "request"> = async ({ page,
   // The stalled create stream, then one subscribe after the watchdog.
   expect((await streams(request, result.sid)).opened).toBe(2);
 };
+
+/**
+ * The hot reload's `restore()`: a second copy of the module restores the session the first copy
+ * is streaming (the adapters' default after a reload of the component module). It restores
+ * through the live engine: the same snapshot, one history load, no second stream, the text once.
+ */
+export const hmrRestoreAdopts: Check<"page" | "request"> = async ({ page, request }) => {
+  await openSdk(page);
+  const listings: string[] = [];
+  page.on("request", (r) => {
+    if (/\/sessions\/[^/]+\/(turns|events)\?/.test(r.url())) listings.push(r.url());
+  });
+  const result = await page.evaluate(async (secondCopySrc) => {
+    const loadCopy = (0, eval)(secondCopySrc) as () => Promise<typeof window.forgestream>;
+    const one = window.forgestream;
+    localStorage.clear();
+    const options = { baseUrl: "", storageNamespace: "e2e-hmr-restore", followOtherTabs: false };
+    const client = new one.AgentClient(options);
+    const first = await client.createSession({ agent: { name: "storyteller" } });
+    const turn = await first.send("Tell a story, 300 words, 10 ms");
+    const two = await loadCopy();
+    const copyClient = new two.AgentClient(options);
+    const restored = await copyClient.restore();
+    const same = restored !== null && restored.getSnapshot() === first.getSnapshot();
+    for (let i = 0; i < 600 && first.getSnapshot().connection.status !== "done"; i++) await new Promise((r) => setTimeout(r, 50));
+    const snap = restored?.getSnapshot() ?? first.getSnapshot();
+    const text = snap.messages
+      .filter((m) => m.kind === "assistant" && m.turnId === turn)
+      .flatMap((m) => (m.kind === "assistant" ? m.parts : []))
+      .map((p) => (p.kind === "text" ? p.text : ""))
+      .join("");
+    const out = { sid: first.id, restoredId: restored?.id ?? null, turn, text, same, status: snap.connection.status };
+    first.close();
+    restored?.close();
+    return out;
+  }, secondCopySrc);
+  expect(result.restoredId).toBe(result.sid);
+  expect(result.same).toBe(true);
+  expect(result.status).toBe("done");
+  expect(result.text).toBe(await persistedText(request, result.sid, result.turn));
+  expect(await streams(request, result.sid)).toMatchObject({ opened: 1, max: 1 });
+  // The restore ran on the first engine, which had not read the history (it created the
+  // session): one history load — the turns, then the timeline — and no stream of its own.
+  expect(listings.map((u) => new URL(u).pathname.split("/").pop())).toEqual(["turns", "events"]);
+};
