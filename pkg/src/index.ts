@@ -145,6 +145,13 @@ function engineKey(config: string, id: string): string {
   return `${config}\n${id}`;
 }
 
+/**
+ * This copy's shared sessions by `WasmSession.engineId` (weak): one per engine, whatever key led
+ * to it (the core may hand two keys one engine), so an engine never gets a second snapshot
+ * store or a second tab link.
+ */
+const byEngine = new Map<number, WeakRef<SharedSession>>();
+
 /** The live shared session under `key`, if any. */
 function liveEngine(key: string): SharedSession | undefined {
   const s = pageEngines().sessions.get(key)?.deref();
@@ -236,6 +243,7 @@ function releaseHandle(s: SharedSession): void {
   if (s.handles > 0) return;
   const sessions = pageEngines().sessions;
   if (sessions.get(s.key)?.deref() === s) sessions.delete(s.key);
+  if (byEngine.get(s.inner.engineId)?.deref() === s) byEngine.delete(s.inner.engineId);
   s.release();
 }
 
@@ -279,7 +287,8 @@ export class AgentClient {
   /** A handle on `inner`'s engine, sharing the page's state for it. */
   #handle(inner: WasmSession): AgentSession {
     const key = engineKey(this.#config, inner.id);
-    let s = liveEngine(key);
+    const same = byEngine.get(inner.engineId)?.deref();
+    let s = liveEngine(key) ?? (same && !same.inner.closed ? same : undefined);
     if (s) {
       // The page has a live engine for this session already (this copy's, or another copy's
       // after a hot reload): this wasm handle is not needed. Closing it closes its engine only
@@ -291,6 +300,7 @@ export class AgentClient {
     } else {
       s = new SharedSession(key, inner, this.#onWarning, this.#followOtherTabs, this.#shareTabs);
       pageEngines().sessions.set(key, new WeakRef(s));
+      byEngine.set(inner.engineId, new WeakRef(s));
     }
     return new AgentSession(s);
   }
