@@ -78,15 +78,84 @@ async function call<T>(f: () => Promise<T>): Promise<T> {
   }
 }
 
+/** Each provider's wrapper, made once: the core compares providers by identity, so two clients
+ * given the same provider (an imported `getHeaders`, a client re-created by a hot reload) share
+ * one engine per session. */
+const wrappedProviders = new WeakMap<object, () => Promise<[string, string][]>>();
+
 /** Normalises the app's header provider to `() => Promise<[name, value][]>` for the core. */
 function headerPairs(provider: ClientOptions["headers"]): (() => Promise<[string, string][]>) | undefined {
   if (!provider) return undefined;
-  return async () => {
+  const known = wrappedProviders.get(provider);
+  if (known) return known;
+  const wrapped = async () => {
     const init = typeof provider === "function" ? await provider() : provider;
     const pairs: [string, string][] = [];
     new Headers(init).forEach((value, name) => pairs.push([name, value]));
     return pairs;
   };
+  wrappedProviders.set(provider, wrapped);
+  return wrapped;
+}
+
+/**
+ * The page-wide engine registry, on `globalThis[Symbol.for("forgestream.engines")]` so that it
+ * survives module re-evaluation: a second copy of this module in the page (a hot module reload
+ * that re-imports the package, two bundles) finds the engines of the first and adopts them, so a
+ * session is followed by one engine, one connection, one lock and one channel per page whichever
+ * copy opens it. Entries are keyed by {@link engineKey}; a copy of another SDK build never
+ * adopts (the shapes may differ) and opens its own engine, as before.
+ */
+interface PageEngines {
+  /** Live sessions by key (weak: the handles own them). */
+  sessions: Map<string, WeakRef<SharedSession>>;
+  /** Restores in flight by key: a concurrent opener in another copy joins instead of restoring. */
+  restoring: Map<string, Promise<SharedSession | null>>;
+  /** Header providers' identities (an object stays the same object in every copy). */
+  providers: WeakMap<object, number>;
+  nextProvider: number;
+}
+
+const PAGE_ENGINES = Symbol.for("forgestream.engines");
+
+function pageEngines(): PageEngines {
+  const g = globalThis as { [PAGE_ENGINES]?: PageEngines };
+  return (g[PAGE_ENGINES] ??= { sessions: new Map(), restoring: new Map(), providers: new WeakMap(), nextProvider: 1 });
+}
+
+/**
+ * Which engines may serve a client's handles on session `id`: the same SDK build, session and
+ * configuration (every option but `onWarning`; the header provider by identity, so two auth
+ * setups never share an engine). What the core's own registry compares, readable across copies.
+ */
+function configKey(options: ClientOptions, shareTabs: boolean): string {
+  const page = pageEngines();
+  let provider = 0;
+  if (options.headers) {
+    provider = page.providers.get(options.headers) ?? 0;
+    if (provider === 0) page.providers.set(options.headers, (provider = page.nextProvider++));
+  }
+  const plain = Object.entries(options)
+    .filter(([name, value]) => name !== "headers" && name !== "onWarning" && value !== undefined && typeof value !== "function")
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return JSON.stringify([wasmVersion(), provider, shareTabs, plain]);
+}
+
+function engineKey(config: string, id: string): string {
+  return `${config}\n${id}`;
+}
+
+/**
+ * This copy's shared sessions by `WasmSession.engineId` (weak): one per engine, whatever key led
+ * to it (the core may hand two keys one engine), so an engine never gets a second snapshot
+ * store or a second tab link.
+ */
+const byEngine = new Map<number, WeakRef<SharedSession>>();
+
+/** The live shared session under `key`, if any. */
+function liveEngine(key: string): SharedSession | undefined {
+  const s = pageEngines().sessions.get(key)?.deref();
+  return s && !s.inner.closed ? s : undefined;
 }
 
 /**
@@ -116,8 +185,11 @@ class SharedSession {
    * channel and the relayed frames (`tabs.ts`). Also carries the turn announcements.
    */
   link: TabLink | undefined;
+  /** This engine's key in the page-wide registry ({@link engineKey}). */
+  readonly key: string;
 
-  constructor(inner: WasmSession, onWarning: ((w: Warning) => void) | undefined, followOtherTabs: boolean, shareTabs: boolean) {
+  constructor(key: string, inner: WasmSession, onWarning: ((w: Warning) => void) | undefined, followOtherTabs: boolean, shareTabs: boolean) {
+    this.key = key;
     this.inner = inner;
     this.store = new SnapshotStore(inner, (w) => onWarning?.(w));
     this.chat = new ChatStore(this.store, () => this.link?.role ?? "solo");
@@ -179,16 +251,15 @@ class SharedSession {
   }
 }
 
-/** Engines of this page by `WasmSession.engineId` (weak: the handles own them). */
-const shared = new Map<number, WeakRef<SharedSession>>();
-
 /** Backstop for handles dropped without `close()`: their share is released when collected. */
 const finalizer = new FinalizationRegistry<SharedSession>((s) => releaseHandle(s));
 
 function releaseHandle(s: SharedSession): void {
   s.handles -= 1;
   if (s.handles > 0) return;
-  if (shared.get(s.inner.engineId)?.deref() === s) shared.delete(s.inner.engineId);
+  const sessions = pageEngines().sessions;
+  if (sessions.get(s.key)?.deref() === s) sessions.delete(s.key);
+  if (byEngine.get(s.inner.engineId)?.deref() === s) byEngine.delete(s.inner.engineId);
   s.release();
 }
 
@@ -212,6 +283,8 @@ export class AgentClient {
   readonly #followOtherTabs: boolean;
   /** Sessions share one live connection among this origin's tabs (Web Locks + BroadcastChannel). */
   readonly #shareTabs: boolean;
+  /** This client's configuration in the page-wide registry. */
+  readonly #config: string;
 
   constructor(options: ClientOptions = {}) {
     assertReady();
@@ -224,18 +297,26 @@ export class AgentClient {
       throw ForgestreamError.from(e);
     }
     this.#inner.shareTabs(this.#shareTabs);
+    this.#config = configKey(options, this.#shareTabs);
   }
 
   /** A handle on `inner`'s engine, sharing the page's state for it. */
   #handle(inner: WasmSession): AgentSession {
-    let s = shared.get(inner.engineId)?.deref();
-    if (s && !s.inner.closed) {
-      // Another handle on the same engine exists already: this wasm handle is not needed.
-      inner.close();
-      inner.free();
+    const key = engineKey(this.#config, inner.id);
+    const same = byEngine.get(inner.engineId)?.deref();
+    let s = liveEngine(key) ?? (same && !same.inner.closed ? same : undefined);
+    if (s) {
+      // The page has a live engine for this session already (this copy's, or another copy's
+      // after a hot reload): this wasm handle is not needed. Closing it closes its engine only
+      // when that is a second engine nobody else holds (one that did nothing yet).
+      if (s.inner !== inner) {
+        inner.close();
+        inner.free();
+      }
     } else {
-      s = new SharedSession(inner, this.#onWarning, this.#followOtherTabs, this.#shareTabs);
-      shared.set(inner.engineId, new WeakRef(s));
+      s = new SharedSession(key, inner, this.#onWarning, this.#followOtherTabs, this.#shareTabs);
+      pageEngines().sessions.set(key, new WeakRef(s));
+      byEngine.set(inner.engineId, new WeakRef(s));
     }
     return new AgentSession(s);
   }
@@ -255,7 +336,8 @@ export class AgentClient {
    * `close()`.
    */
   session(id: string): AgentSession {
-    return this.#handle(this.#inner.session(id));
+    const adopted = liveEngine(engineKey(this.#config, id));
+    return adopted ? new AgentSession(adopted) : this.#handle(this.#inner.session(id));
   }
 
   /**
@@ -268,13 +350,49 @@ export class AgentClient {
    * subscribe.
    */
   async restore(options: ScopeOptions = {}): Promise<AgentSession | null> {
-    const inner = await call(() => this.#inner.restore(options.scope) as Promise<WasmSession | null>);
-    if (!inner) return null;
-    const session = this.#handle(inner);
+    const id = this.#inner.lastSessionId(options.scope);
+    const key = id === undefined ? undefined : engineKey(this.#config, id);
+    const page = pageEngines();
+    let s: SharedSession | null;
+    const joined = key === undefined ? undefined : page.restoring.get(key);
+    const live = key === undefined ? undefined : liveEngine(key);
+    if (joined) {
+      // Another copy of the package in this page is restoring this session: share its engine.
+      s = await joined;
+    } else if (live) {
+      // A live engine of this session (another copy's, after a hot reload): restore through it,
+      // which joins (or repeats the result of) its own restore: no second load or subscribe.
+      const session = new AgentSession(live);
+      const found = await call(() => live.inner.restoreHere() as Promise<boolean>);
+      if (!found) {
+        session.close();
+        return null;
+      }
+      session.flush();
+      return session;
+    } else {
+      const pending = call(() => this.#inner.restore(options.scope) as Promise<WasmSession | null>).then((inner) => {
+        if (!inner) return null;
+        // A seed handle keeps the engine alive until every waiting caller took its own (they
+        // do in microtasks, before this timer runs), as `createOnce` does for creates.
+        const seed = this.#handle(inner);
+        setTimeout(() => seed.close(), 0);
+        return liveEngine(engineKey(this.#config, inner.id)) ?? null;
+      });
+      if (key !== undefined) page.restoring.set(key, pending);
+      try {
+        s = await pending;
+      } finally {
+        if (key !== undefined && page.restoring.get(key) === pending) page.restoring.delete(key);
+      }
+    }
+    if (!s || s.inner.closed) return null;
+    const session = new AgentSession(s);
     // What the promise promised is in the snapshot when it resolves (not a frame later).
     session.flush();
     return session;
   }
+
 
   /**
    * Forgets session `id` in storage: its checkpoint, and every last-session pointer naming it

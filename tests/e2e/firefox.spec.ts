@@ -16,6 +16,7 @@ import { approvalAnnouncedFocusMoves, phoneLayout, phoneNestedCardsFit, replyAnn
 import { closeAbortsExport, refundEventsExported } from "./checks/events";
 import { badRequestOnResumeFallsBack, crossOriginRefusedLastEventId, reloadFollowsTheNewerRunningTurn, quickstartShowsLoadingWhileRestoring, reloadRightAfterCreatePost } from "./checks/restore";
 import { crashedOwnerShowsStalled, silentToolCallBehindIdleCuts } from "./checks/liveness";
+import { hmrAdoptsTheEngine, hmrRestoreAdopts, hmrWithTabsShareOneLock, stalledReadResubscribes } from "./checks/pagelife";
 import { test } from "./firefox/fixtures";
 
 // The end-to-end checks in Debian's headless Firefox ESR over WebDriver BiDi (tests/e2e/firefox/bidi.ts
@@ -85,3 +86,7 @@ test("a cross-origin server refusing Last-Event-ID in preflight: the resume goes
 test("the quickstart reads loading while it restores, never idle over an empty transcript", ({ fx }) => quickstartShowsLoadingWhileRestoring(fx));
 test("a silent tool call behind idle cuts ends done, never failed, with bounded subscribes", ({ fx }) => silentToolCallBehindIdleCuts(fx));
 test("a crashed owner's silent stream shows stalled, never failed, and a new turn goes through", ({ fx }) => crashedOwnerShowsStalled(fx));
+test("StrictMode + three components + a hot reload (a second client, a second copy of the module): one live stream, text once", ({ fx }) => hmrAdoptsTheEngine(fx));
+test("the same with the tab leader on: one live stream, text once, the lock released on close", ({ fx }) => hmrWithTabsShareOneLock(fx));
+test("a stalled read: the watchdog aborts it and resubscribes, text once", ({ fx }) => stalledReadResubscribes(fx));
+test("a second copy of the module restores the session the first streams: the same engine, one live stream, text once", ({ fx }) => hmrRestoreAdopts(fx));

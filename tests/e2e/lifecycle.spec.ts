@@ -1,6 +1,7 @@
 import { test } from "@playwright/test";
 import { gracefulShutdownShowsAbandoned } from "./checks/shutdown";
 import { cancelEndsStuckTurn, crashStuckTurnShowsLiveUnavailable, newTurnCancelsStuckTurn } from "./checks/lifecycle";
+import { freezeResumeCompletes, hmrAdoptsTheEngine, hmrRestoreAdopts, hmrWithTabsShareOneLock, offlineOnlineCompletes, stalledReadResubscribes } from "./checks/pagelife";
 
 // What an app meets when the TrueForge server dies under it (issue 17), shown by the demo:
 // - a crash (`kill -9`; here the emulator's `crash-after-events` fault, which leaves exactly
@@ -18,3 +19,16 @@ test.describe("a turn stuck running after a crash", () => {
 });
 
 test("a graceful shutdown mid-stream shows the turn abandoned", ({ page }) => gracefulShutdownShowsAbandoned({ page }));
+
+// Issue 14, "Framework lifecycles" and "Page lifecycle" (checks/pagelife.ts).
+test.describe("framework and page lifecycles", () => {
+  test("StrictMode + three components + a hot reload (a second client, a second copy of the module): one live stream, text once", ({ page, request }) => hmrAdoptsTheEngine({ page, request }));
+  test("the same with the tab leader on: one live stream, text once, the lock released on close", ({ page, request }) => hmrWithTabsShareOneLock({ page, request }));
+  test("a second copy of the module restores the session the first streams: the same engine, one live stream, text once", ({ page, request }) => hmrRestoreAdopts({ page, request }));
+});
+
+test.describe("page lifecycle: a connection that died silently while the page was away", () => {
+  test("freeze / resume (CDP) mid-stream: the turn completes at once, text once", ({ page, context, request }) => freezeResumeCompletes({ page, context, request }));
+  test("offline / online (CDP) mid-stream: the turn completes at once, text once", ({ page, context, request }) => offlineOnlineCompletes({ page, context, request }));
+  test("a stalled read: the watchdog aborts it and resubscribes, text once", ({ page, request }) => stalledReadResubscribes({ page, request }));
+});

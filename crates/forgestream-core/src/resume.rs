@@ -30,6 +30,10 @@
 //!   both. [`Command::Silence`] reports each change.
 //! - [`Input::CheckTurn`] (the web layer's cancel request returned) reads the turn at once
 //!   instead of waiting for the stream's `turn.done`.
+//! - A page lifecycle event ([`Input::Lifecycle`]: back from bfcache, resumed after a freeze, a
+//!   wake from sleep) reads the turn first (`GetTurn`, aborting what is open, ending a backoff
+//!   wait), then resubscribes after the cursor or rebuilds: no attempt, no silent cycle, the badge
+//!   unchanged; one such read at a time (issue 14).
 //! - Offline aborts and pauses; online reconnects at once. Page visibility is no input at all.
 //! - 401 → `RefreshHeaders` once, then the same request with the same cursor; a second 401 →
 //!   `Failed(Auth)` (C14). 400/403/404 → `Failed`, never retried. 412 on subscribe → `Rebuild`
@@ -50,7 +54,7 @@ mod input;
 
 pub use command::{Command, ConnectionError, ConnectionStatus, ResumeFallback, Silence};
 pub use config::Config;
-pub use input::{Input, StartMode};
+pub use input::{Input, Lifecycle, StartMode};
 
 use alloc::collections::VecDeque;
 use backoff::Jitter;
@@ -176,6 +180,9 @@ pub struct Connection {
     silent_cycles: u32,
     /// The silence last reported with [`Command::Silence`].
     silence: Option<Silence>,
+    /// The `GetTurn` in flight was sent for a page lifecycle event: its answer counts no silent
+    /// cycle, and another lifecycle event joins it.
+    lifecycle_probe: bool,
 }
 
 impl Connection {
@@ -213,6 +220,7 @@ impl Connection {
             last_frame_ms: 0,
             silent_cycles: 0,
             silence: None,
+            lifecycle_probe: false,
         }
     }
 
@@ -374,7 +382,7 @@ impl Connection {
             Input::TurnFetched { terminal } => {
                 if self.take_in_flight(Step::GetTurn) {
                     self.auth_refreshed = false;
-                    if !terminal {
+                    if !terminal && !core::mem::take(&mut self.lifecycle_probe) {
                         self.note_silence();
                     }
                     self.begin(if terminal {
@@ -447,6 +455,7 @@ impl Connection {
             }
             Input::Tick => self.on_tick(),
             Input::CheckTurn => self.on_check_turn(),
+            Input::Lifecycle(_) => self.on_lifecycle(),
             Input::Online => {
                 self.online = true;
                 if let Phase::Offline { next } = self.phase {
@@ -717,6 +726,34 @@ impl Connection {
         }
     }
 
+    /// A page lifecycle event (bfcache return, resume after freeze, wake): what is open may be
+    /// dead without an error, so read the turn first. See [`Input::Lifecycle`] for what is
+    /// ignored.
+    fn on_lifecycle(&mut self) {
+        if !self.turn_known || !self.online {
+            return;
+        }
+        match self.phase {
+            Phase::InFlight {
+                step: Step::GetTurn,
+                ..
+            } if self.lifecycle_probe => {}
+            Phase::InFlight { step, .. } => {
+                if step.is_stream() {
+                    self.flush_persist();
+                    self.refill_if_healthy();
+                }
+                self.begin(Step::GetTurn);
+                self.lifecycle_probe = true;
+            }
+            Phase::Waiting { .. } => {
+                self.begin(Step::GetTurn);
+                self.lifecycle_probe = true;
+            }
+            _ => {}
+        }
+    }
+
     /// The turn reads `running`: if it has been without a frame for `idle_timeout_ms`, count a
     /// silent cycle and report the silence.
     fn note_silence(&mut self) {
@@ -947,6 +984,7 @@ impl Connection {
         self.progressed = false;
         self.stream_last = None;
         self.held_since_ms = step.is_stream().then_some(self.now_ms);
+        self.lifecycle_probe = false;
     }
 
     fn abort_if_open(&mut self) {

@@ -1,6 +1,8 @@
 //! Property tests: random input sequences against the connection machine's invariants.
 
-use forgestream_core::resume::{Command, Config, Connection, ConnectionStatus, Input, StartMode};
+use forgestream_core::resume::{
+    Command, Config, Connection, ConnectionStatus, Input, Lifecycle, StartMode,
+};
 use proptest::prelude::*;
 
 /// One step of a random run.
@@ -68,6 +70,12 @@ fn input() -> impl Strategy<Value = Input> {
         1 => Just(Input::Cancel),
         1 => Just(Input::Refresh),
         1 => Just(Input::CheckTurn),
+        1 => prop_oneof![
+            Just(Lifecycle::Restored),
+            Just(Lifecycle::Resumed),
+            Just(Lifecycle::Woke),
+        ]
+        .prop_map(Input::Lifecycle),
         1 => prop_oneof![
             Just(StartMode::CreateTurn),
             prop::option::of(0u64..100).prop_map(|after| StartMode::Attach { after }),

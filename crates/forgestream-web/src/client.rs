@@ -342,6 +342,20 @@ impl WasmSession {
         self.run(Command::Resume { checkpoint })
     }
 
+    /// `WasmClient.restore` on this handle's engine, with this session's stored checkpoint: load
+    /// the history, then follow the checkpoint's turn, once per engine (an engine that restored
+    /// already settles with its result; one restoring joins it). Resolves to `true`, or `false`
+    /// when the server no longer has the session (pointer and checkpoint cleared). For the TS
+    /// layer's page-wide registry: a second copy of the package in the page (a hot module
+    /// reload) restores through the first copy's live engine instead of opening its own.
+    #[wasm_bindgen(js_name = restoreHere)]
+    pub fn restore_here(&self) -> Promise {
+        let checkpoint = self
+            .with(|e| e.client.store.borrow_mut().load(&self.id))
+            .flatten();
+        self.run(Command::Restore { checkpoint })
+    }
+
     /// Follows an existing turn (e.g. one another tab started): check, subscribe. Nothing if
     /// this engine follows it already.
     pub fn attach(&self, turn_id: String) {

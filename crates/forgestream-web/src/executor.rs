@@ -10,8 +10,8 @@ use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 
 use forgestream_core::session::{
-    self, Command, CommandId, Credentials, Effect, HttpRequest, Input, RequestId, ResponseKind,
-    Role, Session, SessionError, Settled, TabEffect, TabInput,
+    self, Command, CommandId, Credentials, Effect, HttpRequest, Input, Lifecycle, RequestId,
+    ResponseKind, Role, Session, SessionError, Settled, TabEffect, TabInput,
 };
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
@@ -95,8 +95,8 @@ pub struct Engine {
     next_command: Cell<CommandId>,
     /// The `setTimeout` callback (made once: it holds only a weak handle).
     timer_callback: Closure<dyn FnMut()>,
-    /// The `online` / `offline` listeners; removed on close.
-    network: Cell<Option<NetworkListeners>>,
+    /// The `online` / `offline` / `pageshow` / `resume` listeners; removed on close.
+    network: Cell<Option<PageListeners>>,
 }
 
 #[derive(Default)]
@@ -148,7 +148,7 @@ impl Engine {
                     engine.io.borrow_mut().timer = None;
                     feed(&engine, Input::Timer);
                 }),
-                network: Cell::new(NetworkListeners::attach(weak)),
+                network: Cell::new(PageListeners::attach(weak)),
             }
         })
     }
@@ -510,38 +510,74 @@ fn arm_timer(engine: &Rc<Engine>) {
     }
 }
 
-/// An engine's `online` / `offline` window listeners (pause retries while offline); removed
-/// from the window on drop.
-struct NetworkListeners {
+/// An engine's page listeners, each feeding one input; all removed on drop (on close):
+/// `online` / `offline` on the window (pause retries while offline), `pageshow` with `persisted`
+/// on the window (back from the back/forward cache: [`Lifecycle::Restored`]) and `resume` on
+/// the document (after a freeze: [`Lifecycle::Resumed`]). What follows is the engine's rule
+/// (read the turn, then resubscribe or rebuild); a wake from sleep needs no listener, the
+/// engine sees the clock jump. `freeze` and `pagehide` need none either: the checkpoint is
+/// written as the cursor advances, and a frozen page runs nothing.
+struct PageListeners {
     online: Closure<dyn FnMut()>,
     offline: Closure<dyn FnMut()>,
+    pageshow: Closure<dyn FnMut(web_sys::Event)>,
+    resume: Closure<dyn FnMut()>,
 }
 
-impl NetworkListeners {
-    fn attach(weak: &Weak<Engine>) -> Option<NetworkListeners> {
+impl PageListeners {
+    fn attach(weak: &Weak<Engine>) -> Option<PageListeners> {
         let window = web_sys::window()?;
         let make = |input: fn() -> Input<'static>| {
             let weak = weak.clone();
             Closure::<dyn FnMut()>::new(move || feed_weak(&weak, input()))
         };
-        let this = NetworkListeners {
+        let shown = weak.clone();
+        let this = PageListeners {
             online: make(|| Input::Online),
             offline: make(|| Input::Offline),
+            pageshow: Closure::new(move |event: web_sys::Event| {
+                // `PageTransitionEvent.persisted`: the page comes from the bfcache (a first
+                // load fires `pageshow` too, with `persisted: false`).
+                let persisted = js_sys::Reflect::get(&event, &JsValue::from_str("persisted"))
+                    .is_ok_and(|v| v.is_truthy());
+                if persisted {
+                    feed_weak(&shown, Input::Lifecycle(Lifecycle::Restored));
+                }
+            }),
+            resume: make(|| Input::Lifecycle(Lifecycle::Resumed)),
         };
-        for (name, f) in [("online", &this.online), ("offline", &this.offline)] {
-            let _ = window.add_event_listener_with_callback(name, f.as_ref().unchecked_ref());
+        for (name, f) in this.window_listeners() {
+            let _ = window.add_event_listener_with_callback(name, f);
+        }
+        if let Some(document) = window.document() {
+            let _ = document
+                .add_event_listener_with_callback("resume", this.resume.as_ref().unchecked_ref());
         }
         Some(this)
     }
+
+    fn window_listeners(&self) -> [(&'static str, &Function); 3] {
+        [
+            ("online", self.online.as_ref().unchecked_ref()),
+            ("offline", self.offline.as_ref().unchecked_ref()),
+            ("pageshow", self.pageshow.as_ref().unchecked_ref()),
+        ]
+    }
 }
 
-impl Drop for NetworkListeners {
+impl Drop for PageListeners {
     fn drop(&mut self) {
         let Some(window) = web_sys::window() else {
             return;
         };
-        for (name, f) in [("online", &self.online), ("offline", &self.offline)] {
-            let _ = window.remove_event_listener_with_callback(name, f.as_ref().unchecked_ref());
+        for (name, f) in self.window_listeners() {
+            let _ = window.remove_event_listener_with_callback(name, f);
+        }
+        if let Some(document) = window.document() {
+            let _ = document.remove_event_listener_with_callback(
+                "resume",
+                self.resume.as_ref().unchecked_ref(),
+            );
         }
     }
 }

@@ -15,6 +15,33 @@ pub enum StartMode {
     },
 }
 
+/// A page lifecycle event after which the open request may be dead although nothing reported
+/// it ([`Input::Lifecycle`], issue 14 "Page lifecycle").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lifecycle {
+    /// The page came back from the back/forward cache (`pageshow` with `persisted`): its
+    /// connections were closed or frozen while it was cached.
+    Restored,
+    /// The page was resumed after `freeze` (`resume` on `document`): its tasks, timers and
+    /// reads were suspended for an unknown time.
+    Resumed,
+    /// The machine slept: the wall clock jumped far past the deadline the executor was given
+    /// (the session engine detects it, [`WAKE_GAP_MS`](crate::session::WAKE_GAP_MS)), so the
+    /// open connection may have died silently while the computer was suspended.
+    Woke,
+}
+
+impl Lifecycle {
+    /// `"restored"` / `"resumed"` / `"woke"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Lifecycle::Restored => "restored",
+            Lifecycle::Resumed => "resumed",
+            Lifecycle::Woke => "woke",
+        }
+    }
+}
+
 /// One thing that happened, fed to [`Connection::handle`](super::Connection::handle) with the
 /// current time in ms. Inputs that do not fit the current state (a late response of a request
 /// the machine already gave up on, a second `Start`) are ignored; none of them panics.
@@ -140,6 +167,17 @@ pub enum Input {
     /// frames are deduplicated by sequence number). Not counted as an attempt; ignored while a
     /// one-shot request is in flight, before the turn id is known and in resting states.
     CheckTurn,
+    /// The page came back from bfcache, was resumed after a freeze, or the machine woke from
+    /// sleep ([`Lifecycle`]): whatever is open may be dead without an error, so the turn is read
+    /// first (`GetTurn`), then resubscribed after the cursor (running) or rebuilt (terminal).
+    /// An open stream or one-shot request is aborted for it and a backoff wait ends at once;
+    /// not counted as an attempt, not a silent cycle (a suspended page is no evidence of a
+    /// silent turn), the badge unchanged. Ignored while such a read is already in flight (a
+    /// `resume` and the wake it causes probe once), while offline (`Online` reconnects), while
+    /// headers are refreshed, before the turn id is known (the create POST's own recovery
+    /// applies: a dead POST is caught by the idle watchdog) and in every resting state
+    /// (`Done`, `Failed`, `LiveUnavailable`: only `Refresh` restarts those).
+    Lifecycle(Lifecycle),
     /// Close the transport and stop, without cancelling the turn. Nothing is emitted after it
     /// except the closing `Persist` / `Abort`.
     Disconnect,

@@ -7,6 +7,7 @@ use super::checkpoint::Checkpoint;
 use super::effect::{CommandId, RequestId};
 use super::tabs::TabInput;
 use crate::respond::Decision;
+use crate::resume::Lifecycle;
 use crate::wire::InputItem;
 
 /// An app command ([`Input::Command`]); each is settled once with
@@ -171,6 +172,12 @@ pub enum Input<'a> {
     Online,
     /// The browser reports no connectivity.
     Offline,
+    /// A page lifecycle event: `pageshow` with `persisted` ([`Lifecycle::Restored`]) or
+    /// `resume` on `document` ([`Lifecycle::Resumed`]). The followed turn is read first, then
+    /// resubscribed or rebuilt ([`resume::Input::Lifecycle`](crate::resume::Input::Lifecycle)).
+    /// A wake from sleep needs no input: the engine sees the clock jump itself
+    /// ([`WAKE_GAP_MS`](super::WAKE_GAP_MS)); [`Lifecycle::Woke`] fed here acts the same.
+    Lifecycle(Lifecycle),
     /// The other tabs of the origin: a role, a relayed frame, a leader's heartbeat
     /// ([`tabs`](super::tabs)).
     Tab(TabInput<'a>),

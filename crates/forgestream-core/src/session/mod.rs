@@ -32,6 +32,14 @@
 //!   engine's own requests, beside whatever else runs (export.rs); `Close` aborts it and
 //!   rejects it with `aborted`.
 //!
+//! - **page lifecycle** (issue 14): [`Input::Lifecycle`] (back from bfcache, resumed after a
+//!   freeze) and a wake from sleep, which the engine detects itself — any input arriving
+//!   [`WAKE_GAP_MS`] or more past the deadline it last gave the executor — read the followed
+//!   turn's state first, then resubscribe after the cursor or rebuild (the connection machine's
+//!   [`resume::Input::Lifecycle`] rule). A follower tab's relay is re-followed the same way; a
+//!   request the page's suspension left hanging is aborted for it (the idle watchdog catches one
+//!   that hangs later).
+//!
 //! Notifications: one [`Effect::Notify`] when the first change after a drain
 //! ([`Session::take_changes`]) arrives; while the changes stay undrained, another only when new
 //! changes arrive [`RENOTIFY_MS`] or more after the last one, or when the connection badge's
@@ -41,6 +49,13 @@
 pub mod action;
 mod api;
 mod changes;
+
+/// How far past the deadline the executor was given ([`Session::poll_timeout`]) an input must
+/// arrive for the engine to take it as a wake from sleep, ms: a live stream always has a
+/// deadline (its idle watchdog), and browsers fire overdue timers at once on wake, with the
+/// wall clock (`Date.now()`, the time base) having jumped by the time asleep. Far above the
+/// lateness of throttled timers (hidden pages: 1 s; intensive throttling: once a minute).
+pub const WAKE_GAP_MS: u64 = 90_000;
 
 /// Least time between two notifications of one undrained change set (ms), unless the
 /// connection status changed in between (see the module docs).
@@ -60,6 +75,7 @@ mod requests;
 mod stream;
 pub mod tabs;
 
+pub use crate::resume::Lifecycle;
 pub use api::{Api, Flavor};
 pub use changes::{
     ConnectionState, CoreChanges, ItemAppend, ItemUpdate, ReportedWarning, TurnHeader,
@@ -335,6 +351,9 @@ pub struct Session {
     event_log: frame_log::FrameLog,
     /// Sharing one live connection among tabs ([`tabs`]).
     tabs: tabs::Tabs,
+    /// [`Session::poll_timeout`] as of the end of the last `handle`: the deadline the executor
+    /// was given. An input this far past it is a wake from sleep ([`WAKE_GAP_MS`]).
+    armed_ms: Option<u64>,
 }
 
 impl Session {
@@ -370,6 +389,7 @@ impl Session {
             drains: 0,
             event_log: frame_log::FrameLog::default(),
             tabs: tabs::Tabs::default(),
+            armed_ms: None,
         }
     }
 
@@ -552,6 +572,14 @@ impl Session {
     /// Feeds one input at `now_ms` (ms; a clock going backwards is treated as standing still).
     pub fn handle(&mut self, input: Input<'_>, now_ms: u64) {
         self.now_ms = self.now_ms.max(now_ms);
+        if !self.closed
+            && matches!(self.armed_ms, Some(at) if self.now_ms >= at.saturating_add(WAKE_GAP_MS))
+        {
+            // A wake from sleep: probe before this input is handled (a read of the old stream
+            // arriving now is then one of an aborted request, ignored).
+            self.feed_conn(resume::Input::Lifecycle(resume::Lifecycle::Woke));
+            self.drain_run();
+        }
         match input {
             Input::Command { id, command } => self.command(id, command),
             Input::StreamOpened {
@@ -596,6 +624,11 @@ impl Session {
                 self.online = false;
                 self.feed_conn(resume::Input::Offline);
             }
+            Input::Lifecycle(event) => {
+                if !self.closed {
+                    self.feed_conn(resume::Input::Lifecycle(event));
+                }
+            }
             Input::Tab(input) => {
                 if !self.closed {
                     self.on_tab(input);
@@ -617,6 +650,7 @@ impl Session {
             }
         }
         self.dirty = false;
+        self.armed_ms = self.poll_timeout();
     }
 
     fn command(&mut self, id: CommandId, command: Command) {

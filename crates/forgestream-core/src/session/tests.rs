@@ -84,6 +84,15 @@ impl Driver {
         }
         out
     }
+
+    /// One frame `seq` of the open stream `request`, as one body read.
+    fn stream_bytes(&mut self, request: RequestId, seq: u64, data: &str) -> Vec<Effect> {
+        let bytes = format!("id: {seq}\ndata: {data}\n\n");
+        self.feed(Input::Bytes {
+            request,
+            bytes: bytes.as_bytes(),
+        })
+    }
 }
 
 fn created(turn: &str, previous: Option<&str>) -> String {
@@ -1587,4 +1596,73 @@ fn closing_rejects_an_action_waiting_for_its_listing() {
     }
     let out = d.respond(list, 200, &turn_page(&[turn_json("t1", None, PAUSED)]));
     assert!(requests(&out).is_empty());
+}
+
+/// Back from bfcache (`pageshow` with `persisted`) or resumed after a freeze, the engine reads
+/// the followed turn before anything else: the old stream is aborted, and a turn still running
+/// is resubscribed after the cursor (issue 14 "Page lifecycle").
+#[test]
+fn a_page_lifecycle_event_reads_the_turn_then_resubscribes_after_the_cursor() {
+    for event in [Lifecycle::Restored, Lifecycle::Resumed] {
+        let mut d = Driver::new();
+        let (stream, _) = running_turn(&mut d, "t1", None);
+        let out = d.feed(Input::Lifecycle(event));
+        assert!(out.contains(&Effect::Abort { id: stream }), "{out:#?}");
+        let get = request_to(&out, Method::Get, "/turns/t1").id;
+        // A late read of the aborted stream is ignored.
+        d.feed(Input::Bytes {
+            request: stream,
+            bytes: format!("id: 4\ndata: {}\n\n", delta("m-t1", " stale")).as_bytes(),
+        });
+        let out = d.respond(get, 200, &turn_json("t1", None, RUNNING));
+        let again = request_to(&out, Method::Get, "/subscribe?after_sequence_number=3").id;
+        let out = d.stream(again, &[(4, delta("m-t1", " more"))]);
+        assert!(!requests(&out).iter().any(|r| r.url.contains("/turns")));
+        let text = serde_json::to_string(&d.s.view().summary()).unwrap();
+        assert!(text.contains("partial more"), "{text}");
+        assert!(!text.contains("stale"), "{text}");
+    }
+}
+
+/// A wake from sleep needs no input: the first input arriving `WAKE_GAP_MS` past the deadline
+/// the executor was given (here the stream's buffered bytes, delivered before the overdue
+/// timer) triggers the same read of the turn, and those bytes belong to the aborted stream.
+/// An input less late (a throttled timer in a hidden page) changes nothing.
+#[test]
+fn a_wake_from_sleep_is_seen_from_the_clock_and_reads_the_turn() {
+    let mut d = Driver::new();
+    let (stream, _) = running_turn(&mut d, "t1", None);
+    let deadline = d.s.poll_timeout().expect("the stream's watchdog");
+    // Late, but not a wake: bytes are applied as usual.
+    d.now = deadline.saturating_sub(1);
+    d.stream_bytes(stream, 4, &delta("m-t1", " a"));
+    let deadline = d.s.poll_timeout().unwrap();
+    d.now = deadline + WAKE_GAP_MS - 2;
+    let out = d.stream_bytes(stream, 5, &delta("m-t1", " b"));
+    assert!(!out.contains(&Effect::Abort { id: stream }), "{out:#?}");
+    let deadline = d.s.poll_timeout().unwrap();
+    // Asleep: the computer was suspended past the deadline by more than the gap.
+    d.now = deadline + WAKE_GAP_MS;
+    let out = d.stream_bytes(stream, 6, &delta("m-t1", " lost"));
+    assert!(out.contains(&Effect::Abort { id: stream }), "{out:#?}");
+    let get = request_to(&out, Method::Get, "/turns/t1").id;
+    let out = d.respond(get, 200, &turn_json("t1", None, RUNNING));
+    let again = request_to(&out, Method::Get, "/subscribe?after_sequence_number=5").id;
+    d.stream(again, &[(6, delta("m-t1", " c"))]);
+    let text = serde_json::to_string(&d.s.view().summary()).unwrap();
+    assert!(text.contains("partial a b c"), "{text}");
+    // The overdue timer right after the wake probes nothing more.
+    let out = d.feed(Input::Timer);
+    assert!(requests(&out).is_empty(), "{out:#?}");
+}
+
+/// A wake of an engine with nothing to follow, or a closed one, does nothing.
+#[test]
+fn a_wake_without_a_followed_turn_does_nothing() {
+    let mut d = Driver::new();
+    let (_, effects) = d.command(Command::Load);
+    assert!(!requests(&effects).is_empty());
+    d.now += 10 * WAKE_GAP_MS;
+    assert!(requests(&d.feed(Input::Timer)).is_empty());
+    assert!(requests(&d.feed(Input::Lifecycle(Lifecycle::Restored))).is_empty());
 }
