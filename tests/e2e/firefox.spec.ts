@@ -14,7 +14,7 @@ import { agentsScopeRestore, forgetInScope, optimisticWhileServerDown, remembere
 import { approvalAnnouncedFocusMoves, phoneLayout, phoneNestedCardsFit, replyAnnouncedOnce, wideColumns } from "./checks/layout";
 import { closeAbortsExport, refundEventsExported } from "./checks/events";
 import { badRequestOnResumeFallsBack, crossOriginRefusedLastEventId, reloadFollowsTheNewerRunningTurn, quickstartShowsLoadingWhileRestoring, reloadRightAfterCreatePost } from "./checks/restore";
-import { crashedOwnerShowsStalled, silentToolCallBehindIdleCuts } from "./checks/liveness";
+import { crashedOwnerShowsStalled, silentToolCallBehindIdleCuts, unauthorizedResumeAsksForNewHeaders } from "./checks/liveness";
 import { test } from "./firefox/fixtures";
 
 // The end-to-end checks in Debian's headless Firefox ESR over WebDriver BiDi (tests/e2e/firefox/bidi.ts
@@ -82,3 +82,4 @@ test("a cross-origin server refusing Last-Event-ID in preflight: the resume goes
 test("the quickstart reads loading while it restores, never idle over an empty transcript", ({ fx }) => quickstartShowsLoadingWhileRestoring(fx));
 test("a silent tool call behind idle cuts ends done, never failed, with bounded subscribes", ({ fx }) => silentToolCallBehindIdleCuts(fx));
 test("a crashed owner's silent stream shows stalled, never failed, and a new turn goes through", ({ fx }) => crashedOwnerShowsStalled(fx));
+test("a 401 on reconnect asks the header provider again and resumes from the same cursor; a second 401 shows auth", ({ fx }) => unauthorizedResumeAsksForNewHeaders(fx));
