@@ -5,8 +5,9 @@
 //!
 //! - C3: `:` comments on an open stream count as liveness — a stream that only sends comments
 //!   is never probed nor recycled by the idle watchdog, and one that stops is.
-//! - C13: a reload onto a turn the server already ended settles to the history without a
-//!   subscribe, clears the live marker, and the next send creates t2 without cancelling t1.
+//! - C13: a reload onto a turn the server already ended settles from the history alone (no
+//!   turn read, no subscribe, no rebuild), clears the live marker, and the next send creates t2
+//!   without cancelling t1.
 //! - C14 (transport): a 401 on a resume asks the header provider again and resubscribes once
 //!   with the same cursor (query and `Last-Event-ID`); a second 401 is the `auth` error and
 //!   nothing more is sent; the text shown stays as it was.
@@ -254,8 +255,17 @@ fn c13_reload_onto_a_finished_turn_settles_and_the_next_send_never_cancels_it() 
         let out = d.respond(r.id, 200, &body);
         pending.extend(requests(&out).into_iter().cloned());
     }
+    // Settled by the history's own round trips: the listing already shows t1 ended, so it is
+    // neither read again nor rebuilt (that was three more requests, two round trips).
     let urls: Vec<String> = requests(&d.effects).iter().map(|r| r.url.clone()).collect();
-    eprintln!("the reload's requests: {urls:?}");
+    assert_eq!(
+        urls,
+        [
+            "http://h/api/v1/sessions/s1/turns?limit=25",
+            "http://h/api/v1/sessions/s1/events?limit=100"
+        ],
+        "the reload's requests"
+    );
     assert!(
         matches!(
             d.s.connection_state(),
