@@ -15,8 +15,8 @@ import { agentsScopeRestore, forgetInScope, optimisticWhileServerDown, remembere
 import { approvalAnnouncedFocusMoves, phoneLayout, phoneNestedCardsFit, replyAnnouncedOnce, wideColumns } from "./checks/layout";
 import { closeAbortsExport, refundEventsExported } from "./checks/events";
 import { badRequestOnResumeFallsBack, crossOriginRefusedLastEventId, reloadFollowsTheNewerRunningTurn, quickstartShowsLoadingWhileRestoring, reloadRightAfterCreatePost } from "./checks/restore";
-import { crashedOwnerShowsStalled, silentToolCallBehindIdleCuts } from "./checks/liveness";
 import { hmrAdoptsTheEngine, hmrRestoreAdopts, hmrWithTabsShareOneLock, stalledReadResubscribes } from "./checks/pagelife";
+import { crashedOwnerShowsStalled, silentToolCallBehindIdleCuts, unauthorizedResumeAsksForNewHeaders } from "./checks/liveness";
 import { test } from "./firefox/fixtures";
 
 // The end-to-end checks in Debian's headless Firefox ESR over WebDriver BiDi (tests/e2e/firefox/bidi.ts
@@ -90,3 +90,4 @@ test("StrictMode + three components + a hot reload (a second client, a second co
 test("the same with the tab leader on: one live stream, text once, the lock released on close", ({ fx }) => hmrWithTabsShareOneLock(fx));
 test("a stalled read: the watchdog aborts it and resubscribes, text once", ({ fx }) => stalledReadResubscribes(fx));
 test("a second copy of the module restores the session the first streams: the same engine, one live stream, text once", ({ fx }) => hmrRestoreAdopts(fx));
+test("a 401 on reconnect asks the header provider again and resumes from the same cursor; a second 401 shows auth", ({ fx }) => unauthorizedResumeAsksForNewHeaders(fx));

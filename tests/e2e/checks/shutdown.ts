@@ -20,11 +20,14 @@ function serverBinary(): string {
   return join(isAbsolute(target) ? target : join(root, target), "debug", "forgestream-server");
 }
 
-/** A private emulator serving the demo, on a free loopback port, with a database file. */
-async function startEmulator(dbDir: string): Promise<{ url: string; child: ChildProcess }> {
+/**
+ * A private emulator serving the demo, on a free loopback port, with a database file; `extra`
+ * are more flags (e.g. `--token T`).
+ */
+export async function startEmulator(dbDir: string, extra: string[] = []): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(
     serverBinary(),
-    ["--addr", "127.0.0.1:0", "--db", join(dbDir, "db.sqlite"), "--www", join(root, "www", "dist"), "--pace-ms", "2"],
+    ["--addr", "127.0.0.1:0", "--db", join(dbDir, "db.sqlite"), "--www", join(root, "www", "dist"), "--pace-ms", "2", ...extra],
     { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, RUST_LOG: "warn" } },
   );
   const lines = createInterface({ input: child.stdout! });

@@ -278,6 +278,11 @@ struct Run {
     /// How long the turn has been silent while it reads running (the machine's last
     /// [`resume::Command::Silence`]).
     silence: Option<resume::Silence>,
+    /// A restore onto a turn the history just read shows ended (FIELD C13, a stale live
+    /// marker): the machine's turn read and rebuild are answered from that history instead of
+    /// three more round trips (the read, then the rebuild's state and events) that would only
+    /// repeat it. Cleared once used.
+    ended_in_history: bool,
 }
 
 /// Progress of `restore`.
@@ -843,9 +848,17 @@ impl Session {
             return false;
         };
         if !self.follows(&turn_id) {
+            let ended = listed
+                && self
+                    .view
+                    .turn(&turn_id)
+                    .is_some_and(|t| t.status != TurnStatus::Running);
             // The page's memory is gone, so the view is rebuilt by replaying the live buffer
             // from the first event (after = 0); the checkpoint says *which* turn is live.
             self.start_run(StartMode::Attach { after: Some(0) }, Some(turn_id), None);
+            if let Some(run) = self.run.as_mut() {
+                run.ended_in_history = ended;
+            }
         }
         let Some(run) = self.run.as_mut() else {
             return false;
@@ -1050,6 +1063,7 @@ impl Session {
             persisted_floor: 0,
             waiters: Vec::new(),
             silence: None,
+            ended_in_history: false,
         });
         self.last_error = None;
         self.cause = None;

@@ -128,6 +128,17 @@ impl Session {
                     }
                 }
             }
+            Command::GetTurn if self.run.as_ref().is_some_and(|r| r.ended_in_history) => {
+                // The history just read shows the turn ended: nothing to read again.
+                self.feed_conn(resume::Input::TurnFetched { terminal: true });
+            }
+            Command::Rebuild if self.run.as_ref().is_some_and(|r| r.ended_in_history) => {
+                // … nor to rebuild: the view holds the turn's persisted events already.
+                if let Some(run) = self.run.as_mut() {
+                    run.ended_in_history = false;
+                }
+                self.feed_conn(resume::Input::RebuildDone { terminal: true });
+            }
             Command::GetTurn => match turn_id {
                 Some(tid) => {
                     let url = self.config.api.turn(&self.id, &tid);
