@@ -125,7 +125,7 @@ export function Transcript({ snapshot }: { snapshot: ChatSnapshot }) {
         <ol className="turns turns-local">
           {local.map((m) => (
             <li key={m.key} className="turn-local" data-testid="local-message" data-state={m.state}>
-              <UserText message={m} />
+              <UserText message={m} unreachable={snapshot.connection.status === "reconnecting" ? snapshot.connection.attempt : null} />
             </li>
           ))}
         </ol>
@@ -211,12 +211,21 @@ function Notice({ item }: { item: ItemView }) {
   }
 }
 
-/** The user's own message (from the turn's input, or the local send before the turn exists). */
-function UserText({ message }: { message: UserMessage }) {
+/**
+ * The user's own message (from the turn's input, or the local send before the turn exists).
+ * `unreachable`: a pending send whose answer never came and whose check the SDK keeps retrying
+ * (the server can't be reached); the SDK never posts it twice, so the message says so instead
+ * of a bare "sending…" (a new user waited 40 s on that with the server down).
+ */
+function UserText({ message, unreachable = null }: { message: UserMessage; unreachable?: number | null }) {
   return (
     <div className="user-input user-input-message" data-testid="user-input" data-state={message.state}>
       <p className="user-text">{message.text}</p>
-      {message.state === "pending" && <p className="muted user-pending">sending…</p>}
+      {message.state === "pending" && (
+        <p className="muted user-pending">
+          {unreachable === null ? "sending…" : `not confirmed yet — the server can't be reached; checking again (attempt ${unreachable})`}
+        </p>
+      )}
       {(message.state === "failed" || message.state === "unknown") && (
         <p className="user-failed" role="alert">
           {message.state === "failed" ? "Not sent" : "Maybe not sent"}: {message.error.message}{" "}

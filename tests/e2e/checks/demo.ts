@@ -130,6 +130,9 @@ export const demoOptimisticSend: Check<"page"> = async ({ page }) => {
   // The message shows before its request leaves (and, in Firefox, the intercepted request reaches
   // the route handler over BiDi later still): bring the server back only once the POST failed.
   await expect.poll(() => refusedPosts, { timeout: 10_000 }).toBeGreaterThan(0);
+  // While the SDK keeps checking whether the turn was created (never posting again), the message
+  // says the server can't be reached rather than a bare "sending…".
+  await expect(mine).toContainText("the server can't be reached", { timeout: 10_000 });
 
   down = false;
   await expect(mine).toHaveAttribute("data-state", "failed", { timeout: 45_000 });
