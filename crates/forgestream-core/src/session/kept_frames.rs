@@ -9,12 +9,13 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-/// At most this many frames are kept; past it the oldest half goes (a follower that needs older
-/// ones rebuilds from the listings). The tab layer keeps as many (`MAX_KEPT_FRAMES` in
-/// `pkg/src/tabs.ts`).
-pub const MAX_KEPT_FRAMES: usize = 50_000;
-/// At most this many bytes of frame data are kept (UTF-8); past it the oldest half goes.
-pub const MAX_KEPT_BYTES: usize = 32 * 1024 * 1024;
+/// At most this many frames are kept; past it the oldest half goes. A tail is enough: a tab that
+/// opens mid-stream reads the history first and needs only the frames since (about a second's
+/// worth); one that needs older ones rebuilds from the listings. Keeping the whole turn cost W1
+/// ≈10 MB of wasm memory (18.8× its text) that linear memory never gives back.
+pub const MAX_KEPT_FRAMES: usize = 2_048;
+/// At most this many bytes of frame data are kept (UTF-8, 256 KiB); past it the oldest half goes.
+pub const MAX_KEPT_BYTES: usize = 256 * 1024;
 
 /// The contiguous, ascending frames of one turn.
 #[derive(Debug, Default)]
