@@ -15,7 +15,7 @@ function sharedSession() {
     released: 0,
     log: [] as unknown[],
     logTotal: 0,
-    inner: { id: "s1", engineId: 1, eventLogSince: (_from: number) => ({ total: 1, capacity: 2000, frames: shared.logTotal === 0 ? [{ ...frame }] : [] }) },
+    inner: { id: "s1", engineId: 1, eventLogSince: (_from: number) => ({ total: 1, capacity: 2000, strings: ["t1", frame.eventType], frames: shared.logTotal === 0 ? [0, frame.sequenceNumber, 1, 0, -1, 40, 5] : [] }) },
     chat: {
       getSnapshot: () => ({ status: "streaming", connection: { status: "live", turnId: "t1" } }),
       subscribe: (l: () => void) => {
@@ -61,8 +61,8 @@ describe("AgentSession.close()", () => {
       inLastNotification = handle.eventLog();
     });
     handle.close();
-    expect(inLastNotification).toEqual([{ sequenceNumber: 1, eventType: "turn.created" }]);
-    expect(handle.eventLog()).toEqual([{ sequenceNumber: 1, eventType: "turn.created" }]);
+    expect(inLastNotification).toEqual([{ turnId: "t1", sequenceNumber: 1, eventType: "turn.created", threadId: "t1", id: null, bytes: 40, atMs: 5 }]);
+    expect(handle.eventLog()).toEqual([{ turnId: "t1", sequenceNumber: 1, eventType: "turn.created", threadId: "t1", id: null, bytes: 40, atMs: 5 }]);
     expect(handle.closed).toBe(true);
   });
 });

@@ -23,9 +23,10 @@ function fakeShared() {
         const kept = Math.min(total, CAPACITY);
         let n = Math.min(Math.max(0, total - seen), kept);
         if (limit !== undefined && limit !== null) n = Math.min(n, limit);
-        const frames = Array.from({ length: n }, (_, i) => ({ sequenceNumber: total - n + i + 1, eventType: "model.message.delta" }));
+        // Packed as the core packs it: seven numbers per frame, strings by index.
+        const frames = Array.from({ length: n }, (_, i) => [0, total - n + i + 1, 1, -1, -1, 10, 1000]).flat();
         crossed.push(n);
-        return { total, capacity: CAPACITY, frames };
+        return { total, capacity: CAPACITY, strings: ["t1", "model.message.delta"], frames };
       },
     },
     chat: { getSnapshot: () => ({ status: "idle", connection: { status: "idle", turnId: null } }), subscribe: () => () => {} },

@@ -423,13 +423,14 @@ impl WasmSession {
         self.read(|session| snapshot::json_to_js(&session.event_log().0))
     }
 
-    /// The frames logged after the first `seen` ever logged: `{total, capacity, frames}`, where
-    /// `total` counts every frame ever logged, `capacity` is the log's bound and `frames` are
-    /// the newest `min(total - seen, kept, limit)` entries, oldest first, shaped as in
-    /// `eventLog`. `limit` (optional; absent, `null`, NaN or infinite = no limit; negative = 0)
+    /// The frames logged after the first `seen` ever logged, packed: `{total, capacity,
+    /// strings, frames}`, where `total` counts every frame ever logged, `capacity` is the log's
+    /// bound and `frames` holds the newest `min(total - seen, kept, limit)` entries, oldest
+    /// first, seven numbers each (the core's `Session::event_log_packed` gives the layout; the
+    /// package's `eventLog()` turns them into `LoggedFrame`s). `limit` (optional; absent, `null`, NaN or infinite = no limit; negative = 0)
     /// bounds how many frames cross from wasm: an inspector showing its last rows passes how
     /// many it shows.
-    #[wasm_bindgen(js_name = eventLogSince, unchecked_return_type = "EventLogPage")]
+    #[wasm_bindgen(js_name = eventLogSince, unchecked_return_type = "PackedEventLog")]
     pub fn event_log_since(&self, seen: f64, limit: Option<f64>) -> Result<JsValue, JsValue> {
         let seen = if seen.is_finite() && seen > 0.0 {
             seen as u64
@@ -446,7 +447,14 @@ impl WasmSession {
             }
             _ => usize::MAX,
         };
-        self.read(|session| snapshot::json_to_js(&session.event_log_since_limited(seen, limit)))
+        self.read(|session| {
+            js_sys::JSON::parse(&session.event_log_packed(seen, limit)).map_err(|_| {
+                SessionError::new(
+                    ErrorCode::Internal,
+                    "event log packing produced invalid JSON",
+                )
+            })
+        })
     }
 
     /// The whole view as a plain object (camelCase), for a first render.
@@ -477,6 +485,22 @@ impl WasmSession {
         self.read(|session| snapshot::json_to_js(&session.view().summary()))
     }
 }
+
+#[wasm_bindgen(typescript_custom_section)]
+const PACKED_EVENT_LOG: &str = r#"
+/**
+ * `WasmSession.eventLogSince`'s page (the core's `Session::event_log_packed`): `frames` holds
+ * seven numbers per frame, oldest first — turn, sequenceNumber, eventType, threadId, id, bytes,
+ * atMs — the string fields as indexes into `strings`, `-1` for an absent sequenceNumber,
+ * threadId or id.
+ */
+export interface PackedEventLog {
+  total: number;
+  capacity: number;
+  strings: string[];
+  frames: number[];
+}
+"#;
 
 /// `command`, first checked against the newest turn when it `waited` for another tab's action.
 fn after_wait(command: Command, waited: Option<bool>) -> Command {

@@ -11,8 +11,10 @@
 //!
 //! Fields longer than [`FIELD_BYTES`] bytes (no TrueForge id, type or thread is) are kept
 //! truncated at a character boundary and end with `…`.
+use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::fmt::Write as _;
 
 use super::{EventLogPage, LoggedFrame, EVENT_LOG_CAPACITY};
 
@@ -84,7 +86,7 @@ impl Slot {
             event_type: self
                 .event_type
                 .as_ref()
-                .map_or_else(|| String::from("(malformed)"), |t| String::from(t.as_str())),
+                .map_or_else(|| String::from(MALFORMED), |t| String::from(t.as_str())),
             thread_id: owned(&self.thread_id),
             id: owned(&self.id),
             bytes: self.bytes,
@@ -178,6 +180,98 @@ impl FrameLog {
             frames: self.ordered().skip(skip).map(Slot::logged).collect(),
         }
     }
+
+    /// [`FrameLog::since`] as the packed JSON text the web crate hands to JS
+    /// ([`Session::event_log_packed`](super::Session::event_log_packed) documents the shape).
+    ///
+    /// Why packed: an inspector polling a fast stream reads its 250 newest frames four times a
+    /// second, and as objects (seven keys each, the turn id, type and message id repeated in
+    /// every frame) they were ≈47 KB of JSON per read to write in wasm and parse in JS — a
+    /// tenth of the SDK's main-thread time in W3 (issue 19). Each distinct string crosses once
+    /// and each frame is seven numbers; JS builds the same objects from them.
+    pub(super) fn since_packed(&self, seen: u64, limit: usize) -> String {
+        let new = usize::try_from(self.total.saturating_sub(seen))
+            .unwrap_or(usize::MAX)
+            .min(limit);
+        let skip = self.slots.len().saturating_sub(new);
+        // Each distinct string once, numbered in order of first use.
+        let mut numbers: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut table: Vec<&str> = Vec::new();
+        let mut frames = String::with_capacity(new.min(self.slots.len()) * 32);
+        for slot in self.ordered().skip(skip) {
+            let event_type = slot.event_type.as_ref().map_or(MALFORMED, Short::as_str);
+            let fields = [
+                Some(number(slot.turn_id.as_str(), &mut numbers, &mut table)),
+                Some(number(event_type, &mut numbers, &mut table)),
+                slot.thread_id
+                    .as_ref()
+                    .map(|t| number(t.as_str(), &mut numbers, &mut table)),
+                slot.id
+                    .as_ref()
+                    .map(|t| number(t.as_str(), &mut numbers, &mut table)),
+            ];
+            if !frames.is_empty() {
+                frames.push(',');
+            }
+            let [turn, kind, thread, id] = fields.map(|f| f.map_or(-1, |n| n as i64));
+            let seq = slot.sequence_number.map_or(-1, |n| n as i64);
+            // Writing to a `String` cannot fail.
+            let _ = write!(
+                frames,
+                "{turn},{seq},{kind},{thread},{id},{},{}",
+                slot.bytes, slot.at_ms
+            );
+        }
+        let mut out = String::with_capacity(frames.len() + 64 + table.len() * 40);
+        let _ = write!(
+            out,
+            "{{\"total\":{},\"capacity\":{},\"strings\":[",
+            self.total, EVENT_LOG_CAPACITY
+        );
+        for (i, text) in table.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            json_string(&mut out, text);
+        }
+        out.push_str("],\"frames\":[");
+        out.push_str(&frames);
+        out.push_str("]}");
+        out
+    }
+}
+
+/// The event type the log shows for a frame that was not a JSON object with a string `type`.
+const MALFORMED: &str = "(malformed)";
+
+/// `text`'s number in `table` (added at the end when new).
+fn number<'a>(
+    text: &'a str,
+    numbers: &mut BTreeMap<&'a str, usize>,
+    table: &mut Vec<&'a str>,
+) -> usize {
+    *numbers.entry(text).or_insert_with(|| {
+        table.push(text);
+        table.len() - 1
+    })
+}
+
+/// Appends `text` as a JSON string (RFC 8259 §7: `"` and `\` escaped, control characters as
+/// `\u00XX`). The logged fields never hold these (they are kept only when unescaped in the
+/// frame), but a turn id comes from elsewhere and the output must be JSON whatever it holds.
+fn json_string(out: &mut String, text: &str) {
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
 }
 
 /// The envelope fields of one frame, borrowed from it.
@@ -420,5 +514,88 @@ mod tests {
         assert!(frames[0].event_type.ends_with('…'));
         assert_eq!(frames[1].event_type, "(malformed)");
         assert_eq!(frames[1].bytes, "garbage".len());
+    }
+
+    /// The packed page (the web crate's `eventLogSince`) unpacked as the package's `eventLog()`
+    /// does it, for `since(seen, limit)`'s frames.
+    fn unpacked(log: &FrameLog, seen: u64, limit: usize) -> (u64, usize, Vec<LoggedFrame>) {
+        let page: serde_json::Value = serde_json::from_str(&log.since_packed(seen, limit)).unwrap();
+        let strings: Vec<String> = page["strings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| String::from(s.as_str().unwrap()))
+            .collect();
+        let n: Vec<i64> = page["frames"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_i64().unwrap())
+            .collect();
+        assert_eq!(n.len() % 7, 0);
+        let text = |i: i64| usize::try_from(i).ok().map(|i| strings[i].clone());
+        let frames = n
+            .chunks(7)
+            .map(|f| LoggedFrame {
+                turn_id: text(f[0]).unwrap(),
+                sequence_number: u64::try_from(f[1]).ok(),
+                event_type: text(f[2]).unwrap(),
+                thread_id: text(f[3]),
+                id: text(f[4]),
+                bytes: f[5] as usize,
+                at_ms: f[6] as u64,
+            })
+            .collect();
+        // Each distinct string crosses once.
+        let mut distinct = strings.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), strings.len());
+        (
+            page["total"].as_u64().unwrap(),
+            page["capacity"].as_u64().unwrap() as usize,
+            frames,
+        )
+    }
+
+    #[test]
+    fn the_packed_page_holds_the_same_frames_as_the_page() {
+        let mut log = FrameLog::default();
+        // Escapes in a turn id (only the envelope's unescaped strings are kept; a turn id comes
+        // from the session), an absent id and thread, a malformed frame, no sequence number.
+        let turns = ["t1", "t\"2\"\\\n", "t3"];
+        for i in 0..(EVENT_LOG_CAPACITY as u64 + 150) {
+            let turn = turns[(i / 700) as usize % 3];
+            let data = match i % 5 {
+                0 => format!(
+                    r#"{{"type":"model.message.delta","id":"m{}","thread_id":"main","content":"x"}}"#,
+                    i / 10
+                ),
+                1 => String::from(r#"{"type":"turn.state","state":{"status":"running"}}"#),
+                2 => String::from("not json"),
+                3 => String::from(r#"{"type":"tool.response","id":"r1","thread_id":"sub-a"}"#),
+                _ => String::from(r#"{"type":"model.message.delta","id":"m\u0031","content":"y"}"#),
+            };
+            let seq = (i % 7 != 0).then_some(i + 1);
+            log.push(turn, seq, &data, 1_000 + i);
+        }
+        for (seen, limit) in [
+            (0, usize::MAX),
+            (0, 250),
+            (log.total() - 3, 250),
+            (log.total(), 250),
+            (log.total() - 10, 0),
+            (100, 5_000),
+        ] {
+            let page = log.since(seen, limit);
+            let (total, capacity, frames) = unpacked(&log, seen, limit);
+            assert_eq!((total, capacity), (page.total, page.capacity));
+            assert_eq!(frames, page.frames, "seen {seen}, limit {limit}");
+        }
+        assert!(log
+            .since(0, usize::MAX)
+            .frames
+            .iter()
+            .any(|f| f.turn_id.contains('"') && f.event_type == MALFORMED && f.id.is_none()));
     }
 }
