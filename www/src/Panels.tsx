@@ -11,6 +11,8 @@ const BADGE_LABEL: Record<string, string> = {
   offline: "Offline",
   done: "Done",
   paused: "Paused — waiting for you",
+  cancelled: "Turn cancelled",
+  error: "Turn failed",
   liveUnavailable: "Live stream unavailable",
   failed: "Failed",
 };
