@@ -226,7 +226,8 @@ async function clippedInTranscript(page: Page): Promise<string[]> {
 /**
  * At 360 × 740 the cards of nested subagent threads and a question's tool card stay inside the
  * viewport (the page cannot scroll sideways, so anything wider is cut off: in Firefox the state
- * badges and the subagents' replies were).
+ * badges and the subagents' replies were), and the question card has the accessible name a screen
+ * reader announces: its question.
  */
 export const phoneNestedCardsFit: Check<"page"> = async ({ page }) => {
   const errors = watchErrors(page);
@@ -244,5 +245,12 @@ export const phoneNestedCardsFit: Check<"page"> = async ({ page }) => {
   await sendMessage(page, "Plan my trip");
   await expect(page.getByTestId("question-card")).toBeVisible({ timeout: 20_000 });
   expect(await clippedInTranscript(page), "concierge").toEqual([]);
+  // A screen reader announces the card by its question (its heading), as the approval card by
+  // "Approve tool call?": the card is the article named so.
+  const question = (await page.getByTestId("question-card").locator("h3").textContent())?.trim() ?? "";
+  expect(question).not.toBe("");
+  const named = page.getByRole("article", { name: question });
+  await expect(named).toHaveCount(1);
+  await expect(named).toHaveAttribute("data-testid", "question-card");
   expect(errors).toEqual([]);
 };
