@@ -86,6 +86,18 @@ export const EMPTY_CHAT_SNAPSHOT: ChatSnapshot = Object.freeze({ ...EMPTY_SNAPSH
 /** The snapshot while an adapter opens its session (restore / load / create in flight): `status: "loading"`. */
 export const LOADING_CHAT_SNAPSHOT: ChatSnapshot = Object.freeze({ ...EMPTY_CHAT_SNAPSHOT, status: "loading" as SessionStatus });
 
+/**
+ * How the chat store settles a send whose outcome is unknown (the engine's side of
+ * `ChatStore.submit`): `confirm()` waits for the engine's next lookup of that create — the turn
+ * id when the server has it, `null` when it has no such turn, a rejection `outcome-unknown` when
+ * the lookup had no answer again (any other rejection: it can no longer be checked) — and
+ * `refresh()` starts that lookup.
+ */
+export interface UnconfirmedHooks {
+  confirm(): Promise<string | null>;
+  refresh(): void;
+}
+
 export class ChatStore {
   readonly #source: ViewSource;
   readonly #listeners = new Set<() => void>();
@@ -158,9 +170,10 @@ export class ChatStore {
 
   /**
    * Sends `items` with `post` (the engine's create-turn call) as an optimistic message: shown at
-   * once as `pending`, `sent` with the turn id, else `failed` / `unknown` with `retry()`.
+   * once as `pending`, `sent` with the turn id, else `failed` (`retry()` posts it again) or
+   * `unknown` (the create got no answer and its lookup none either: see {@link UnconfirmedHooks}).
    */
-  submit(items: readonly InputItem[], post: () => Promise<string>, key?: string): Promise<string> {
+  submit(items: readonly InputItem[], post: () => Promise<string>, key?: string, hooks?: UnconfirmedHooks): Promise<string> {
     const k = key ?? `local:${++this.#next}`;
     const optimistic = items.some((i) => i.type === "user.message");
     const entry: OutboxEntry = { key: k, input: Object.freeze([...items]), state: "pending", turnId: null, error: null, retry: null };
@@ -173,15 +186,93 @@ export class ChatStore {
       (e: unknown) => {
         const error = ForgestreamError.from(e);
         if (optimistic) {
-          const retry = () => {
+          const resend = () => {
             this.#outbox = this.#outbox.filter((x) => x.key !== k);
-            return this.submit(items, post, k);
+            return this.submit(items, post, k, hooks);
           };
-          this.#put({ ...entry, state: outcomeUnknown(error) ? "unknown" : "failed", error, retry });
+          if (outcomeUnknown(error) && hooks) this.#unconfirmed(entry, error, resend, hooks);
+          else this.#put({ ...entry, state: outcomeUnknown(error) ? "unknown" : "failed", error, retry: resend });
         }
         throw error;
       },
     );
+  }
+
+  /**
+   * An optimistic send whose create got no answer (`outcome-unknown`): shown `unknown` until the
+   * engine's next lookup of it concludes — found: `sent` with its turn (the engine follows it);
+   * no such turn: `failed` (sending again is safe); no answer again: still `unknown`. Its
+   * `retry()` never posts before a lookup said the server has no such turn: it shows the message
+   * `pending`, looks up again (`hooks.refresh()`), and posts only on that answer (PROTOCOL §8.3).
+   */
+  #unconfirmed(entry: OutboxEntry, error: ForgestreamError, resend: () => Promise<string>, hooks: UnconfirmedHooks): void {
+    const k = entry.key;
+    /** The `retry()` calls waiting for the lookup's answer. */
+    let retries: { resolve: (turnId: string) => void; reject: (e: ForgestreamError) => void }[] = [];
+    let watching = false;
+    let shownError = error;
+    const current = () => this.#outbox.find((x) => x.key === k);
+    const take = () => {
+      const r = retries;
+      retries = [];
+      return r;
+    };
+    const found = (turnId: string) => {
+      // The lookup's answer is the send's: the error it failed with is no longer news.
+      if (this.#actionError === error || this.#actionError === shownError) this.#actionError = null;
+      this.#put({ ...entry, state: "sent", turnId, error: null, retry: null });
+      for (const r of take()) r.resolve(turnId);
+    };
+    const watch = () => {
+      if (watching) return;
+      watching = true;
+      hooks.confirm().then(
+        (turnId) => {
+          watching = false;
+          if (!current()) return;
+          if (turnId !== null) return found(turnId);
+          const waiting = take();
+          if (waiting.length > 0) {
+            // The user asked to retry and the server has no such turn: posting is safe now.
+            resend().then(
+              (t) => waiting.forEach((r) => r.resolve(t)),
+              (e: unknown) => waiting.forEach((r) => r.reject(ForgestreamError.from(e))),
+            );
+            return;
+          }
+          const notSent = new ForgestreamError("network", "the message was not sent: the server has no turn for it (sending it again is safe)", { retryable: true });
+          if (this.#actionError === error || this.#actionError === shownError) this.#actionError = notSent;
+          this.#put({ ...entry, state: "failed", error: notSent, retry: resend });
+        },
+        (e: unknown) => {
+          watching = false;
+          const again = ForgestreamError.from(e);
+          if (!current()) return;
+          for (const r of take()) r.reject(again);
+          // No answer again: wait for the next lookup (a refresh, the browser back online). Any
+          // other end (a newer turn replaced it, the session closed) leaves it `unknown`.
+          if (outcomeUnknown(again)) {
+            shownError = again;
+            this.#put({ ...entry, state: "unknown", error: again, retry });
+            watch();
+          } else {
+            this.#put({ ...entry, state: "unknown", error: again, retry });
+          }
+        },
+      );
+    };
+    const retry = (): Promise<string> =>
+      this.run(
+        () =>
+          new Promise<string>((resolve, reject) => {
+            retries.push({ resolve, reject });
+            this.#put({ ...entry, state: "pending", error: null, retry: null });
+            watch();
+            hooks.refresh();
+          }),
+      );
+    this.#put({ ...entry, state: "unknown", error, retry });
+    watch();
   }
 
   /**

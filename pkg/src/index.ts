@@ -571,7 +571,13 @@ export class AgentSession implements Disposable {
     const s = this.#s;
     if (!s) return Promise.reject(closedError());
     // The user's message shows at once (`pending`); `retry()` of a failed one posts it again.
-    return s.chat.submit(items, () => s.startTurn((waited) => call(() => s.inner.send(JSON.stringify(items), options.interrupt ?? false, waited) as Promise<string>)));
+    // `unknown`: the create got no answer; its `retry()` looks the turn up first and posts only
+    // when the server has none (never twice), and a lookup that finds it makes the message `sent`.
+    const hooks = {
+      confirm: () => call(() => s.inner.awaitCreateOutcome()).then((t) => (t === null ? t : s.announce(t))),
+      refresh: () => s.inner.refresh(),
+    };
+    return s.chat.submit(items, () => s.startTurn((waited) => call(() => s.inner.send(JSON.stringify(items), options.interrupt ?? false, waited) as Promise<string>)), undefined, hooks);
   }
 
   /**

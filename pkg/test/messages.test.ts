@@ -382,6 +382,106 @@ describe("ChatStore", () => {
     expect(other.getSnapshot().messages[0]).toMatchObject({ state: "failed" });
   });
 
+  /** A scripted engine side of an unconfirmed create: each `confirm()` waits for the test to answer it. */
+  function unconfirmedEngine() {
+    const waits: { resolve: (t: string | null) => void; reject: (e: unknown) => void }[] = [];
+    let refreshes = 0;
+    let posts = 0;
+    const hooks = {
+      confirm: () => new Promise<string | null>((resolve, reject) => waits.push({ resolve, reject })),
+      refresh: () => void refreshes++,
+    };
+    const unknown = () => new ForgestreamError("outcome-unknown", "no answer");
+    const post = (then: () => Promise<string>) => () => {
+      posts++;
+      return posts === 1 ? Promise.reject(unknown()) : then();
+    };
+    const answer = (outcome: string | null | ForgestreamError) => {
+      const w = waits.shift();
+      if (!w) throw new Error("nobody waits for the lookup");
+      if (outcome instanceof ForgestreamError) w.reject(outcome);
+      else w.resolve(outcome);
+      return new Promise((r) => setTimeout(r, 0));
+    };
+    return { hooks, post, answer, unknown, waits, refreshes: () => refreshes, posts: () => posts };
+  }
+
+  it("unknown: a later lookup that finds the turn makes the message sent, with nothing posted again", async () => {
+    const source = new Source();
+    const store = new ChatStore(source);
+    const e = unconfirmedEngine();
+    const err = await store.submit(said("hi") as never, e.post(() => Promise.resolve("t2")), undefined, e.hooks).catch((x: unknown) => x);
+    expect(err).toMatchObject({ code: "outcome-unknown" });
+    const m = store.getSnapshot().messages[0]!;
+    expect(m).toMatchObject({ kind: "user", state: "unknown" });
+    expect(store.getSnapshot().status).toBe("error");
+    // An app's refresh() or the browser's online event found it (the engine follows the turn).
+    source.set({ ...snap([turn("t1", [], { status: "running", input: said("hi") })]), connection: { status: "live", turnId: "t1", silentMs: null, silentSinceMs: null, stalled: false } });
+    await e.answer("t1");
+    const s = store.getSnapshot();
+    expect(s.messages.filter((x) => x.kind === "user")).toHaveLength(1);
+    expect(s.messages[0]).toMatchObject({ kind: "user", state: "sent", turnId: "t1", key: m.key });
+    expect(s.error).toBeNull();
+    expect(s.status).toBe("streaming");
+    expect(e.posts()).toBe(1);
+  });
+
+  it("unknown → Retry looks the turn up first: found, it posts nothing", async () => {
+    const source = new Source();
+    const store = new ChatStore(source);
+    const e = unconfirmedEngine();
+    await store.submit(said("hi") as never, e.post(() => Promise.resolve("t2")), undefined, e.hooks).catch(() => {});
+    const m = store.getSnapshot().messages[0]!;
+    if (m.kind !== "user" || m.state !== "unknown") throw new Error("not unknown");
+    const retried = m.retry();
+    expect(e.refreshes()).toBe(1);
+    expect(store.getSnapshot().messages[0]).toMatchObject({ state: "pending", key: m.key });
+    expect(store.getSnapshot().status).toBe("submitting");
+    source.set({ ...snap([turn("t1", [], { status: "running", input: said("hi") })]), connection: { status: "live", turnId: "t1", silentMs: null, silentSinceMs: null, stalled: false } });
+    await e.answer("t1");
+    await expect(retried).resolves.toBe("t1");
+    expect(store.getSnapshot().messages[0]).toMatchObject({ state: "sent", turnId: "t1" });
+    expect(e.posts()).toBe(1);
+  });
+
+  it("unknown → Retry: the server has no such turn, so it posts once", async () => {
+    const source = new Source();
+    const store = new ChatStore(source);
+    const e = unconfirmedEngine();
+    await store.submit(said("hi") as never, e.post(() => Promise.resolve("t2")), undefined, e.hooks).catch(() => {});
+    const m = store.getSnapshot().messages[0]!;
+    if (m.kind !== "user" || m.state !== "unknown") throw new Error("not unknown");
+    const retried = m.retry();
+    expect(e.posts()).toBe(1);
+    source.set({ ...snap([turn("t2", [], { status: "running", input: said("hi") })]), connection: { status: "live", turnId: "t2", silentMs: null, silentSinceMs: null, stalled: false } });
+    await e.answer(null);
+    await expect(retried).resolves.toBe("t2");
+    expect(e.posts()).toBe(2);
+    expect(store.getSnapshot().messages[0]).toMatchObject({ state: "sent", turnId: "t2", key: m.key });
+  });
+
+  it("unknown → Retry with the server still down stays unknown and keeps waiting; a lookup with no such turn without Retry says not sent", async () => {
+    const store = new ChatStore(new Source());
+    const e = unconfirmedEngine();
+    await store.submit(said("hi") as never, e.post(() => Promise.resolve("t2")), undefined, e.hooks).catch(() => {});
+    const m = store.getSnapshot().messages[0]!;
+    if (m.kind !== "user" || m.state !== "unknown") throw new Error("not unknown");
+    const retried = m.retry().catch((x: unknown) => x);
+    await e.answer(e.unknown());
+    expect(await retried).toMatchObject({ code: "outcome-unknown" });
+    expect(store.getSnapshot().messages[0]).toMatchObject({ state: "unknown" });
+    expect(e.waits).toHaveLength(1);
+    expect(e.posts()).toBe(1);
+    // The next lookup (an app's refresh()) shows no such turn: the message was not sent.
+    await e.answer(null);
+    const after = store.getSnapshot().messages[0]!;
+    expect(after).toMatchObject({ state: "failed" });
+    expect(e.posts()).toBe(1);
+    if (after.kind !== "user" || after.state !== "failed") throw new Error("not failed");
+    await expect(after.retry()).resolves.toBe("t2");
+    expect(e.posts()).toBe(2);
+  });
+
   it("status: reconnecting, paused, idle, error from the connection", () => {
     const source = new Source();
     const store = new ChatStore(source);

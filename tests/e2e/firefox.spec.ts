@@ -1,5 +1,5 @@
 import { cyclesLeaveSessionsCollectable } from "./checks/collect";
-import { demoLoads, demoOptimisticSend, refundApproved, refundDenied, switchAfterQuietKeepsPage, vuePageLoads } from "./checks/demo";
+import { demoLoads, demoOptimisticSend, demoUnknownRetryFindsTheTurn, refundApproved, refundDenied, switchAfterQuietKeepsPage, vuePageLoads } from "./checks/demo";
 import { viewKeepsUp } from "./checks/lag";
 import { hiddenPageKeepsUp } from "./checks/hidden";
 import { cancelStopsRunningTurn, errorTurnThenRetry, mcpAuthFakeOauth, questionFreeText, questionOptionAnswers, subagentThreadsNest, switchingSessions } from "./checks/scenarios";
@@ -77,6 +77,7 @@ test("at 1280 px the three columns show side by side, without tabs", ({ fx }) =>
 test("screen readers: the composer is labelled; the finished reply is announced once, not per delta", ({ fx }) => replyAnnouncedOnce(fx));
 test("screen readers: a new approval card is announced; focus moves on after Allow and after Deny", ({ fx }) => approvalAnnouncedFocusMoves(fx));
 test("the demo shows the message at once while the server is down; Retry sends it", ({ fx }) => demoOptimisticSend(fx));
+test("a message whose answer was lost with the server down says so within the lookup budget; Retry finds its turn and posts nothing", ({ fx }) => demoUnknownRetryFindsTheTurn(fx));
 test("switching sessions after a quiet moment keeps the page (the inspector reads no closed handle)", ({ fx }) => switchAfterQuietKeepsPage(fx));
 test("at 360 × 740: nested subagent cards and a question's card fit the width", ({ fx }) => phoneNestedCardsFit(fx));
 test("a reload right after the create POST follows the new turn: one POST, the turn's text", ({ fx }) => reloadRightAfterCreatePost(fx));

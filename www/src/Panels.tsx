@@ -11,8 +11,18 @@ const BADGE_LABEL: Record<string, string> = {
   offline: "Offline",
   done: "Done",
   paused: "Paused — waiting for you",
+  cancelled: "Turn cancelled",
+  error: "Turn failed",
   liveUnavailable: "Live stream unavailable",
   failed: "Failed",
+};
+
+/**
+ * The badge's visible word for a status, where the SDK's name is not one a reader knows
+ * (`liveUnavailable`, camel case, was shown raw to a new user); the others read as they are.
+ */
+const BADGE_TEXT: Record<string, string> = {
+  liveUnavailable: "live stream unavailable",
 };
 
 /** Re-renders every `ms` while `on`, returning `Date.now()` (for ticking durations). */
@@ -27,7 +37,10 @@ export function useNow(on: boolean, ms = 1000): number {
   return now;
 }
 
-/** The connection badge: `data-testid="connection"` holds the bare status; details sit beside it. */
+/**
+ * The connection badge: `data-testid="connection"` holds the status as a word (`data-status` the
+ * bare status); details sit beside it.
+ */
 export function ConnectionBadge({ snapshot, onRefresh }: { snapshot: SessionSnapshot; onRefresh: () => void }) {
   const status = badgeStatus(snapshot);
   const c = snapshot.connection;
@@ -37,8 +50,8 @@ export function ConnectionBadge({ snapshot, onRefresh }: { snapshot: SessionSnap
     <div className={`badge badge-${status}`} title={BADGE_LABEL[status] ?? status} data-testid="connection-badge" data-tab-role={"role" in c ? String(c.role) : "solo"}>
       <span className="dot" aria-hidden="true" />
       <span className="sr-label">{BADGE_LABEL[status] ?? status}</span>
-      <span className="badge-status" data-testid="connection">
-        {status}
+      <span className="badge-status" data-testid="connection" data-status={status}>
+        {BADGE_TEXT[status] ?? status}
       </span>
       {c.status === "reconnecting" && (
         <span className="badge-detail" data-testid="connection-attempt">

@@ -166,9 +166,9 @@ function QuestionCard({ action, messages, busy, choice, onChoose }: CardProps) {
   const [text, setText] = useState("");
   const q = action.question;
   return (
-    <article className="card question-card" data-testid="question-card" data-tool-call-id={action.toolCallId} data-decided={choice ? "true" : "false"}>
+    <article className="card question-card" data-testid="question-card" data-tool-call-id={action.toolCallId} data-decided={choice ? "true" : "false"} aria-labelledby={`question-${action.key}`}>
       <header>
-        <h3>{q?.question ?? `${action.toolName ?? "A tool"} needs your answer`}</h3>
+        <h3 id={`question-${action.key}`}>{q?.question ?? `${action.toolName ?? "A tool"} needs your answer`}</h3>
         {choice?.kind === "answer" && <span className="tag choice-allow">answer: {choice.content}</span>}
       </header>
       <p className="muted">Asked by {threadLabel(messages, action.threadId)}</p>

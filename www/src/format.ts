@@ -85,11 +85,16 @@ export function turnInputs(turn: TurnSnapshot): InputView[] {
   });
 }
 
-/** What the badge says: the connection status, or `paused` when the last turn waits for input. */
+/**
+ * What the badge says: the connection status while a turn is followed; once the connection
+ * rests (`idle` / `done`), what the last turn ended as when that is not plain `done` — `paused`
+ * (it waits for input), `cancelled` (stopped, or abandoned by a server shutting down), `error` —
+ * so the badge never says `done` beside a turn that reads "cancelled · abandoned".
+ */
 export function badgeStatus(snapshot: SessionSnapshot): string {
   const status = snapshot.connection.status;
   const last = snapshot.turns[snapshot.turns.length - 1];
-  if ((status === "idle" || status === "done") && last?.status === "paused") return "paused";
+  if ((status === "idle" || status === "done") && (last?.status === "paused" || last?.status === "cancelled" || last?.status === "error")) return last.status;
   return status;
 }
 

@@ -9,7 +9,10 @@
 //! One machine follows one turn: events of another turn never reach it (FIELD C17). The policy:
 //!
 //! - `CreateTurn` POSTs exactly once; a POST that fails without a definite answer is followed by
-//!   `LookupNewestTurn` (effect recovery, §8.3), never by a second POST (FIELD C8).
+//!   `LookupNewestTurn` (effect recovery, §8.3), never by a second POST (FIELD C8). The lookup
+//!   has its own short budget (`create_lookup_budget_ms`, default 10 s, from the first lookup):
+//!   retried with backoff while the next try starts before it, aborted when still unanswered at
+//!   it; then `Failed(CreateOutcomeUnknown)`, which `Refresh` and `Online` look up again from.
 //! - Every reconnect first reads the turn (`GetTurn`): running → `Subscribe { after: cursor }`;
 //!   terminal → `Rebuild` (a cursor at the end of a finished turn hangs, §9; FIELD C13).
 //! - Waits use exponential backoff with full jitter between a floor and a cap; `retry:` sets the base within
@@ -183,6 +186,9 @@ pub struct Connection {
     /// The `GetTurn` in flight was sent for a page lifecycle event: its answer counts no silent
     /// cycle, and another lifecycle event joins it.
     lifecycle_probe: bool,
+    /// The end of the current lookup budget of an unanswered create (ms; `None` while no lookup
+    /// runs): see [`Config::create_lookup_budget_ms`].
+    lookup_deadline_ms: Option<u64>,
 }
 
 impl Connection {
@@ -221,6 +227,7 @@ impl Connection {
             silent_cycles: 0,
             silence: None,
             lifecycle_probe: false,
+            lookup_deadline_ms: None,
         }
     }
 
@@ -247,7 +254,11 @@ impl Connection {
         let timer = match self.phase {
             Phase::Waiting { until_ms, .. } => Some(until_ms),
             Phase::InFlight { step, .. } => {
-                Some(self.last_activity_ms.saturating_add(self.idle_limit(step)))
+                let idle = self.last_activity_ms.saturating_add(self.idle_limit(step));
+                match self.lookup_deadline_ms {
+                    Some(deadline) if step == Step::Lookup => Some(idle.min(deadline)),
+                    _ => Some(idle),
+                }
             }
             _ => None,
         };
@@ -403,6 +414,7 @@ impl Connection {
             Input::TurnLookup { found_ours } => {
                 if self.take_in_flight(Step::Lookup) {
                     self.auth_refreshed = false;
+                    self.lookup_deadline_ms = None;
                     if found_ours {
                         self.turn_known = true;
                         self.maybe_send_cancel();
@@ -458,9 +470,15 @@ impl Connection {
             Input::Lifecycle(_) => self.on_lifecycle(),
             Input::Online => {
                 self.online = true;
-                if let Phase::Offline { next } = self.phase {
-                    self.set_status(ConnectionStatus::Connecting);
-                    self.begin(next);
+                match self.phase {
+                    Phase::Offline { next } => {
+                        self.set_status(ConnectionStatus::Connecting);
+                        self.begin(next);
+                    }
+                    // The network is back: the unanswered create may be found now (a lookup
+                    // with a new budget; never a POST).
+                    Phase::Failed(ConnectionError::CreateOutcomeUnknown) => self.restart(),
+                    _ => {}
                 }
             }
             Input::Offline => self.on_offline(),
@@ -482,14 +500,21 @@ impl Connection {
                     _ => false,
                 };
                 if restartable {
-                    self.attempt = 0;
-                    self.auth_refreshed = false;
-                    self.set_status(ConnectionStatus::Connecting);
-                    let next = self.recovery_step();
-                    self.resume_or_pause(next);
+                    self.restart();
                 }
             }
         }
+    }
+
+    /// Tries again from `LiveUnavailable` or a retryable failure: the attempt count and the
+    /// lookup budget start over; reads the turn, or looks it up (never a POST).
+    fn restart(&mut self) {
+        self.attempt = 0;
+        self.auth_refreshed = false;
+        self.lookup_deadline_ms = None;
+        self.set_status(ConnectionStatus::Connecting);
+        let next = self.recovery_step();
+        self.resume_or_pause(next);
     }
 
     fn on_start(&mut self, mode: StartMode) {
@@ -679,6 +704,13 @@ impl Connection {
         }
         match self.phase {
             Phase::Waiting { until_ms, next } if now >= until_ms => self.begin(next),
+            Phase::InFlight {
+                step: Step::Lookup, ..
+            } if self.lookup_deadline_ms.is_some_and(|d| now >= d) => {
+                // The lookup budget is spent with the lookup unanswered (a server that does not
+                // answer): say the outcome is unknown now, not at the idle watchdog.
+                self.fail(ConnectionError::CreateOutcomeUnknown);
+            }
             Phase::InFlight { step, streaming }
                 if now >= self.last_activity_ms.saturating_add(self.idle_limit(step)) =>
             {
@@ -929,6 +961,11 @@ impl Connection {
             }
         };
         let until_ms = self.now_ms.saturating_add(delay);
+        if next == Step::Lookup && self.lookup_deadline_ms.is_some_and(|d| until_ms >= d) {
+            // The next look would start past the lookup budget: the outcome is unknown now.
+            self.fail(ConnectionError::CreateOutcomeUnknown);
+            return;
+        }
         self.phase = Phase::Waiting { until_ms, next };
         self.set_status(ConnectionStatus::Reconnecting {
             attempt: self.attempt,
@@ -945,6 +982,8 @@ impl Connection {
     }
 
     fn pause(&mut self, next: Step) {
+        // Offline: nothing is looked up until `Online`, which starts a new lookup budget.
+        self.lookup_deadline_ms = None;
         self.phase = Phase::Offline { next };
         self.set_status(ConnectionStatus::Offline);
     }
@@ -963,7 +1002,13 @@ impl Connection {
                 self.posted = true;
                 Command::PostTurn
             }
-            Step::Lookup => Command::LookupNewestTurn,
+            Step::Lookup => {
+                if self.lookup_deadline_ms.is_none() {
+                    let budget = self.config.create_lookup_budget_ms;
+                    self.lookup_deadline_ms = Some(self.now_ms.saturating_add(budget));
+                }
+                Command::LookupNewestTurn
+            }
             Step::GetTurn => Command::GetTurn,
             Step::Subscribe => {
                 let after = self.cursor.unwrap_or(0);
@@ -995,6 +1040,7 @@ impl Connection {
     }
 
     fn fail(&mut self, error: ConnectionError) {
+        self.lookup_deadline_ms = None;
         self.abort_if_open();
         self.flush_persist();
         self.phase = Phase::Failed(error);

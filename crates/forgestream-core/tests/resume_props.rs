@@ -125,6 +125,7 @@ fn config() -> impl Strategy<Value = Config> {
                 healthy_after_ms: idle / 3,
                 max_idle_timeout_ms: idle.saturating_mul(4),
                 stalled_after_cycles: (max_attempts % 4).max(1),
+                create_lookup_budget_ms: idle.saturating_mul(2),
             },
         )
 }

@@ -416,6 +416,17 @@ impl WasmSession {
         self.with(|e| e.command_detached(Command::Refresh));
     }
 
+    /// Waits for the outcome of a send whose create request got no answer and which rejected
+    /// with `outcome-unknown` (`forgestream_core::session::Command::AwaitCreateOutcome`): resolves
+    /// to the turn id once a lookup found the turn (this engine follows it; nothing is sent
+    /// again), to `null` once one showed the server has no such turn (sending again is safe);
+    /// rejects with `outcome-unknown` when the next lookup had no answer either, `aborted` when
+    /// there is no such send to check. Starts no lookup: `refresh()` and `online` do.
+    #[wasm_bindgen(js_name = awaitCreateOutcome, unchecked_return_type = "Promise<string | null>")]
+    pub fn await_create_outcome(&self) -> Promise {
+        self.run(Command::AwaitCreateOutcome)
+    }
+
     /// The inspector's frame log (`inspect: true` only): `[{turnId, sequenceNumber, eventType,
     /// threadId, id, bytes, atMs}]`, oldest first, at most the last 2000 frames.
     #[wasm_bindgen(js_name = eventLog, unchecked_return_type = "LoggedFrame[]")]

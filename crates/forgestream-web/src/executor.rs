@@ -354,7 +354,7 @@ fn settle(engine: &Rc<Engine>, command: CommandId, outcome: Result<Settled, Sess
     let _ = match outcome {
         Ok(Settled::Done) => resolve.call1(&JsValue::UNDEFINED, &JsValue::UNDEFINED),
         Ok(Settled::Turn(t)) => resolve.call1(&JsValue::UNDEFINED, &JsValue::from_str(&t)),
-        Ok(Settled::Resumed(t)) => resolve.call1(
+        Ok(Settled::Resumed(t) | Settled::Created(t)) => resolve.call1(
             &JsValue::UNDEFINED,
             &t.map_or(JsValue::NULL, |t| JsValue::from_str(&t)),
         ),

@@ -148,6 +148,55 @@ export const demoOptimisticSend: Check<"page"> = async ({ page }) => {
 };
 
 /**
+ * A message whose create request reached the server (which created the turn) but whose answer
+ * was lost, with the server down for every request after it: within the SDK's lookup budget
+ * (`reconnect.createLookupBudgetMs`, 10 s) — not after minutes of "checking again" — the message
+ * says it may not have been sent, with Retry. The server comes back; Retry looks the turn up
+ * first and follows it instead of posting again: the session has exactly one turn, shown once.
+ */
+export const demoUnknownRetryFindsTheTurn: Check = async ({ page, request }) => {
+  const errors = watchErrors(page, [/Failed to load resource/, /ERR_CONNECTION_REFUSED/]);
+  const sid = await newSession(page, "support");
+  await page.getByTestId("composer").fill("Where is ORD-2031?");
+  await expect(page.getByTestId("send")).toBeEnabled({ timeout: 15_000 });
+  let down = true;
+  let reached = 0;
+  await page.route(/\/api\//, async (route) => {
+    if (!down) return route.continue();
+    const r = route.request();
+    if (r.method() === "POST" && new URL(r.url()).pathname.endsWith("/turns")) {
+      // The server gets the message and runs the turn; the page never hears back.
+      const response = await route.fetch();
+      await response.text();
+      reached++;
+    }
+    await route.abort("connectionrefused").catch(() => {});
+  });
+  await sendMessage(page, "Where is ORD-2031?");
+  const mine = page.getByTestId("local-message");
+  await expect(mine).toHaveAttribute("data-state", "pending", { timeout: 900 });
+  await expect.poll(() => reached, { timeout: 15_000 }).toBe(1);
+  const lostAt = Date.now();
+  await expect(mine).toHaveAttribute("data-state", "unknown", { timeout: 14_000 });
+  const tookMs = Date.now() - lostAt;
+  expect(tookMs).toBeLessThan(14_000);
+  await expect(mine).toContainText("Maybe not sent");
+  await expect(page.getByTestId("turn")).toHaveCount(0);
+  await shot(page, "demo-send-unknown");
+
+  down = false;
+  await mine.getByRole("button", { name: "Retry" }).click();
+  // The lookup found the turn the lost request created: the message is that turn's.
+  await expect(page.getByTestId("local-message")).toHaveCount(0, { timeout: 15_000 });
+  await expect(page.getByTestId("turn")).toHaveCount(1);
+  await expect(page.getByTestId("turn").getByTestId("user-input").first()).toContainText("Where is ORD-2031?");
+  await expect(page.getByTestId("turn-status")).toHaveText(/done|paused/);
+  const listed = (await (await request.get(`/api/v1/sessions/${sid}/turns?limit=25`)).json()) as { data: unknown[] };
+  expect(listed.data).toHaveLength(1);
+  expect(errors).toEqual([]);
+};
+
+/**
  * Switching to a new session after the inspector's last read (> 250 ms ago) keeps the page: the
  * old handle's close notifies its listeners once more, and the inspector must not read the
  * closed handle then (it threw "the session handle is closed" inside close(), React unmounted

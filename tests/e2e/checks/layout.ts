@@ -26,6 +26,34 @@ async function expectWithinWidth(page: Page, testId: string): Promise<void> {
   expect(box!.x + box!.width, `${testId} right edge`).toBeLessThanOrEqual(width);
 }
 
+/**
+ * The composer's placeholder fits its box: laid out in a copy of the textarea's content box (same
+ * font, width, wrapping), the text is no taller than the box and no line wider. A textarea clips
+ * what does not fit without a scrollbar for a placeholder, so the end of the hint was just gone.
+ */
+async function expectPlaceholderFits(page: Page, where: string): Promise<void> {
+  const fit = await page.getByTestId("composer").evaluate((el) => {
+    const t = el as HTMLTextAreaElement;
+    const cs = getComputedStyle(t);
+    const padX = parseFloat(cs.paddingLeft) + parseFloat(cs.paddingRight);
+    const padY = parseFloat(cs.paddingTop) + parseFloat(cs.paddingBottom);
+    const probe = document.createElement("div");
+    for (const k of ["fontFamily", "fontSize", "fontWeight", "fontStyle", "letterSpacing", "wordSpacing", "lineHeight", "textTransform", "tabSize"] as const) probe.style[k] = cs[k];
+    probe.style.position = "absolute";
+    probe.style.visibility = "hidden";
+    probe.style.whiteSpace = "pre-wrap";
+    probe.style.overflowWrap = "break-word";
+    probe.style.width = `${t.clientWidth - padX}px`;
+    probe.textContent = t.placeholder;
+    document.body.appendChild(probe);
+    const out = { placeholder: t.placeholder, needed: probe.scrollHeight, available: t.clientHeight - padY, wide: probe.scrollWidth > probe.clientWidth + 0.5 };
+    probe.remove();
+    return out;
+  });
+  expect(fit.wide, `${where}: a word of "${fit.placeholder}" is wider than the composer`).toBe(false);
+  expect(fit.needed, `${where}: "${fit.placeholder}" needs ${fit.needed}px, the composer shows ${fit.available}px`).toBeLessThanOrEqual(fit.available + 0.5);
+}
+
 /** Opens a session of `agent` from the Sessions tab of the narrow layout (the viewport already a phone's). */
 export async function newPhoneSession(page: Page, agent: string): Promise<void> {
   await page.goto("/");
@@ -49,6 +77,9 @@ export const phoneLayout: Check<"page"> = async ({ page }) => {
   await expect(composer).toBeVisible();
   // The composer is usable: most of the width, not a sliver beside the Send button.
   expect((await composer.boundingBox())!.width).toBeGreaterThan(PHONE.width * 0.6);
+  // Its placeholder (the agent's example) is not cut off (the other agents' at the end).
+  await expectPlaceholderFits(page, "empty chat");
+
   await sendMessage(page, REFUND);
 
   const card = page.getByTestId("approval-card");
@@ -57,6 +88,7 @@ export const phoneLayout: Check<"page"> = async ({ page }) => {
   await card.scrollIntoViewIfNeeded();
   await expectNoSidewaysScroll(page, "approval pending");
   for (const id of ["approval-card", "approve", "deny", "deny-reason", "approval-arguments", "composer", "send"]) await expectWithinWidth(page, id);
+  await expectPlaceholderFits(page, "approval pending");
   await shot(page, "demo-360-approval");
 
   // Inspector: usage and the frame timeline, the chat hidden meanwhile; the chat tab says
@@ -97,6 +129,13 @@ export const phoneLayout: Check<"page"> = async ({ page }) => {
   await expect(page.getByTestId("message-text").last()).toContainText(/Refund .* is /);
   await expectNoSidewaysScroll(page, "after the answer");
   await shot(page, "demo-360-done");
+  // Every agent's example fits as the composer's placeholder (the longest took three lines).
+  for (const agent of ["researcher", "github", "storyteller"]) {
+    await page.getByTestId("tab-sessions").click();
+    await page.getByTestId(`new-session-${agent}`).click();
+    await expect(page.getByTestId("agent-name")).toHaveText(agent);
+    await expectPlaceholderFits(page, `empty chat of ${agent}`);
+  }
   expect(errors).toEqual([]);
 };
 
@@ -187,7 +226,8 @@ async function clippedInTranscript(page: Page): Promise<string[]> {
 /**
  * At 360 × 740 the cards of nested subagent threads and a question's tool card stay inside the
  * viewport (the page cannot scroll sideways, so anything wider is cut off: in Firefox the state
- * badges and the subagents' replies were).
+ * badges and the subagents' replies were), and the question card has the accessible name a screen
+ * reader announces: its question.
  */
 export const phoneNestedCardsFit: Check<"page"> = async ({ page }) => {
   const errors = watchErrors(page);
@@ -205,5 +245,12 @@ export const phoneNestedCardsFit: Check<"page"> = async ({ page }) => {
   await sendMessage(page, "Plan my trip");
   await expect(page.getByTestId("question-card")).toBeVisible({ timeout: 20_000 });
   expect(await clippedInTranscript(page), "concierge").toEqual([]);
+  // A screen reader announces the card by its question (its heading), as the approval card by
+  // "Approve tool call?": the card is the article named so.
+  const question = (await page.getByTestId("question-card").locator("h3").textContent())?.trim() ?? "";
+  expect(question).not.toBe("");
+  const named = page.getByRole("article", { name: question });
+  await expect(named).toHaveCount(1);
+  await expect(named).toHaveAttribute("data-testid", "question-card");
   expect(errors).toEqual([]);
 };

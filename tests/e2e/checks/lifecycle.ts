@@ -27,7 +27,7 @@ export const crashStuckTurnShowsLiveUnavailable: Check = async ({ page, request 
   const stuck = await lastTurnId(page);
   // The stream was cut; the SDK checks the turn (running), resubscribes, gets 412, rebuilds
   // from the listings and settles: no loop, a banner, the turn still running.
-  await expect(page.getByTestId("connection")).toHaveText("liveUnavailable", { timeout: 20_000 });
+  await expect(page.getByTestId("connection")).toHaveText("live stream unavailable", { timeout: 20_000 });
   await expect(page.getByTestId("live-unavailable")).toBeVisible();
   const turn = page.locator(`[data-testid="turn"][data-turn-id="${stuck}"]`);
   await expect(turn).toHaveAttribute("data-status", "running");
@@ -42,7 +42,7 @@ export const crashStuckTurnShowsLiveUnavailable: Check = async ({ page, request 
   // A reload finds the same: the banner, the turn running, no dots (a new user saw endless
   // typing dots here).
   await page.reload();
-  await expect(page.getByTestId("connection")).toHaveText("liveUnavailable", { timeout: 20_000 });
+  await expect(page.getByTestId("connection")).toHaveText("live stream unavailable", { timeout: 20_000 });
   await expect(page.getByTestId("live-unavailable")).toBeVisible();
   await expect(turn).toHaveAttribute("data-status", "running");
   await expect(turn.locator(".typing")).toHaveCount(0);
@@ -52,7 +52,7 @@ export const newTurnCancelsStuckTurn: Check = async ({ page, request }) => {
   const sid = await newSession(page, "storyteller", fault);
   await sendMessage(page, "Tell a story, 400 words, 20 ms");
   const stuck = await lastTurnId(page);
-  await expect(page.getByTestId("connection")).toHaveText("liveUnavailable", { timeout: 20_000 });
+  await expect(page.getByTestId("connection")).toHaveText("live stream unavailable", { timeout: 20_000 });
 
   // The only way on with TrueForge is a new turn: the demo keeps Send enabled for a turn
   // without a live stream, and the SDK sends it (no `turn-running`: the stuck turn can never
@@ -78,7 +78,7 @@ export const cancelEndsStuckTurn: Check = async ({ page, request }) => {
   const sid = await newSession(page, "storyteller", fault);
   await sendMessage(page, "Tell a story, 400 words, 20 ms");
   const stuck = await lastTurnId(page);
-  await expect(page.getByTestId("connection")).toHaveText("liveUnavailable", { timeout: 20_000 });
+  await expect(page.getByTestId("connection")).toHaveText("live stream unavailable", { timeout: 20_000 });
   await page.getByTestId("cancel").click();
   const stuckTurn = page.locator(`[data-testid="turn"][data-turn-id="${stuck}"]`);
   await expect

@@ -141,7 +141,8 @@ export const rebuildAfter412: Check = async ({ page, request }) => {
   // The live stream cannot be followed (412): the SDK rebuilds what the server persisted and,
   // while the turn still runs, says the live view is unavailable and offers a refresh.
   const badge = page.getByTestId("connection");
-  await expect(badge).toHaveText("liveUnavailable");
+  await expect(badge).toHaveText("live stream unavailable");
+  await expect(badge).toHaveAttribute("data-status", "liveUnavailable");
   await expect(page.getByTestId("refresh")).toBeVisible();
   await shot(page, "fault-412-live-unavailable");
   await expect(async () => {

@@ -105,6 +105,7 @@ export const errorTurnThenRetry: Check<"page"> = async ({ page }) => {
   await sendMessage(page, "Hello");
   await expect(page.getByTestId("turn-status").last()).toHaveText("error");
   await expect(page.getByTestId("turn").last()).toContainText("fake upstream failure");
+  await expect(page.getByTestId("connection")).toHaveText("error");
   await sendMessage(page, "ok, again");
   await expect(page.getByTestId("turn-status").last()).toHaveText("done");
   await expect(page.getByTestId("message-text").last()).toContainText("This time it worked");
@@ -122,7 +123,7 @@ export const cancelStopsRunningTurn: Check<"page"> = async ({ page }) => {
   await expect(page.getByTestId("turn-status").last()).toHaveText("cancelled");
   await expect(page.getByTestId("turn").last()).toContainText("client-cancelled");
   await expect(page.getByTestId("cancel")).toHaveCount(0);
-  await expect(page.getByTestId("connection")).toHaveText("done");
+  await expect(page.getByTestId("connection")).toHaveText("cancelled");
   // Stop keeps what streamed, marked as stopped (the part is `interrupted` in snapshot.messages).
   const kept = page.getByTestId("turn").last().getByTestId("message-text").last();
   await expect(kept).toHaveText(/.{40,}/s);

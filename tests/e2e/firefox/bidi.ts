@@ -248,9 +248,9 @@ const RESOLVE = `(steps) => {
       nodes = [...found].sort((a, b) => (a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1));
     } else if ("role" in s) {
       // Playwright's getByRole for the roles the checks use: explicit \`role\`, or the implicit role
-      // of buttons and text fields; \`name\` (case-insensitive substring, as Playwright's default)
+      // of buttons, text fields and articles; \`name\` (case-insensitive substring, as Playwright's default)
       // against aria-label, aria-labelledby, a <label for> and, for buttons, the text.
-      const implicit = { button: "button, input[type=button], input[type=submit]", textbox: "textarea, input:not([type]), input[type=text], input[type=search]" };
+      const implicit = { button: "button, input[type=button], input[type=submit]", textbox: "textarea, input:not([type]), input[type=text], input[type=search]", article: "article" };
       const sel = "[role=" + JSON.stringify(s.role) + "]" + (implicit[s.role] ? ", " + implicit[s.role] : "");
       const found = new Set();
       for (const n of nodes) for (const e of n.querySelectorAll(sel)) found.add(e);

@@ -133,7 +133,8 @@ pub enum ConnectionError {
     /// `max_attempts` consecutive attempts failed.
     TooManyAttempts,
     /// The create POST failed mid-flight and the lookup could not establish whether the turn
-    /// exists. Check the session before sending again (PROTOCOL §8.3).
+    /// exists within `Config::create_lookup_budget_ms`. Check the session before sending again
+    /// (PROTOCOL §8.3): `Input::Refresh` and `Input::Online` look it up again.
     CreateOutcomeUnknown,
     /// The create POST failed mid-flight and the lookup showed it created no turn: sending
     /// again is safe.
@@ -189,7 +190,7 @@ impl fmt::Display for ConnectionError {
             ConnectionError::Http(status) => write!(f, "HTTP status {status}"),
             ConnectionError::TooManyAttempts => f.write_str("too many failed connection attempts"),
             ConnectionError::CreateOutcomeUnknown => {
-                f.write_str("creating the turn failed and its outcome is unknown")
+                f.write_str("the server did not answer, and could not be asked whether it has the turn: it may not have been created (checking again never sends it twice)")
             }
             ConnectionError::TurnNotCreated => {
                 f.write_str("creating the turn failed; no turn was created")

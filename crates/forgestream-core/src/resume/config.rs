@@ -56,6 +56,16 @@ pub struct Config {
     /// tool call look the same from outside, so the machine keeps probing; the next frame clears
     /// it.
     pub stalled_after_cycles: u32,
+    /// How long the machine looks for the turn of a create POST that got no definite answer
+    /// before it reports `Failed(CreateOutcomeUnknown)`, ms (default 10 000; PROTOCOL §8.3).
+    /// Counted from the first `LookupNewestTurn`: the lookup is retried with the usual backoff
+    /// while the next try would start before this deadline, and a lookup still unanswered at it
+    /// is aborted. Milliseconds, not attempts: what a user waits on is time, and attempts do not
+    /// bound it — a lookup to a host that does not answer hangs until the idle watchdog
+    /// (`idle_timeout_ms`, 45 s), and 20 backoff waits of up to `backoff_cap_ms` are minutes.
+    /// `max_attempts` still applies. A `Refresh` (or `Online`) after the failure looks again
+    /// with a new budget; going offline pauses the lookup and `Online` starts a new budget.
+    pub create_lookup_budget_ms: u64,
     /// Seed of the jitter generator (splitmix64). The web layer passes something random
     /// (`crypto.getRandomValues`); tests pass a constant so delays are reproducible.
     pub jitter_seed: u64,
@@ -75,6 +85,7 @@ impl Default for Config {
             healthy_after_ms: 10_000,
             max_idle_timeout_ms: 180_000,
             stalled_after_cycles: 2,
+            create_lookup_budget_ms: 10_000,
             jitter_seed: 0x5eed_f0f6_e57e_a111,
         }
     }

@@ -81,6 +81,10 @@ pub enum Settled {
     Resumed(Option<String>),
     /// `restore`: whether the session exists (false: it is gone, the pointer was cleared).
     Restored(bool),
+    /// `AwaitCreateOutcome`: what the lookup of an unanswered create found — `Some(turn id)`:
+    /// the POST created that turn (the engine follows it; nothing is sent again); `None`: the
+    /// server has no such turn, so sending the message again is safe (PROTOCOL §8.3).
+    Created(Option<String>),
     /// `exportEvents`: every item of the session timeline `GET /sessions/{sid}/events`
     /// (PROTOCOL §4), oldest first, as the protocol's `{turn_id, event}`.
     Events(Vec<SessionEventItem>),

@@ -65,6 +65,15 @@ pub enum Command {
     DropConnection,
     /// Try again after `liveUnavailable` or a retryable failure (never re-POSTs a turn).
     Refresh,
+    /// Wait for the outcome of the active run's create POST that got no definite answer (its
+    /// run failed with `outcome-unknown`, PROTOCOL §8.3). Sends nothing and starts no lookup
+    /// itself: `Refresh` (or the browser's `online` event) looks up again, with a new
+    /// `reconnect.createLookupBudgetMs`. Settles `Created(Some(turn id))` once a lookup found
+    /// the turn (the engine follows it) — at once when one already did —, `Created(None)` once
+    /// one showed the server has no such turn (sending again is safe), `outcome-unknown` when
+    /// the next lookup ended without an answer again; `aborted` when there is no such run (a
+    /// newer turn replaced it, or the engine never had one) or the engine closes.
+    AwaitCreateOutcome,
     /// Follow `turn_id` (another tab started it); nothing if it is already followed.
     Attach {
         /// The turn.

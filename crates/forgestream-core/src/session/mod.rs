@@ -283,6 +283,12 @@ struct Run {
     /// three more round trips (the read, then the rebuild's state and events) that would only
     /// repeat it. Cleared once used.
     ended_in_history: bool,
+    /// This run's create POST got no definite answer and its lookup once ended
+    /// `CreateOutcomeUnknown` (PROTOCOL §8.3): a later lookup (`Refresh`, `Online`) that finds
+    /// the turn or shows none settles [`Command::AwaitCreateOutcome`].
+    unconfirmed: bool,
+    /// [`Command::AwaitCreateOutcome`]s waiting for the next lookup of this run to conclude.
+    outcome_waiters: Vec<CommandId>,
 }
 
 /// Progress of `restore`.
@@ -725,6 +731,7 @@ impl Session {
                 self.feed_conn(resume::Input::Refresh);
                 self.settle(id, Ok(Settled::Done));
             }
+            Command::AwaitCreateOutcome => self.await_create_outcome(id),
             Command::Attach { turn_id } => {
                 let followed = self.follows(&turn_id);
                 if !followed && checkpoint::is_valid_id(&turn_id) {
@@ -735,6 +742,40 @@ impl Session {
             Command::ExportEvents => self.export_events(id),
             Command::AfterWait { command } => self.after_wait(id, *command),
             Command::Close => self.close(id),
+        }
+    }
+
+    /// [`Command::AwaitCreateOutcome`]: settle now what is known of the active run's unconfirmed
+    /// create, else wait for its next lookup to conclude (`outcome_waiters`).
+    fn await_create_outcome(&mut self, id: CommandId) {
+        let known = match self.run.as_ref().filter(|r| r.unconfirmed) {
+            None => Some(Err(SessionError::new(
+                ErrorCode::Aborted,
+                "no unconfirmed message to check here (a newer turn replaced it, or the page was reloaded): the session's history shows whether it was sent",
+            ))),
+            Some(run) => match (&run.turn_id, &run.status) {
+                (Some(turn), _) => Some(Ok(Settled::Created(Some(turn.clone())))),
+                (None, ConnectionStatus::Failed(resume::ConnectionError::TurnNotCreated)) => {
+                    Some(Ok(Settled::Created(None)))
+                }
+                (None, ConnectionStatus::Failed(resume::ConnectionError::CreateOutcomeUnknown)) => {
+                    None
+                }
+                (None, ConnectionStatus::Failed(_)) => Some(Err(self
+                    .last_error
+                    .clone()
+                    .unwrap_or_else(|| SessionError::new(ErrorCode::Internal, "failed")))),
+                // A lookup runs (a refresh, the `online` event): its answer settles it.
+                (None, _) => None,
+            },
+        };
+        match known {
+            Some(outcome) => self.settle(id, outcome),
+            None => {
+                if let Some(run) = self.run.as_mut() {
+                    run.outcome_waiters.push(id);
+                }
+            }
         }
     }
 
@@ -802,6 +843,7 @@ impl Session {
         if let Some(run) = self.run.as_mut() {
             run.open = None;
             pending.extend(run.started.take());
+            pending.append(&mut run.outcome_waiters);
             for w in run.waiters.drain(..) {
                 if let RunWaiter::Resume(c) = w {
                     pending.push(c);
@@ -1076,6 +1118,8 @@ impl Session {
             waiters: Vec::new(),
             silence: None,
             ended_in_history: false,
+            unconfirmed: false,
+            outcome_waiters: Vec::new(),
         });
         self.last_error = None;
         self.cause = None;
@@ -1088,6 +1132,12 @@ impl Session {
         let Some(mut run) = self.run.take() else {
             return;
         };
+        for c in run.outcome_waiters.drain(..) {
+            self.effects.push_back(Effect::Settle {
+                command: c,
+                outcome: Err(why.clone()),
+            });
+        }
         if let Some(c) = run.started.take() {
             self.settle(c, Err(why));
         }

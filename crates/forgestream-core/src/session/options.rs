@@ -87,6 +87,12 @@ pub struct ReconnectOptions {
     /// Silent cycles after which `connection.stalled` is set (default 2, at least 1).
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub stalled_after_cycles: Option<f64>,
+    /// How long to look for the turn of a message whose create request got no answer (the
+    /// server down, the connection lost mid-request), ms (default 10 000). Then the send
+    /// rejects with `outcome-unknown` and the message reads `unknown`; `refresh()` (or the
+    /// browser coming back online) looks again, never posting it twice (PROTOCOL §8.3).
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub create_lookup_budget_ms: Option<f64>,
 }
 
 /// The data part of the `AgentClient` options. Every field is optional.
@@ -215,6 +221,9 @@ impl ClientOptions {
         if let Some(v) = ms(r.max_idle_timeout_ms, "reconnect.maxIdleTimeoutMs")? {
             reconnect.max_idle_timeout_ms = v.max(1);
         }
+        if let Some(v) = ms(r.create_lookup_budget_ms, "reconnect.createLookupBudgetMs")? {
+            reconnect.create_lookup_budget_ms = v;
+        }
         if let Some(v) = ms(r.stalled_after_cycles, "reconnect.stalledAfterCycles")? {
             reconnect.stalled_after_cycles = u32::try_from(v).unwrap_or(u32::MAX).max(1);
         }
@@ -316,6 +325,12 @@ mod tests {
         assert_eq!(c.reconnect.healthy_after_ms, 500);
         assert_eq!(c.reconnect.max_idle_timeout_ms, 1, "at least 1 ms");
         assert_eq!(c.reconnect.stalled_after_cycles, 1, "at least one cycle");
+        let c = options(r#"{"reconnect":{"createLookupBudgetMs":2500}}"#).unwrap();
+        assert_eq!(c.reconnect.create_lookup_budget_ms, 2_500);
+        assert_eq!(
+            options("{}").unwrap().reconnect.create_lookup_budget_ms,
+            10_000
+        );
         let c = options(r#"{"maxMessageTextBytes":10,"maxTurnTextBytes":5000000}"#).unwrap();
         assert_eq!(
             c.reducer.max_message_text_bytes, 1024,
@@ -335,6 +350,7 @@ mod tests {
             r#"{"storage":"disk"}"#,
             r#"{"storageNamespace":""}"#,
             r#"{"reconnect":{"baseDelayMs":-1}}"#,
+            r#"{"reconnect":{"createLookupBudgetMs":-5}}"#,
             r#"{"maxFrameBytes":"big"}"#,
             r#"{"maxMessageTextBytes":-1}"#,
             r#"{"maxTurnTextBytes":"all"}"#,

@@ -243,8 +243,9 @@ impl Session {
             let e = SessionError::connection(*error, self.cause.as_ref());
             self.last_error = Some(e.clone());
             if let Some(c) = self.run.as_mut().and_then(|r| r.started.take()) {
-                self.settle(c, Err(e));
+                self.settle(c, Err(e.clone()));
             }
+            self.create_outcome_concluded(*error, &e);
         }
         let checked = !matches!(
             status,
@@ -257,6 +258,31 @@ impl Session {
         if checked {
             self.check_finished();
             self.replay_settled();
+        }
+    }
+
+    /// The run failed with `error` (`e` as the app sees it): an unanswered create's lookup
+    /// concluded. `CreateOutcomeUnknown` marks the run unconfirmed; on an unconfirmed run,
+    /// `TurnNotCreated` settles the [`Command::AwaitCreateOutcome`] waiters with
+    /// `Created(None)` (sending again is safe), any other failure with `e`.
+    ///
+    /// [`Command::AwaitCreateOutcome`]: super::Command::AwaitCreateOutcome
+    fn create_outcome_concluded(&mut self, error: resume::ConnectionError, e: &SessionError) {
+        let Some(run) = self.run.as_mut() else {
+            return;
+        };
+        if error == resume::ConnectionError::CreateOutcomeUnknown {
+            run.unconfirmed = true;
+        } else if !run.unconfirmed {
+            return;
+        }
+        let outcome = if error == resume::ConnectionError::TurnNotCreated {
+            Ok(Settled::Created(None))
+        } else {
+            Err(e.clone())
+        };
+        for c in core::mem::take(&mut run.outcome_waiters) {
+            self.settle(c, outcome.clone());
         }
     }
 

@@ -295,6 +295,15 @@ impl Session {
         if let Some(c) = self.run.as_mut().and_then(|r| r.started.take()) {
             self.settle(c, Ok(Settled::Turn(String::from(turn_id))));
         }
+        // A lookup after an unknown outcome found the turn: who waited for it learns its id.
+        let waiters = self
+            .run
+            .as_mut()
+            .map(|r| core::mem::take(&mut r.outcome_waiters))
+            .unwrap_or_default();
+        for c in waiters {
+            self.settle(c, Ok(Settled::Created(Some(String::from(turn_id)))));
+        }
         self.write_checkpoint(Some(String::from(turn_id)), 0);
         self.store(StorageEffect::WritePointer {
             session_id: self.id.clone(),

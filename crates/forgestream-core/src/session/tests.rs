@@ -1666,3 +1666,163 @@ fn a_wake_without_a_followed_turn_does_nothing() {
     assert!(requests(&d.feed(Input::Timer)).is_empty());
     assert!(requests(&d.feed(Input::Lifecycle(Lifecycle::Restored))).is_empty());
 }
+
+// ---- Session 10: an unanswered create's lookup budget, and what a later lookup finds.
+
+/// Sends "hi", fails its POST on the network, then every lookup until the send settles; returns
+/// the send's command id, its outcome and how long (ms) it took from the POST's failure.
+fn unknown_outcome(d: &mut Driver) -> (CommandId, Result<Settled, SessionError>, u64) {
+    let (send, out) = d.command(Command::Send {
+        input: vec![user_text("hi")],
+        interrupt: false,
+    });
+    let post = request_to(&out, Method::Post, "/turns").id;
+    let start = d.now;
+    let mut out = d.feed(Input::NetworkError { request: post });
+    for _ in 0..1_000 {
+        if let Some(outcome) = settled(&out, send) {
+            return (send, outcome.clone(), d.now - start);
+        }
+        match requests(&out)
+            .into_iter()
+            .find(|r| r.url.contains("/turns?limit=1&order=desc"))
+        {
+            Some(lookup) => {
+                let id = lookup.id;
+                out = d.feed(Input::NetworkError { request: id });
+            }
+            None => {
+                d.now = d.s.poll_timeout().expect("a retry is scheduled");
+                out = d.feed(Input::Timer);
+            }
+        }
+    }
+    panic!("the send never settled");
+}
+
+fn one_turn_listing(turn: &str, previous: Option<&str>) -> String {
+    turn_listing(&[(turn, previous, RUNNING)])
+}
+
+fn posts(d: &Driver) -> usize {
+    requests(&d.effects)
+        .iter()
+        .filter(|r| r.method == Method::Post && r.url.ends_with("/turns"))
+        .count()
+}
+
+#[test]
+fn an_unanswered_create_with_the_server_down_is_outcome_unknown_within_seconds() {
+    let mut d = Driver::new();
+    let (_, outcome, took) = unknown_outcome(&mut d);
+    let e = outcome.unwrap_err();
+    assert_eq!(e.code, ErrorCode::OutcomeUnknown);
+    assert!(e.retryable);
+    // The default budget is 10 s (before it, 20 attempts of backoff up to 30 s: minutes).
+    assert!(took <= 10_000, "outcome-unknown after {took} ms");
+    // The snapshot says so too, and nothing was posted twice.
+    assert_eq!(d.s.error().map(|e| e.code), Some(ErrorCode::OutcomeUnknown));
+    assert_eq!(posts(&d), 1);
+}
+
+#[test]
+fn a_refresh_after_outcome_unknown_that_finds_the_turn_follows_it_and_posts_nothing() {
+    let mut d = Driver::new();
+    let _ = unknown_outcome(&mut d);
+    let (wait, out) = d.command(Command::AwaitCreateOutcome);
+    assert_eq!(settled(&out, wait), None, "it waits for a lookup");
+    let (_, out) = d.command(Command::Refresh);
+    let lookup = request_to(&out, Method::Get, "/turns?limit=1&order=desc").id;
+    let out = d.respond(lookup, 200, &one_turn_listing("t9", None));
+    assert_eq!(
+        settled(&out, wait),
+        Some(&Ok(Settled::Created(Some("t9".into()))))
+    );
+    // The engine follows the turn it found: reads it, then subscribes.
+    let get = request_to(&out, Method::Get, "/turns/t9").id;
+    assert_eq!(d.s.connection().turn_id, Some("t9"));
+    let out = d.respond(get, 200, &turn_json("t9", None, RUNNING));
+    request_to(&out, Method::Get, "/turns/t9/subscribe");
+    // Asked again later, the answer is known at once.
+    let (again, out) = d.command(Command::AwaitCreateOutcome);
+    assert_eq!(
+        settled(&out, again),
+        Some(&Ok(Settled::Created(Some("t9".into()))))
+    );
+    assert_eq!(posts(&d), 1, "never a second POST");
+}
+
+#[test]
+fn a_lookup_that_shows_no_such_turn_says_sending_again_is_safe() {
+    let mut d = Driver::new();
+    let _ = unknown_outcome(&mut d);
+    let (wait, _) = d.command(Command::AwaitCreateOutcome);
+    let (_, out) = d.command(Command::Refresh);
+    let lookup = request_to(&out, Method::Get, "/turns?limit=1&order=desc").id;
+    let out = d.respond(lookup, 200, r#"{"data":[],"pagination":{}}"#);
+    assert_eq!(settled(&out, wait), Some(&Ok(Settled::Created(None))));
+    let (again, out) = d.command(Command::AwaitCreateOutcome);
+    assert_eq!(settled(&out, again), Some(&Ok(Settled::Created(None))));
+    // Sending again now posts (the first one created nothing).
+    let (_, out) = d.command(Command::Send {
+        input: vec![user_text("hi")],
+        interrupt: false,
+    });
+    request_to(&out, Method::Post, "/turns");
+    assert_eq!(posts(&d), 2);
+}
+
+#[test]
+fn a_lookup_failing_again_settles_the_wait_with_outcome_unknown() {
+    let mut d = Driver::new();
+    let _ = unknown_outcome(&mut d);
+    let (wait, _) = d.command(Command::AwaitCreateOutcome);
+    let (_, out) = d.command(Command::Refresh);
+    let lookup = request_to(&out, Method::Get, "/turns?limit=1&order=desc").id;
+    // A permanent refusal of the listing: unknown again at once.
+    let out = d.respond(lookup, 422, r#"{"error":{"message":"no"}}"#);
+    let outcome = settled(&out, wait).expect("settled");
+    assert_eq!(
+        outcome.as_ref().unwrap_err().code,
+        ErrorCode::OutcomeUnknown
+    );
+}
+
+#[test]
+fn the_online_event_after_outcome_unknown_looks_up_again() {
+    let mut d = Driver::new();
+    let _ = unknown_outcome(&mut d);
+    let (wait, _) = d.command(Command::AwaitCreateOutcome);
+    let out = d.feed(Input::Online);
+    let lookup = request_to(&out, Method::Get, "/turns?limit=1&order=desc").id;
+    let out = d.respond(lookup, 200, &one_turn_listing("t9", None));
+    assert_eq!(
+        settled(&out, wait),
+        Some(&Ok(Settled::Created(Some("t9".into()))))
+    );
+}
+
+#[test]
+fn waiting_for_an_outcome_there_is_none_of_is_aborted() {
+    let mut d = Driver::new();
+    let (wait, out) = d.command(Command::AwaitCreateOutcome);
+    let e = settled(&out, wait).unwrap().as_ref().unwrap_err();
+    assert_eq!(e.code, ErrorCode::Aborted);
+    // A newer turn replaces the unconfirmed one: its waiters are told.
+    let mut d = Driver::new();
+    let _ = unknown_outcome(&mut d);
+    let (wait, _) = d.command(Command::AwaitCreateOutcome);
+    let (_, out) = d.command(Command::Send {
+        input: vec![user_text("other")],
+        interrupt: false,
+    });
+    let e = settled(&out, wait).unwrap().as_ref().unwrap_err();
+    assert_eq!(e.code, ErrorCode::Aborted);
+    // Closing the engine, likewise.
+    let mut d = Driver::new();
+    let _ = unknown_outcome(&mut d);
+    let (wait, _) = d.command(Command::AwaitCreateOutcome);
+    let (_, out) = d.command(Command::Close);
+    let e = settled(&out, wait).unwrap().as_ref().unwrap_err();
+    assert_eq!(e.code, ErrorCode::Aborted);
+}
