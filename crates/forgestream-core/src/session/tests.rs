@@ -784,6 +784,27 @@ fn an_export_of_a_gone_session_rejects_with_not_found() {
     );
 }
 
+/// An HTTP refusal settles with the code of its status (`SessionError::http`): 403 `forbidden`,
+/// 409 `conflict` (the gateway refuses listings of a running turn, PROTOCOL §4), any other
+/// `http` — with the status, and retryable only for 408 / 429 / 5xx. Shard 3/40 found 409
+/// unpinned (it read `http`).
+#[test]
+fn an_export_refused_by_the_server_rejects_with_the_code_of_its_status() {
+    for (status, code) in [
+        (403, ErrorCode::Forbidden),
+        (409, ErrorCode::Conflict),
+        (422, ErrorCode::Http),
+    ] {
+        let mut d = Driver::new();
+        let (export, out) = d.command(Command::ExportEvents);
+        let first = request_to(&out, Method::Get, "/sessions/s1/events").id;
+        let out = d.respond(first, status, r#"{"error":{"message":"refused"}}"#);
+        let e = export_error(settled(&out, export));
+        assert_eq!((e.code, e.status, e.retryable), (code, Some(status), false));
+        assert_eq!(e.message, format!("HTTP {status}: refused"));
+    }
+}
+
 #[test]
 fn an_export_whose_page_fails_on_the_network_rejects_with_network() {
     let mut d = Driver::new();
