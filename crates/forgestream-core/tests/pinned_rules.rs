@@ -101,3 +101,70 @@ fn two_threads_spawned_by_one_call_are_both_listed_under_it() {
         ]
     );
 }
+
+// Shard 2/40 (RELIABILITY.md) found this unpinned.
+
+/// A turn's header `version` is "bumped on every header change" (`TurnView::version`, the
+/// snapshot's `turn.version`): an app memoising a turn row on it must see a turn end
+/// `cancelled` or `error`, whichever way the state arrives (its `turn.done` or a read of the
+/// turn); a second terminal state changes nothing (PROTOCOL §6: the first one wins).
+#[test]
+fn a_turn_ending_in_any_state_moves_its_header_version_once() {
+    use forgestream_core::reduce::TurnStatus;
+    let created = r#"{"type":"turn.created","id":"e0","turn_id":"t1","previous_turn_id":null,"thread_id":null,"state":{"status":"running"}}"#;
+    let base = r#"{"type":"model.message","id":"m1","thread_id":"main"}"#;
+    let delta =
+        r#"{"type":"model.message.delta","id":"m1","thread_id":"main","content":"partial"}"#;
+    let states = [
+        (
+            r#"{"status":"cancelled","reason":"client-cancelled","completed_at":"2026-12-01T00:00:05Z"}"#,
+            TurnStatus::Cancelled,
+        ),
+        (
+            r#"{"status":"error","message":"model unavailable","completed_at":"2026-12-01T00:00:05Z"}"#,
+            TurnStatus::Error,
+        ),
+        (
+            r#"{"status":"done","output":null,"completed_at":"2026-12-01T00:00:05Z"}"#,
+            TurnStatus::Done,
+        ),
+    ];
+    for (state, status) in states {
+        for by_event in [true, false] {
+            let mut view = SessionView::new("s", ReducerConfig::default());
+            for (seq, frame) in [created, base, delta].iter().enumerate() {
+                view.apply_live("t1", Some(seq as u64 + 1), frame).unwrap();
+            }
+            let before = view.turn("t1").unwrap().version;
+            let changes = if by_event {
+                let done = format!(r#"{{"type":"turn.done","id":"e9","state":{state}}}"#);
+                view.apply_live("t1", Some(4), &done).unwrap()
+            } else {
+                let turn: forgestream_core::wire::Turn = serde_json::from_value(json!({
+                    "id": "t1",
+                    "session_id": "s",
+                    "previous_turn_id": null,
+                    "state": serde_json::from_str::<Value>(state).unwrap(),
+                    "created_at": "2026-12-01T00:00:00Z",
+                }))
+                .unwrap();
+                view.apply_turn(&turn)
+            };
+            let turn = view.turn("t1").unwrap();
+            assert_eq!(turn.status, status, "{state}");
+            assert!(
+                turn.version > before,
+                "{state} (event: {by_event}): version {} stayed {before}",
+                turn.version
+            );
+            assert!(changes.turns.iter().any(|t| t == "t1"), "{state}");
+            // The first terminal state wins: a later one is no header change.
+            let after = turn.version;
+            let late =
+                r#"{"type":"turn.done","id":"e10","state":{"status":"error","message":"late"}}"#;
+            view.apply_live("t1", Some(5), late).unwrap();
+            let turn = view.turn("t1").unwrap();
+            assert_eq!((turn.status, turn.version), (status, after), "{state}");
+        }
+    }
+}

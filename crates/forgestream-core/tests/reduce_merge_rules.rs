@@ -78,6 +78,32 @@ fn the_merged_form_of_an_assembled_message_is_no_change_and_keeps_the_result_lin
     );
 }
 
+/// `finish_reason`: latest wins (PROTOCOL §5). The same reason again changes nothing, so the
+/// message keeps its version and is not reported: the SDK re-renders only what the core reports
+/// changed (`pkg/src/snapshot.ts`). Mutation shard 2/40 found this unpinned.
+#[test]
+fn a_repeated_finish_reason_is_no_change_and_a_new_one_is() {
+    let mut view = streamed();
+    view.apply_live("t1", Some(5), FINISH).unwrap();
+    let before = view.item("t1", "m1").unwrap().version;
+    let changes = view.apply_live("t1", Some(6), FINISH).unwrap();
+    assert_eq!(view.item("t1", "m1").unwrap().version, before);
+    assert!(
+        !changes.items.iter().any(|c| c.key == "m1"),
+        "{:?}",
+        changes.items
+    );
+    let changes = view
+        .apply_live("t1", Some(7), &FINISH.replace("tool_calls", "stop"))
+        .unwrap();
+    let item = view.item("t1", "m1").unwrap();
+    assert!(item.version > before);
+    assert!(
+        matches!(&item.body, ItemBody::Message(m) if m.finish_reason.as_deref() == Some("stop"))
+    );
+    assert!(changes.items.iter().any(|c| c.key == "m1"));
+}
+
 #[test]
 fn a_merged_form_that_differs_is_a_new_version() {
     let mut view = streamed();

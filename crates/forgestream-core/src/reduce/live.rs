@@ -230,6 +230,16 @@ mod tests {
         let mut fast = SessionView::new("s", ReducerConfig::default());
         let mut general = SessionView::new("s", ReducerConfig::default());
         for (n, &(frame, seq)) in frames.iter().enumerate() {
+            if let Some(turn) = frame.strip_prefix(READ) {
+                // A read of the turn (`GET …/turns/t`): how a turn ends without its `turn.done`.
+                let turn: crate::wire::Turn = serde_json::from_str(turn).expect("a turn");
+                assert_eq!(
+                    fast.apply_turn(&turn),
+                    general.apply_turn(&turn),
+                    "frame {n}"
+                );
+                continue;
+            }
             let before = fast.clone();
             let a = fast.apply_live("t", seq, frame);
             if let Ok(changes) = &a {
@@ -362,6 +372,10 @@ mod tests {
         ));
     }
 
+    /// Marks a pseudo-frame of [`FRAMES`]: the rest is a turn read from the server, applied with
+    /// `SessionView::apply_turn` to both views.
+    const READ: &str = "read:";
+
     /// Frames the property test draws from: every branch of the fast path and its fallbacks.
     const FRAMES: &[&str] = &[
         r#"{"type":"turn.created","turn_id":"t","thread_id":null,"state":{"status":"running"}}"#,
@@ -380,7 +394,15 @@ mod tests {
         r#"{"type":"model.message","id":"c","thread_id":"main"}"#,
         r#"{"type":"tool.response","id":"r","thread_id":"main","tool_call_id":"call","content":"ok"}"#,
         r#"{"type":"turn.done","id":"d","state":{"status":"done"}}"#,
+        // Not a `CancelledState` (`reason` is missing): an event the decoder refuses.
         r#"{"type":"turn.done","id":"d","state":{"status":"cancelled","cancel_reason":"cancelled-for-next-turn"}}"#,
+        r#"{"type":"turn.done","id":"d","state":{"status":"cancelled","reason":"cancelled-for-next-turn"}}"#,
+        // A `turn.done` that ends nothing (a hostile server): what follows it is still late.
+        r#"{"type":"turn.done","id":"d","state":{"status":"running"}}"#,
+        // The turn ended without its `turn.done` having come: frozen (an interrupt's check,
+        // PROTOCOL §9: its late deltas change nothing), or failed (late deltas still apply).
+        r#"read:{"id":"t","session_id":"s","previous_turn_id":null,"state":{"status":"cancelled","reason":"cancelled-for-next-turn"}}"#,
+        r#"read:{"id":"t","session_id":"s","previous_turn_id":null,"state":{"status":"error","message":"boom"}}"#,
     ];
 
     proptest::proptest! {

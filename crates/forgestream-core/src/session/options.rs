@@ -360,6 +360,20 @@ mod tests {
         }
     }
 
+    /// `storageNamespace` is 1 to 64 characters (characters, not bytes: 64 `é` are 128 bytes).
+    #[test]
+    fn a_storage_namespace_is_1_to_64_characters() {
+        let at = |n: usize| format!(r#"{{"storageNamespace":"{}"}}"#, "é".repeat(n));
+        for n in [1, 63, 64] {
+            let c = options(&at(n)).unwrap_or_else(|e| panic!("{n} characters: {e:?}"));
+            assert_eq!(c.storage_namespace.chars().count(), n);
+        }
+        for n in [0, 65, 200] {
+            let e = options(&at(n)).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidInput, "{n} characters");
+        }
+    }
+
     #[test]
     fn engines_share_across_jitter_seeds_only() {
         let a = options("{}").unwrap();

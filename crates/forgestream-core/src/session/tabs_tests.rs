@@ -360,7 +360,10 @@ fn takeover_resubscribes_from_the_followers_own_cursor() {
     for (i, data) in f.iter().enumerate().take(3) {
         t.relayed(i as u64 + 1, data);
     }
+    // The role the engine reports (the wasm `role` getter) is the one last set.
+    assert_eq!(t.s.role(), Role::Follower);
     let out = t.feed(Input::Tab(TabInput::Role(Role::Leader)));
+    assert_eq!(t.s.role(), Role::Leader);
     // The turn is checked first, as before every resubscribe; then the subscribe after 3.
     let check = request_to(&out, Method::Get, "/turns/t1").id;
     let out = t.respond(check, RUNNING);

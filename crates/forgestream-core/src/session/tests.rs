@@ -199,6 +199,47 @@ fn an_interrupted_turn_the_server_still_reports_running_is_read_again() {
     assert_eq!(d.s.view().turn("t1").unwrap().status, TurnStatus::Cancelled);
 }
 
+/// Interrupts `t1` with `t2` (its `turn.created` names `t1`); returns the check of `t1` it
+/// starts (`GET …/turns/t1`).
+fn interrupted_check(d: &mut Driver) -> RequestId {
+    running_turn(d, "t1", None);
+    let (_, effects) = d.command(Command::Send {
+        input: vec![user_text("next")],
+        interrupt: true,
+    });
+    let post = request_to(&effects, Method::Post, "/turns").id;
+    let out = d.stream(post, &[(1, created("t2", Some("t1")))]);
+    request_to(&out, Method::Get, "/turns/t1").id
+}
+
+#[test]
+fn a_replaced_turn_whose_read_fails_is_read_again_and_one_the_server_does_not_know_is_not() {
+    // A 503 on the check is transient: without another read the old turn would show `running`
+    // under the new one for good (docs/session-engine.md, "Interrupt").
+    let mut d = Driver::new();
+    let check = interrupted_check(&mut d);
+    d.respond(check, 503, r#"{"error":{"message":"busy"}}"#);
+    assert_eq!(d.s.view().turn("t1").unwrap().status, TurnStatus::Running);
+    d.now = d.s.poll_timeout().unwrap();
+    let out = d.feed(Input::Timer);
+    let again = request_to(&out, Method::Get, "/turns/t1").id;
+    d.respond(again, 200, &turn_json("t1", None, CANCELLED_FOR_NEXT));
+    assert_eq!(d.s.view().turn("t1").unwrap().status, TurnStatus::Cancelled);
+
+    // A 404: the turn is gone, reading it again (up to 20 times) cannot help.
+    let mut d = Driver::new();
+    let check = interrupted_check(&mut d);
+    d.respond(check, 404, r#"{"error":{"message":"no such turn"}}"#);
+    for _ in 0..MAX_TURN_CHECKS {
+        d.now += TURN_CHECK_STEP_MS * u64::from(MAX_TURN_CHECKS);
+        let out = d.feed(Input::Timer);
+        assert!(
+            !requests(&out).iter().any(|r| r.url.ends_with("/turns/t1")),
+            "a turn the server does not know is not read again: {out:?}"
+        );
+    }
+}
+
 fn checkpoint(turn: &str) -> Checkpoint {
     Checkpoint {
         v: checkpoint::SCHEMA_VERSION,
@@ -743,6 +784,27 @@ fn an_export_of_a_gone_session_rejects_with_not_found() {
     );
 }
 
+/// An HTTP refusal settles with the code of its status (`SessionError::http`): 403 `forbidden`,
+/// 409 `conflict` (the gateway refuses listings of a running turn, PROTOCOL §4), any other
+/// `http` — with the status, and retryable only for 408 / 429 / 5xx. Shard 3/40 found 409
+/// unpinned (it read `http`).
+#[test]
+fn an_export_refused_by_the_server_rejects_with_the_code_of_its_status() {
+    for (status, code) in [
+        (403, ErrorCode::Forbidden),
+        (409, ErrorCode::Conflict),
+        (422, ErrorCode::Http),
+    ] {
+        let mut d = Driver::new();
+        let (export, out) = d.command(Command::ExportEvents);
+        let first = request_to(&out, Method::Get, "/sessions/s1/events").id;
+        let out = d.respond(first, status, r#"{"error":{"message":"refused"}}"#);
+        let e = export_error(settled(&out, export));
+        assert_eq!((e.code, e.status, e.retryable), (code, Some(status), false));
+        assert_eq!(e.message, format!("HTTP {status}: refused"));
+    }
+}
+
 #[test]
 fn an_export_whose_page_fails_on_the_network_rejects_with_network() {
     let mut d = Driver::new();
@@ -1070,6 +1132,52 @@ fn a_creating_marker_whose_turn_is_not_listed_is_reported_and_cleared() {
     assert!(!requests(&d.effects)
         .iter()
         .any(|r| r.method == Method::Post));
+}
+
+#[test]
+fn a_creating_marker_whose_turn_is_listed_and_already_ended_is_not_reported_lost() {
+    // The server created t2 after t1 and t2 finished before the reload: the message was sent;
+    // "send the message again" would make the user send it twice.
+    let mut d = Driver::new();
+    let done = r#"{"status":"done","output":null}"#;
+    let (restore, out) = restore_over(
+        &mut d,
+        Some(creating_marker(Some("t1"))),
+        &[("t1", None, done), ("t2", Some("t1"), done)],
+    );
+    assert_eq!(settled(&out, restore), Some(&Ok(Settled::Restored(true))));
+    assert!(stored_records(&out)
+        .iter()
+        .any(|c| c.turn_id.is_none() && c.creating.is_none()));
+    let (_, warnings) = d.s.take_changes();
+    assert!(
+        !warnings.iter().any(|(code, _)| code == "recovery"),
+        "{warnings:?}"
+    );
+    assert!(!requests(&d.effects)
+        .iter()
+        .any(|r| r.method == Method::Post));
+}
+
+#[test]
+fn a_creating_marker_is_reported_when_only_older_turns_are_listed() {
+    // t0 → t1 listed, the marker says a turn was being created after t1: none continues t1, so
+    // the send was lost — whatever turns came before t1.
+    let mut d = Driver::new();
+    let done = r#"{"status":"done","output":null}"#;
+    let (restore, out) = restore_over(
+        &mut d,
+        Some(creating_marker(Some("t1"))),
+        &[("t0", None, done), ("t1", Some("t0"), done)],
+    );
+    assert_eq!(settled(&out, restore), Some(&Ok(Settled::Restored(true))));
+    let (_, warnings) = d.s.take_changes();
+    assert!(
+        warnings
+            .iter()
+            .any(|(code, m)| code == "recovery" && m.contains("not created")),
+        "{warnings:?}"
+    );
 }
 
 /// Follows `t1` through frames 1..=7, then the stream ends without `turn.done` (a server
