@@ -14,7 +14,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, extname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { brotliCompressSync, constants as zc, gzipSync } from 'node:zlib';
+import { bundleSizes } from './bundle-size.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const OUT = join(ROOT, 'target', 'bench');
@@ -85,24 +85,8 @@ mkdirSync(BUILD, { recursive: true });
   if (tsc.status !== 0) throw new Error(`tsc failed:\n${tsc.stdout}${tsc.stderr}`);
 }
 
-// ---- sizes (Node zlib) -------------------------------------------------------------------------
-function sizes() {
-  const files = [];
-  for (const f of readdirSync(join(ROOT, 'pkg/wasm')).sort()) if (/\.(wasm|js)$/.test(f)) files.push(`pkg/wasm/${f}`);
-  for (const f of readdirSync(join(ROOT, 'pkg/dist')).sort()) if (/\.js$/.test(f)) files.push(`pkg/dist/${f}`);
-  const out = files.map((f) => {
-    const buf = readFileSync(join(ROOT, f));
-    return {
-      file: f,
-      raw: buf.length,
-      gzip: gzipSync(buf, { level: 9 }).length,
-      brotli: brotliCompressSync(buf, { params: { [zc.BROTLI_PARAM_QUALITY]: 11, [zc.BROTLI_PARAM_SIZE_HINT]: buf.length } }).length,
-    };
-  });
-  const sum = (pred) => out.filter(pred).reduce((a, x) => ({ raw: a.raw + x.raw, gzip: a.gzip + x.gzip, brotli: a.brotli + x.brotli }), { raw: 0, gzip: 0, brotli: 0 });
-  const adapters = (x) => /\/(react|vue)\.js$/.test(x.file);
-  return { files: out, wasm: sum((x) => x.file.endsWith('.wasm')), glue: sum((x) => x.file.endsWith('.js') && !adapters(x)), total: sum((x) => !adapters(x)), adapters: sum(adapters) };
-}
+// ---- sizes: bench/bundle-size.mjs (shared with scripts/test's size check) ---------------------
+const sizes = () => bundleSizes(join(ROOT, 'pkg'));
 
 // ---- local server ------------------------------------------------------------------------------
 const MIME = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8', '.json': 'application/json', '.wasm': 'application/wasm', '.map': 'application/json', '.sse': 'text/plain' };

@@ -34,7 +34,7 @@ pub fn created_session_id(status: u16, body: &[u8]) -> Result<String, SessionErr
     if !(200..300).contains(&status) {
         return Err(SessionError::http(status, body));
     }
-    let id = serde_json::from_slice::<wire::Single<Created>>(body)
+    let id = super::requests::parse_json::<wire::Single<Created>>(body)
         .map(|s| s.data.id)
         .map_err(|e| {
             SessionError::new(

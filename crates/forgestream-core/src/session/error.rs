@@ -112,7 +112,8 @@ impl SessionError {
     /// An error for an HTTP status, with the message of the server's error body
     /// (`{"error":{"message"}}`) when it has one. 408, 429 and 5xx are retryable.
     pub fn http(status: u16, body: &[u8]) -> Self {
-        let server_message = serde_json::from_slice::<crate::wire::ErrorBody>(body)
+        // Through `parse_json` (from the text, not `from_slice`): one serde_json reader in the wasm.
+        let server_message = super::requests::parse_json::<crate::wire::ErrorBody>(body)
             .ok()
             .map(|b| b.error.message)
             .filter(|m| !m.is_empty());
