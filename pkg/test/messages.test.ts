@@ -406,6 +406,20 @@ describe("ChatStore", () => {
     return { hooks, post, answer, unknown, waits, refreshes: () => refreshes, posts: () => posts };
   }
 
+  /** A chat whose first message's create got no answer: its store, source, engine and the `unknown` message. */
+  async function unknownMessage() {
+    const source = new Source();
+    const store = new ChatStore(source);
+    const e = unconfirmedEngine();
+    await store.submit(said("hi") as never, e.post(() => Promise.resolve("t2")), undefined, e.hooks).catch(() => {});
+    const m = store.getSnapshot().messages[0]!;
+    if (m.kind !== "user" || m.state !== "unknown") throw new Error("not unknown");
+    return { source, store, e, m };
+  }
+
+  /** The session now follows `turnId`, running, with the user's "hi" as its input. */
+  const following = (turnId: string) => ({ ...snap([turn(turnId, [], { status: "running", input: said("hi") })]), connection: { status: "live" as const, turnId, silentMs: null, silentSinceMs: null, stalled: false } });
+
   it("unknown: a later lookup that finds the turn makes the message sent, with nothing posted again", async () => {
     const source = new Source();
     const store = new ChatStore(source);
@@ -416,7 +430,7 @@ describe("ChatStore", () => {
     expect(m).toMatchObject({ kind: "user", state: "unknown" });
     expect(store.getSnapshot().status).toBe("error");
     // An app's refresh() or the browser's online event found it (the engine follows the turn).
-    source.set({ ...snap([turn("t1", [], { status: "running", input: said("hi") })]), connection: { status: "live", turnId: "t1", silentMs: null, silentSinceMs: null, stalled: false } });
+    source.set(following("t1"));
     await e.answer("t1");
     const s = store.getSnapshot();
     expect(s.messages.filter((x) => x.kind === "user")).toHaveLength(1);
@@ -427,17 +441,12 @@ describe("ChatStore", () => {
   });
 
   it("unknown → Retry looks the turn up first: found, it posts nothing", async () => {
-    const source = new Source();
-    const store = new ChatStore(source);
-    const e = unconfirmedEngine();
-    await store.submit(said("hi") as never, e.post(() => Promise.resolve("t2")), undefined, e.hooks).catch(() => {});
-    const m = store.getSnapshot().messages[0]!;
-    if (m.kind !== "user" || m.state !== "unknown") throw new Error("not unknown");
+    const { source, store, e, m } = await unknownMessage();
     const retried = m.retry();
     expect(e.refreshes()).toBe(1);
     expect(store.getSnapshot().messages[0]).toMatchObject({ state: "pending", key: m.key });
     expect(store.getSnapshot().status).toBe("submitting");
-    source.set({ ...snap([turn("t1", [], { status: "running", input: said("hi") })]), connection: { status: "live", turnId: "t1", silentMs: null, silentSinceMs: null, stalled: false } });
+    source.set(following("t1"));
     await e.answer("t1");
     await expect(retried).resolves.toBe("t1");
     expect(store.getSnapshot().messages[0]).toMatchObject({ state: "sent", turnId: "t1" });
@@ -445,15 +454,10 @@ describe("ChatStore", () => {
   });
 
   it("unknown → Retry: the server has no such turn, so it posts once", async () => {
-    const source = new Source();
-    const store = new ChatStore(source);
-    const e = unconfirmedEngine();
-    await store.submit(said("hi") as never, e.post(() => Promise.resolve("t2")), undefined, e.hooks).catch(() => {});
-    const m = store.getSnapshot().messages[0]!;
-    if (m.kind !== "user" || m.state !== "unknown") throw new Error("not unknown");
+    const { source, store, e, m } = await unknownMessage();
     const retried = m.retry();
     expect(e.posts()).toBe(1);
-    source.set({ ...snap([turn("t2", [], { status: "running", input: said("hi") })]), connection: { status: "live", turnId: "t2", silentMs: null, silentSinceMs: null, stalled: false } });
+    source.set(following("t2"));
     await e.answer(null);
     await expect(retried).resolves.toBe("t2");
     expect(e.posts()).toBe(2);
@@ -461,11 +465,7 @@ describe("ChatStore", () => {
   });
 
   it("unknown → Retry with the server still down stays unknown and keeps waiting; a lookup with no such turn without Retry says not sent", async () => {
-    const store = new ChatStore(new Source());
-    const e = unconfirmedEngine();
-    await store.submit(said("hi") as never, e.post(() => Promise.resolve("t2")), undefined, e.hooks).catch(() => {});
-    const m = store.getSnapshot().messages[0]!;
-    if (m.kind !== "user" || m.state !== "unknown") throw new Error("not unknown");
+    const { store, e, m } = await unknownMessage();
     const retried = m.retry().catch((x: unknown) => x);
     await e.answer(e.unknown());
     expect(await retried).toMatchObject({ code: "outcome-unknown" });

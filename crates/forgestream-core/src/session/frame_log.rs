@@ -170,15 +170,20 @@ impl FrameLog {
     /// (frames that fell out of the ring, or beyond `limit`, are skipped; the older ones are
     /// never converted).
     pub(super) fn since(&self, seen: u64, limit: usize) -> EventLogPage {
-        let new = usize::try_from(self.total.saturating_sub(seen))
-            .unwrap_or(usize::MAX)
-            .min(limit);
-        let skip = self.slots.len().saturating_sub(new);
         EventLogPage {
             total: self.total,
             capacity: EVENT_LOG_CAPACITY,
-            frames: self.ordered().skip(skip).map(Slot::logged).collect(),
+            frames: self.newest_since(seen, limit).map(Slot::logged).collect(),
         }
+    }
+
+    /// The kept slots logged after the first `seen` ever logged, at most the newest `limit`,
+    /// oldest first (what [`FrameLog::since`] and [`FrameLog::since_packed`] return).
+    fn newest_since(&self, seen: u64, limit: usize) -> impl Iterator<Item = &Slot> + '_ {
+        let new = usize::try_from(self.total.saturating_sub(seen))
+            .unwrap_or(usize::MAX)
+            .min(limit);
+        self.ordered().skip(self.slots.len().saturating_sub(new))
     }
 
     /// [`FrameLog::since`] as the packed JSON text the web crate hands to JS
@@ -190,15 +195,11 @@ impl FrameLog {
     /// tenth of the SDK's main-thread time in W3 (issue 19). Each distinct string crosses once
     /// and each frame is seven numbers; JS builds the same objects from them.
     pub(super) fn since_packed(&self, seen: u64, limit: usize) -> String {
-        let new = usize::try_from(self.total.saturating_sub(seen))
-            .unwrap_or(usize::MAX)
-            .min(limit);
-        let skip = self.slots.len().saturating_sub(new);
         // Each distinct string once, numbered in order of first use.
         let mut numbers: BTreeMap<&str, usize> = BTreeMap::new();
         let mut table: Vec<&str> = Vec::new();
-        let mut frames = String::with_capacity(new.min(self.slots.len()) * 32);
-        for slot in self.ordered().skip(skip) {
+        let mut frames = String::new();
+        for slot in self.newest_since(seen, limit) {
             let event_type = slot.event_type.as_ref().map_or(MALFORMED, Short::as_str);
             let fields = [
                 Some(number(slot.turn_id.as_str(), &mut numbers, &mut table)),

@@ -1133,10 +1133,7 @@ impl Session {
             return;
         };
         for c in run.outcome_waiters.drain(..) {
-            self.effects.push_back(Effect::Settle {
-                command: c,
-                outcome: Err(why.clone()),
-            });
+            self.settle(c, Err(why.clone()));
         }
         if let Some(c) = run.started.take() {
             self.settle(c, Err(why));

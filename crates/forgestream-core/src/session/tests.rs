@@ -984,6 +984,23 @@ fn creating_marker(after: Option<&str>) -> Checkpoint {
     }
 }
 
+/// No turn was ever POSTed by this driver's engine (a reload or a lookup must never send twice).
+fn assert_never_posted(d: &Driver) {
+    assert!(!requests(&d.effects)
+        .iter()
+        .any(|r| r.method == Method::Post));
+}
+
+/// The `recovery` warnings drained now (their messages).
+fn recovery_warnings(d: &mut Driver) -> Vec<String> {
+    let (_, warnings) = d.s.take_changes();
+    warnings
+        .into_iter()
+        .filter(|(code, _)| code == "recovery")
+        .map(|(_, m)| m)
+        .collect()
+}
+
 fn stored_records(effects: &[Effect]) -> Vec<&Checkpoint> {
     effects
         .iter()
@@ -1105,9 +1122,7 @@ fn a_reload_before_turn_created_follows_the_new_turn_found_by_listing_never_a_se
     );
     let out = d.stream(subscribe.id, &[(1, created("t2", Some("t1")))]);
     assert_eq!(settled(&out, restore), Some(&Ok(Settled::Restored(true))));
-    assert!(!requests(&d.effects)
-        .iter()
-        .any(|r| r.method == Method::Post));
+    assert_never_posted(&d);
 }
 
 #[test]
@@ -1122,16 +1137,12 @@ fn a_creating_marker_whose_turn_is_not_listed_is_reported_and_cleared() {
     assert!(stored_records(&out)
         .iter()
         .any(|c| c.turn_id.is_none() && c.creating.is_none()));
-    let (_, warnings) = d.s.take_changes();
+    let warnings = recovery_warnings(&mut d);
     assert!(
-        warnings
-            .iter()
-            .any(|(code, m)| code == "recovery" && m.contains("not created")),
+        warnings.iter().any(|m| m.contains("not created")),
         "{warnings:?}"
     );
-    assert!(!requests(&d.effects)
-        .iter()
-        .any(|r| r.method == Method::Post));
+    assert_never_posted(&d);
 }
 
 #[test]
@@ -1149,14 +1160,9 @@ fn a_creating_marker_whose_turn_is_listed_and_already_ended_is_not_reported_lost
     assert!(stored_records(&out)
         .iter()
         .any(|c| c.turn_id.is_none() && c.creating.is_none()));
-    let (_, warnings) = d.s.take_changes();
-    assert!(
-        !warnings.iter().any(|(code, _)| code == "recovery"),
-        "{warnings:?}"
-    );
-    assert!(!requests(&d.effects)
-        .iter()
-        .any(|r| r.method == Method::Post));
+    let warnings = recovery_warnings(&mut d);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_never_posted(&d);
 }
 
 #[test]
@@ -1171,11 +1177,9 @@ fn a_creating_marker_is_reported_when_only_older_turns_are_listed() {
         &[("t0", None, done), ("t1", Some("t0"), done)],
     );
     assert_eq!(settled(&out, restore), Some(&Ok(Settled::Restored(true))));
-    let (_, warnings) = d.s.take_changes();
+    let warnings = recovery_warnings(&mut d);
     assert!(
-        warnings
-            .iter()
-            .any(|(code, m)| code == "recovery" && m.contains("not created")),
+        warnings.iter().any(|m| m.contains("not created")),
         "{warnings:?}"
     );
 }
