@@ -71,6 +71,14 @@ export const refundApproved: Check = async ({ page, request }) => {
   );
   expect(parts.reduce((a, b) => a + b, 0)).toBe(tokens(await page.getByTestId("usage-input").textContent()));
   await expect(page.getByTestId("timeline-row").first()).toBeVisible();
+  // The inspector's newest row is the turn's end, one sequence number above the frame before it,
+  // with its size: the packed frame log's numbers land in their own columns.
+  const cells = (row: number) => page.getByTestId("timeline-row").nth(row).locator("td");
+  await expect(cells(0).nth(1)).toHaveText("turn.done");
+  await expect
+    .poll(async () => Number(await cells(0).nth(0).textContent()) - Number(await cells(1).nth(0).textContent()))
+    .toBe(1);
+  expect(Number(await cells(0).nth(4).textContent())).toBeGreaterThan(0);
   await shot(page, "refund");
   expect(errors).toEqual([]);
 };
