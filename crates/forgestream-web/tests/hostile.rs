@@ -386,3 +386,44 @@ async fn the_body_pipe_slices_big_chunks_and_refuses_chunks_that_are_not_bytes()
     assert_eq!(seen.len(), 1, "nothing after the consumer stopped");
     assert_eq!(seen.concat(), big.get(..slice).unwrap());
 }
+
+/// The sink keeps one view of the slice buffer across chunks: when the consumer grows the wasm
+/// memory (which detaches the old `ArrayBuffer`), the next chunk still lands whole, in order.
+#[wasm_bindgen_test]
+async fn the_body_pipe_keeps_every_byte_when_the_memory_grows_between_chunks() {
+    use std::{cell::RefCell, rc::Rc};
+    let chunks = js_sys::Array::new();
+    let parts: Vec<Vec<u8>> = (0..4u8)
+        .map(|n| (0..1000u32).map(|i| (i as u8) ^ n).collect())
+        .collect();
+    for part in &parts {
+        chunks.push(&js_sys::Uint8Array::from(&part[..]));
+    }
+    let seen = Rc::new(RefCell::new(Vec::<Vec<u8>>::new()));
+    let sink = seen.clone();
+    let pages_before = wasm_pages();
+    let abort = web_sys::AbortController::new().unwrap();
+    let outcome = forgestream_web::transport::fetch::pipe(
+        &stream_of(&chunks),
+        &abort,
+        move |bytes: &[u8], _| {
+            // 8 MiB more per slice, kept until the pipe ends: the memory must grow each time.
+            let mut seen = sink.borrow_mut();
+            seen.push(bytes.to_vec());
+            core::mem::forget(vec![1u8; 8 << 20]);
+            true
+        },
+    )
+    .await;
+    assert!(outcome.is_ok(), "{outcome:?}");
+    assert!(wasm_pages() > pages_before, "the memory grew");
+    assert_eq!(*seen.borrow(), parts);
+}
+
+/// The wasm memory's size in 64 KiB pages.
+fn wasm_pages() -> u32 {
+    use wasm_bindgen::JsCast;
+    let memory: js_sys::WebAssembly::Memory = wasm_bindgen::memory().unchecked_into();
+    let buffer: js_sys::ArrayBuffer = memory.buffer().unchecked_into();
+    buffer.byte_length() / 65_536
+}

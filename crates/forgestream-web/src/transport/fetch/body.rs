@@ -29,9 +29,12 @@ pub const SLICE_BYTES: u32 = 64 * 1024;
 // read happen on the JS side, so a chunk costs one call into wasm (`onSlice(length, nowMs)` per
 // slice) instead of four calls out of it (`instanceof`, `length`, `set`, `Date.now`) — at ~2,000
 // chunks a second those crossings were a visible share of the SDK's time (issue 19, W3).
-// `memory.buffer` is read per slice: it is a new `ArrayBuffer` after the memory grew.
+// One view of the slice buffer serves every chunk: it is made again only after the memory grew,
+// when the old `ArrayBuffer` is detached and a view of it reads as empty (`byteLength` 0) — not
+// a `memory.buffer` read and a new `Uint8Array` per chunk.
 #[wasm_bindgen(inline_js = r#"
 export function byteSink(memory, ptr, capacity, onSlice) {
+  let view = new Uint8Array(memory.buffer, ptr, capacity);
   return {
     write(chunk) {
       if (!(chunk instanceof Uint8Array)) throw new TypeError("body chunk is not a Uint8Array");
@@ -39,7 +42,8 @@ export function byteSink(memory, ptr, capacity, onSlice) {
       const now = Date.now();
       for (let at = 0; at < length; at += capacity) {
         const end = Math.min(length, at + capacity);
-        new Uint8Array(memory.buffer, ptr, end - at).set(at === 0 && end === length ? chunk : chunk.subarray(at, end));
+        if (view.byteLength === 0) view = new Uint8Array(memory.buffer, ptr, capacity);
+        view.set(at === 0 && end === length ? chunk : chunk.subarray(at, end));
         if (!onSlice(end - at, now)) return;
       }
     },
