@@ -2,7 +2,8 @@
  * Immutable snapshots with structural sharing, built from the core's change sets.
  *
  * The core reports only what changed (turn headers, items, pending set, …) through
- * `takeChanges()`; this store patches the previous snapshot: a changed item gets a new object, its
+ * `takeChanges()` — a turn that only gained text comes as its new cursor, not its whole header;
+ * this store patches the previous snapshot: a changed item gets a new object, its
  * turn a new object and a new items array, everything else keeps its identity — so React's
  * `useSyncExternalStore` and Vue's `shallowRef` re-render only what changed. Notifications are
  * coalesced to one per animation frame; in a hidden page (no frames, timers throttled to 1 s or
@@ -199,7 +200,11 @@ export class SnapshotStore {
    */
   #drainCore(): CoreChanges {
     const c = this.#core.takeChanges();
-    if (c.drain === this.#drain + 1 && (c.items ?? []).every((i) => !i.append || this.#canAppend(i.turnId, i.key, i.append))) {
+    if (
+      c.drain === this.#drain + 1 &&
+      (c.items ?? []).every((i) => !i.append || this.#canAppend(i.turnId, i.key, i.append)) &&
+      (c.cursors ?? []).every((t) => this.#headers.get(t.turnId)?.version === t.version)
+    ) {
       this.#drain = c.drain;
       return c;
     }
@@ -243,6 +248,13 @@ export class SnapshotStore {
     for (const h of c.turns ?? []) {
       this.#headers.set(h.turnId, h);
       touched.add(h.turnId);
+    }
+    // A turn that only gained text keeps its header (checked in `#drainCore`: same version).
+    for (const t of c.cursors ?? []) {
+      const header = this.#headers.get(t.turnId);
+      if (!header) continue;
+      if (header.lastSequenceNumber !== t.lastSequenceNumber) this.#headers.set(t.turnId, { ...header, lastSequenceNumber: t.lastSequenceNumber });
+      touched.add(t.turnId);
     }
     for (const change of c.items ?? []) {
       let items = this.#items.get(change.turnId);

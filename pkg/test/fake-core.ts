@@ -12,6 +12,7 @@ export interface Changes {
   drain: number;
   order?: string[];
   turns?: (Omit<TurnSnapshot, "items"> & { itemKeys: string[] })[];
+  cursors?: { turnId: string; version: number; lastSequenceNumber: number | null }[];
   items?: { turnId: string; key: string; removed: boolean; value?: ItemView; append?: { baseVersion: number; version: number; content?: string; reasoning?: string; refusal?: string } }[];
   pending?: unknown[];
   threads?: unknown[];
@@ -67,6 +68,7 @@ export function header(turnId: string, itemKeys: string[], status: TurnSnapshot[
     completedAt: null,
     usage: { inputTokens: 0, outputTokens: 0 },
     lastSequenceNumber: null,
+    version: 1,
     itemKeys,
   } as unknown as Omit<TurnSnapshot, "items"> & { itemKeys: string[] };
 }

@@ -72,6 +72,40 @@ describe("SnapshotStore", () => {
     expect(core.fulls).toBe(1);
   });
 
+  it("a turn that only gained text comes as its cursor: the header is kept, its sequence number moves", () => {
+    const { store, core } = open();
+    const before = store.getSnapshot();
+    core.queue.push({
+      sessionId: "s1",
+      drain: 2,
+      cursors: [{ turnId: "t1", version: 1, lastSequenceNumber: 7 }],
+      items: [{ turnId: "t1", key: "m1", removed: false, append: { baseVersion: 1, version: 2, content: "lo" } }],
+      connection: live,
+      error: null,
+    });
+    store.flush();
+    const after = store.getSnapshot();
+    expect(core.fulls).toBe(1);
+    expect(textOf(store, 0, 0)).toBe("Hello");
+    const turn = after.turns[0]!;
+    expect(turn.lastSequenceNumber).toBe(7);
+    expect(turn.items.map((i) => i.key)).toEqual(["m1", "m2"]);
+    expect(turn.items[1]).toBe(before.turns[0]!.items[1]);
+    const { items: _a, lastSequenceNumber: _b, ...rest } = turn;
+    const { items: _c, lastSequenceNumber: _d, ...restBefore } = before.turns[0]!;
+    expect(rest).toEqual(restBefore);
+    expect(Object.isFrozen(turn)).toBe(true);
+  });
+
+  it("a cursor naming a header version it does not hold takes the whole view instead", () => {
+    const { store, core } = open();
+    core.full = { ...base(), drain: 2, turns: [{ ...header("t1", ["m1", "m2"], "done"), version: 2 }] };
+    core.queue.push({ sessionId: "s1", drain: 2, cursors: [{ turnId: "t1", version: 2, lastSequenceNumber: 9 }], connection: live, error: null });
+    store.flush();
+    expect(core.fulls).toBe(2);
+    expect(store.getSnapshot().turns[0]!.status).toBe("done");
+  });
+
   it("an append against a version it does not hold takes the whole view instead", () => {
     const { store, core } = open();
     core.full = { ...base(), drain: 5, items: [{ turnId: "t1", key: "m1", removed: false, value: message("t1", "m1", 4, "Hello there") }, base().items![1]!] };

@@ -79,6 +79,25 @@ impl<'a> TurnHeader<'a> {
     }
 }
 
+/// A turn whose header did not change since the consumer's copy except for its cursor: only
+/// text was appended to items it already had (the live delta path). The consumer keeps its
+/// header, with `last_sequence_number` replaced; `version` is the header version that copy must
+/// have (a consumer holding another takes the whole view instead). Why: the whole header (input
+/// items, usage, every item key) crossed with each drain of a streaming turn — about 0.9 KB of
+/// JSON 60 times a second for one message, and O(items) for a long agentic turn (issue 19, W3).
+#[derive(Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", tsify(missing_as_null))]
+#[serde(rename_all = "camelCase")]
+pub struct TurnCursor<'a> {
+    /// Turn id.
+    pub turn_id: &'a str,
+    /// The header version, unchanged since the consumer's copy.
+    pub version: u64,
+    /// Highest sequence number applied from a live stream.
+    pub last_sequence_number: Option<u64>,
+}
+
 /// One changed item: its new value, its appended text, or its removal.
 #[derive(Debug, Serialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
@@ -336,10 +355,15 @@ pub struct CoreChanges<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub order: Option<&'a [String]>,
-    /// Headers of the turns whose header or items changed.
+    /// Headers of the turns whose header changed, or whose items changed other than by
+    /// appended text.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub turns: Vec<TurnHeader<'a>>,
+    /// The other turns whose items changed (only text appended): their new cursor.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub cursors: Vec<TurnCursor<'a>>,
     /// Changed items.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[cfg_attr(feature = "tsify", tsify(optional))]
@@ -390,6 +414,7 @@ impl Session {
             drain: self.drains(),
             order: Some(view.turn_ids()),
             turns: view.turns().map(TurnHeader::of).collect(),
+            cursors: Vec::new(),
             items: view
                 .turns()
                 .flat_map(|t| {
@@ -419,17 +444,42 @@ impl Session {
         extra: &[(String, String)],
     ) -> CoreChanges<'a> {
         let view = self.view();
-        // Turns whose header or items changed, each once, in first-change order.
+        // Turns that need their whole header: a changed header, or an item added, removed or
+        // changed other than by appended text (the item keys may differ from the consumer's).
+        let whole: BTreeSet<&str> = changes
+            .turns
+            .iter()
+            .map(String::as_str)
+            .chain(
+                changes
+                    .items
+                    .iter()
+                    .filter(|i| i.removed || i.appended.is_none())
+                    .map(|i| i.turn_id.as_str()),
+            )
+            .collect();
+        // Each turn once, in first-change order.
         let mut seen = BTreeSet::new();
-        let turns = changes
+        let mut turns = Vec::new();
+        let mut cursors = Vec::new();
+        let changed = changes
             .turns
             .iter()
             .map(String::as_str)
             .chain(changes.items.iter().map(|i| i.turn_id.as_str()))
             .filter(|id| seen.insert(*id))
-            .filter_map(|id| view.turn(id))
-            .map(TurnHeader::of)
-            .collect();
+            .filter_map(|id| view.turn(id));
+        for turn in changed {
+            if whole.contains(turn.turn_id.as_str()) {
+                turns.push(TurnHeader::of(turn));
+            } else {
+                cursors.push(TurnCursor {
+                    turn_id: &turn.turn_id,
+                    version: turn.version,
+                    last_sequence_number: turn.last_sequence_number,
+                });
+            }
+        }
         let items = changes
             .items
             .iter()
@@ -456,6 +506,7 @@ impl Session {
             drain: self.drains(),
             order: changes.order_changed.then(|| view.turn_ids()),
             turns,
+            cursors,
             items,
             pending: changes.pending_changed.then(|| view.pending_actions()),
             threads: changes

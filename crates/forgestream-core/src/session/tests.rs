@@ -511,6 +511,66 @@ fn notifications_come_once_per_drain() {
     assert_eq!(notifies, 1);
 }
 
+/// A drain in which a turn only gained text carries its cursor, not its header (input, usage,
+/// every item key); a new item or the turn's end carries the whole header again, and the
+/// cursor names the header version the consumer already holds.
+#[test]
+fn a_turn_that_only_gained_text_crosses_as_its_cursor() {
+    let mut d = Driver::new();
+    let (post, _) = running_turn(&mut d, "t1", None);
+    let drain = |d: &mut Driver, frames: &[(u64, String)]| {
+        for (seq, data) in frames {
+            let bytes = format!("id: {seq}\ndata: {data}\n\n");
+            d.feed(Input::Bytes {
+                request: post,
+                bytes: bytes.as_bytes(),
+            });
+        }
+        let (changes, extra) = d.s.take_changes();
+        let c = d.s.changes_of(&changes, &extra);
+        let headers: Vec<(String, u64)> = c
+            .turns
+            .iter()
+            .map(|h| (h.turn_id.to_string(), h.version))
+            .collect();
+        let cursors: Vec<(String, u64, Option<u64>)> = c
+            .cursors
+            .iter()
+            .map(|t| (t.turn_id.to_string(), t.version, t.last_sequence_number))
+            .collect();
+        (headers, cursors)
+    };
+    // What the turn's start changed (its header and first item) is drained first.
+    let (headers, _) = drain(&mut d, &[]);
+    assert_eq!(headers.len(), 1, "{headers:?}");
+    let version = d.s.view().turn("t1").unwrap().version;
+
+    let (headers, cursors) = drain(&mut d, &[(4, delta("m-t1", "a")), (5, delta("m-t1", "b"))]);
+    assert!(headers.is_empty(), "{headers:?}");
+    assert_eq!(cursors, vec![("t1".to_string(), version, Some(5))]);
+
+    let (headers, cursors) = drain(&mut d, &[(6, message("m2")), (7, delta("m2", "c"))]);
+    assert_eq!(
+        headers.len(),
+        1,
+        "a new item changes the item keys: {headers:?}"
+    );
+    assert!(cursors.is_empty(), "{cursors:?}");
+
+    let done = r#"{"type":"turn.done","id":"e-done","thread_id":null,"state":{"status":"done"}}"#;
+    let (headers, cursors) = drain(&mut d, &[(8, delta("m2", "d")), (9, done.to_string())]);
+    assert_eq!(
+        headers.iter().map(|h| h.0.as_str()).collect::<Vec<_>>(),
+        ["t1"]
+    );
+    assert!(headers[0].1 > version, "the end bumps the header version");
+    assert!(cursors.is_empty(), "{cursors:?}");
+    assert_eq!(
+        d.s.view().turn("t1").unwrap().status,
+        crate::reduce::TurnStatus::Done
+    );
+}
+
 /// Undrained changes (a hidden page drains only when it publishes) are notified again at most
 /// every `RENOTIFY_MS` while frames keep coming, and at once when the badge's status changes
 /// (the turn's end): the consumer needs no timer of its own to keep up.
