@@ -216,6 +216,47 @@ describe("SnapshotStore", () => {
     }
   });
 
+  it("with animation frames: one drain per frame, the frame that ran is not cancelled, a flush before it cancels it", async () => {
+    vi.useFakeTimers();
+    const frames = new Map<number, FrameRequestCallback>();
+    let next = 1;
+    const cancelled: number[] = [];
+    vi.stubGlobal("requestAnimationFrame", (cb: FrameRequestCallback) => (frames.set(next, cb), next++));
+    vi.stubGlobal("cancelAnimationFrame", (id: number) => (cancelled.push(id), frames.delete(id)));
+    const runFrames = () => {
+      const due = [...frames];
+      frames.clear();
+      for (const [, cb] of due) cb(0);
+    };
+    try {
+      const { store, core } = open();
+      const listener = vi.fn();
+      store.subscribe(listener);
+      const append = (drain: number, baseVersion: number, content: string): Changes => ({ sessionId: "s1", drain, items: [{ turnId: "t1", key: "m1", removed: false, append: { baseVersion, version: baseVersion + 1, content } }], connection: live, error: null });
+      core.queue.push(append(2, 1, "lo"));
+      for (let i = 0; i < 5; i++) core.listener!();
+      expect(frames.size).toBe(1);
+      runFrames();
+      expect(core.takes).toBe(1);
+      expect(listener).toHaveBeenCalledTimes(1);
+      expect(cancelled).toEqual([]);
+      // A flush (teardown, a send) before the next frame runs the update once and cancels it.
+      core.queue.push(append(3, 2, "!"));
+      core.listener!();
+      const [pending] = [...frames.keys()];
+      store.flush();
+      expect(cancelled).toEqual([pending]);
+      runFrames();
+      await vi.advanceTimersByTimeAsync(200);
+      expect(core.takes).toBe(2);
+      expect(listener).toHaveBeenCalledTimes(2);
+      expect(textOf(store, 0, 0)).toBe("Hello!");
+    } finally {
+      vi.unstubAllGlobals();
+      vi.useRealTimers();
+    }
+  });
+
   it("unsubscribe stops notifications", () => {
     const { store, core } = open();
     const listener = vi.fn();
