@@ -169,6 +169,38 @@ async fn incremental_changes_rebuild_the_full_snapshot() {
         let s = |k: &str| change[k].as_str().unwrap_or_default().to_string();
         (s("turnId"), s("key"))
     }
+    /// Turn headers by turn id, as the TS store keeps them.
+    type Headers = BTreeMap<String, Value>;
+    /// Applies one drain's headers and cursors; returns how many turns came as cursors.
+    fn apply_headers(headers: &mut Headers, c: &Value) -> usize {
+        for h in c["turns"].as_array().into_iter().flatten() {
+            let id = h["turnId"].as_str().unwrap_or_default().to_string();
+            headers.insert(id, h.clone());
+        }
+        let mut cursors = 0;
+        for t in c["cursors"].as_array().into_iter().flatten() {
+            cursors += 1;
+            let id = t["turnId"].as_str().unwrap_or_default();
+            let h = headers.get_mut(id).expect("a cursor for a known turn");
+            assert_eq!(
+                h["version"], t["version"],
+                "cursor names the header version held"
+            );
+            h["lastSequenceNumber"] = t["lastSequenceNumber"].clone();
+        }
+        cursors
+    }
+    fn all_headers(c: &Value) -> Headers {
+        let turns = c["turns"].as_array().into_iter().flatten();
+        turns
+            .map(|h| {
+                (
+                    h["turnId"].as_str().unwrap_or_default().to_string(),
+                    h.clone(),
+                )
+            })
+            .collect()
+    }
     /// Applies one drain; returns how many items came as appends.
     fn apply(mirror: &mut Mirror, drain: &mut u64, c: &Value) -> usize {
         assert_eq!(
@@ -199,36 +231,37 @@ async fn incremental_changes_rebuild_the_full_snapshot() {
         }
         appends
     }
-    fn full(session: &forgestream_web::client::WasmSession) -> (Mirror, u64, String) {
+    fn full(session: &forgestream_web::client::WasmSession) -> (Mirror, u64, Headers) {
         let c = json(&session.snapshot().unwrap());
         // `items` is left out when there are none.
         let items = c["items"].as_array().into_iter().flatten();
         let mirror = items.map(|i| (id(i), i["value"].clone())).collect();
-        let status = c["connection"]["status"].as_str().unwrap_or_default();
-        (mirror, c["drain"].as_u64().unwrap(), status.to_string())
+        (mirror, c["drain"].as_u64().unwrap(), all_headers(&c))
     }
 
     let client = client("memory", Some("drip-ms=2,split=1..40"));
     let session = create(&client, "storyteller").await;
-    let (mut mirror, mut drain, _) = full(&session);
+    let (mut mirror, mut drain, mut headers) = full(&session);
     await_js(session.send(message("Tell me a story, 400 words"), false, None))
         .await
         .expect("send");
-    let (mut appends, mut compared, mut rounds) = (0, 0, 0);
+    let (mut appends, mut cursors, mut compared, mut rounds) = (0, 0, 0, 0);
     loop {
         sleep(16).await;
         rounds += 1;
         assert!(rounds < 2000, "the turn did not finish");
         let c = json(&session.take_changes().unwrap());
         appends += apply(&mut mirror, &mut drain, &c);
+        cursors += apply_headers(&mut headers, &c);
         let status = c["connection"]["status"]
             .as_str()
             .unwrap_or_default()
             .to_string();
         // Nothing runs between these two calls: the full view is at the same point.
         if rounds % 7 == 0 || status == "done" {
-            let (whole, at, _) = full(&session);
+            let (whole, at, whole_headers) = full(&session);
             assert_eq!(mirror, whole, "after drain {drain}");
+            assert_eq!(headers, whole_headers, "headers after drain {drain}");
             drain = at;
             compared += 1;
         }
@@ -237,6 +270,10 @@ async fn incremental_changes_rebuild_the_full_snapshot() {
         }
     }
     assert!(appends > 10, "the stream came as appends ({appends})");
+    assert!(
+        cursors > 10,
+        "a turn that only gained text came as its cursor ({cursors})"
+    );
     assert!(compared > 2, "compared mid-stream ({compared})");
     assert!(all_text(&summary(&session)).contains("Il était une fois"));
 }
