@@ -14,7 +14,9 @@
  * - `{ t: "ping?" }` — a follower whose lease ran out asks whether a leader is there (the leader
  *   beats at once; a frozen one cannot, and the follower steals the lock `PROBE_MS` later);
  * - `{ t: "replay?", turnId, after, from }` — a follower asks for the frames after `after`;
- * - `{ t: "replay", to, turnId, frames: [seq, data][] }` — the leader's answer, to one tab.
+ * - `{ t: "replay", to, turnId, frames: [seq, data][] }` — the leader's answer, to one tab;
+ * - `{ t: "ended", turnId }` — the leader's followed turn ended (a cancel confirmed by reading the
+ *   turn brings no `turn.done` frame to relay): a follower still following it reads the turn.
  */
 import type { WasmSession } from "../wasm/forgestream_web.js";
 
@@ -37,7 +39,8 @@ type TabMessage =
   | { t: "here" }
   | { t: "ping?" }
   | { t: "replay?"; turnId: string; after: number; from: string }
-  | { t: "replay"; to: string; turnId: string; frames: Frame[] };
+  | { t: "replay"; to: string; turnId: string; frames: Frame[] }
+  | { t: "ended"; turnId: string };
 
 /** Whether this page can share connections: Web Locks and `BroadcastChannel`. */
 export function canShareTabs(): boolean {
@@ -188,6 +191,10 @@ export class TabLink {
         // On a later task: the engine is inside its own effect loop now.
         queueMicrotask(() => this.#follow(turnId, seq));
         return;
+      case "ended":
+        if (turnId === undefined) return;
+        this.post({ t: "ended", turnId } satisfies TabMessage);
+        return;
       case "heartbeat": {
         const hidden = typeof document !== "undefined" && document.visibilityState === "hidden";
         this.post({ t: "hb", leaseMs: hidden ? HIDDEN_LEASE_MS : VISIBLE_LEASE_MS } satisfies TabMessage);
@@ -246,6 +253,10 @@ export class TabLink {
         return;
       case "here":
         inner.tabFollowerHeard();
+        return;
+      case "ended":
+        if (typeof m.turnId !== "string") return;
+        inner.tabTurnEnded(m.turnId);
         return;
       case "ping?":
         inner.tabFollowerHeard();

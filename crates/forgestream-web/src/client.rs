@@ -263,6 +263,7 @@ impl WasmSession {
     /// `[seq, data]` of `turnId`, oldest first: the engine kept them while no follower was
     /// heard), `"follow"` (feed the kept frames of `turnId` after
     /// `seq` back with `tabRelayed`, on a later task, and ask the leader for the rest),
+    /// `"ended"` (tell the followers the turn `turnId` ended: they call `tabTurnEnded`),
     /// `"heartbeat"`, `"steal"` (take the lock with `steal: true`). Cleared on the last close.
     #[wasm_bindgen(js_name = setTabHandler)]
     pub fn set_tab_handler(&self, handler: Option<js_sys::Function>) {
@@ -313,6 +314,13 @@ impl WasmSession {
     #[wasm_bindgen(js_name = tabFollowerHeard)]
     pub fn tab_follower_heard(&self) {
         self.with(|e| executor::feed(e, Input::Tab(TabInput::FollowerHeard)));
+    }
+
+    /// The leader's followed turn `turn_id` ended (its `"ended"` effect): a follower still
+    /// following it through the relay reads the turn.
+    #[wasm_bindgen(js_name = tabTurnEnded)]
+    pub fn tab_turn_ended(&self, turn_id: &str) {
+        self.with(|e| executor::feed(e, Input::Tab(TabInput::TurnEnded { turn_id })));
     }
 
     /// A leader's heartbeat, promising its next sign of life within `lease_ms` ms.

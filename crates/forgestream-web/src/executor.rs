@@ -335,6 +335,11 @@ fn tab_effect(engine: &Rc<Engine>, effect: TabEffect) {
             &JsValue::from_str(&turn_id),
             &JsValue::from_f64(after as f64),
         ),
+        TabEffect::Ended { turn_id } => handler.call2(
+            &this,
+            &JsValue::from_str("ended"),
+            &JsValue::from_str(&turn_id),
+        ),
         TabEffect::Heartbeat => handler.call1(&this, &JsValue::from_str("heartbeat")),
         TabEffect::Steal => handler.call1(&this, &JsValue::from_str("steal")),
     };

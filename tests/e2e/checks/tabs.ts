@@ -376,3 +376,35 @@ export const eightSessionsAllStream: Check<"context" | "request"> = async ({ con
   for (const page of pages) await page.evaluate(() => window.release(window.s));
   expect(errors).toEqual([]);
 };
+
+/**
+ * Field trial (two tabs, the leader cancels): the leader confirms its cancel by reading the turn
+ * and rebuilding it from the listings, so no `turn.done` frame reaches the follower through the
+ * relay; the follower showed `live` and a running turn until reloaded. Now the leader tells the
+ * followers the turn ended: both pages show the turn cancelled, with no Cancel button left.
+ */
+export const leaderCancels: Check<"context" | "request"> = async ({ context, request }) => {
+  const { pages, sid, errors } = await tabsOnOneSession(context, 2);
+  const sender = pages[0]!;
+  // The sender's create stream goes silent after 30 frames (the emulator's stalled read), so
+  // its `turn.done` can never come before the cancel's read of the turn: what was a race in the
+  // field (the leader's read answered first) happens every time here.
+  await sender.goto("/?fault=stall-after-events=30,once");
+  await expect(sender.getByTestId("session-id")).toHaveText(sid);
+  await sendMessage(sender, "Tell a story, 1500 words, 20 ms");
+  await expect.poll(() => roleOf(sender)).toBe("leader");
+  const follower = pages[1]!;
+  expect(await roleOf(follower)).toBe("follower");
+  await expect(follower.getByTestId("message-text").last()).toHaveText(/.{40,}/s);
+  await sender.getByTestId("cancel").click();
+  for (const page of pages) {
+    await expect(page.getByTestId("turn-status").last()).toHaveText("cancelled", { timeout: 10_000 });
+    await expect(page.getByTestId("connection")).toHaveText("cancelled");
+    await expect(page.getByTestId("cancel")).toHaveCount(0);
+  }
+  const turnId = await lastTurnId(sender);
+  expect(await lastTurnId(follower)).toBe(turnId);
+  const state = await (await request.get(`/api/v1/sessions/${sid}/turns/${turnId}`)).json();
+  expect(state.data.state.status).toBe("cancelled");
+  expect(errors).toEqual([]);
+};

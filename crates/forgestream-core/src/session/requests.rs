@@ -251,8 +251,16 @@ impl Session {
             status,
             ConnectionStatus::Connecting | ConnectionStatus::Rebuilding
         );
+        let ended = status == ConnectionStatus::Done
+            && self
+                .run
+                .as_ref()
+                .is_some_and(|r| r.status != ConnectionStatus::Done);
         if let Some(run) = self.run.as_mut() {
             run.status = status;
+        }
+        if ended {
+            self.tell_turn_ended();
         }
         self.dirty = true;
         if checked {

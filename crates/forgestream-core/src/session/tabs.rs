@@ -105,6 +105,13 @@ pub enum TabInput<'a> {
     /// Another tab following this session spoke (it answered a heartbeat, probed for a
     /// leader, or asked for a replay): relay frames for the next [`FOLLOWER_TTL_MS`].
     FollowerHeard,
+    /// The leader's followed turn ended (its [`TabEffect::Ended`]): a follower still
+    /// following `turn_id` through the relay reads the turn (ended → rebuilt from the
+    /// listings, as a follower's own cancel does; still running → the relay goes on).
+    TurnEnded {
+        /// The turn.
+        turn_id: &'a str,
+    },
 }
 
 /// What the engine asks the executor to do about the other tabs
@@ -137,6 +144,15 @@ pub enum TabEffect {
         turn_id: String,
         /// The follower's cursor (exclusive).
         after: u64,
+    },
+    /// Tell the followers that the turn this leader followed ended. Why: a turn can end
+    /// without a frame to relay — a cancel is confirmed by reading the turn and rebuilding it
+    /// from the listings (whose events carry no sequence numbers), before or instead of the
+    /// stream's `turn.done` — and a follower that never sees the end shows `live` for good
+    /// (the leader's heartbeats keep its relay alive).
+    Ended {
+        /// The turn.
+        turn_id: String,
     },
     /// Tell the followers this leader is alive (and the lease it promises).
     Heartbeat,
@@ -303,6 +319,31 @@ impl Session {
                     self.hand_over_kept(true);
                 }
             }
+            TabInput::TurnEnded { turn_id } => {
+                let following = self.relay_open().is_some()
+                    && self
+                        .run
+                        .as_ref()
+                        .is_some_and(|r| r.turn_id.as_deref() == Some(turn_id));
+                if following {
+                    self.tabs.leader_seen_ms = now;
+                    // Read the turn, as after this tab's own cancel: ended → rebuilt and
+                    // settled; still running (a stale message) → the relay goes on.
+                    self.feed_conn(resume::Input::CheckTurn);
+                }
+            }
+        }
+    }
+
+    /// The run's turn ended (`done`): a leader tells the followers, who may never get a
+    /// relayed `turn.done` ([`TabEffect::Ended`]).
+    pub(super) fn tell_turn_ended(&mut self) {
+        if self.tabs.role != Role::Leader {
+            return;
+        }
+        if let Some(turn_id) = self.run.as_ref().and_then(|r| r.turn_id.clone()) {
+            self.effects
+                .push_back(Effect::Tab(TabEffect::Ended { turn_id }));
         }
     }
 

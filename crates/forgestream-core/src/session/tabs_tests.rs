@@ -520,3 +520,117 @@ fn a_follower_resume_settles_once_the_turn_is_known_running_without_a_frame() {
     });
     assert_eq!(settled, Some(Ok(Settled::Resumed(Some("t1".to_string())))));
 }
+
+fn ended(effects: &[Effect]) -> Vec<&str> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Tab(TabEffect::Ended { turn_id }) => Some(turn_id.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+const CANCELLED: &str = r#"{"data":{"id":"t1","session_id":"s1","previous_turn_id":null,"state":{"status":"cancelled","reason":"client-cancelled","completed_at":"2026-12-01T00:00:09Z"},"created_at":"2026-12-01T00:00:00Z"}}"#;
+
+impl Tab {
+    /// Answers the reads that follow a turn's end (the turn, its event listing) with the
+    /// cancelled turn until none is left; returns every effect on the way.
+    fn answer_cancelled_reads(&mut self, mut out: Vec<Effect>) -> Vec<Effect> {
+        let listing = format!(
+            r#"{{"data":[{},{},{{"type":"turn.done","id":"e9","thread_id":null,"state":{{"status":"cancelled","reason":"client-cancelled"}}}}],"pagination":{{"limit":100}}}}"#,
+            frames()[0],
+            r#"{"type":"model.message","id":"m1","thread_id":"main","content":"one two","created_at":"2026-12-01T00:00:01Z"}"#
+        );
+        let mut all = Vec::new();
+        for _ in 0..6 {
+            let next = requests(&out)
+                .into_iter()
+                .find(|r| r.method == Method::Get)
+                .map(|r| (r.id, r.url.contains("/events")));
+            all.extend(out);
+            let Some((id, events)) = next else {
+                return all;
+            };
+            out = self.respond(id, if events { &listing } else { CANCELLED });
+        }
+        all.extend(out);
+        all
+    }
+}
+
+/// Field trial (two tabs, the leader cancels): the leader confirms its cancel by reading the
+/// turn and rebuilding it from the listings, so no `turn.done` frame is relayed; it tells the
+/// followers the turn ended, once.
+#[test]
+fn a_leader_whose_turn_ends_without_a_relayed_frame_tells_the_followers() {
+    let mut t = Tab::new(Role::Leader);
+    let sub = t.stream_open();
+    t.feed(Input::Tab(TabInput::FollowerHeard));
+    for seq in 1..=3 {
+        t.frame(sub, seq);
+    }
+    let out = t.command(Command::Cancel);
+    let post = request_to(&out, Method::Post, "/cancel").id;
+    let out = t.respond(post, "{}");
+    let out = t.answer_cancelled_reads(out);
+    assert_eq!(t.s.connection().status, Some(&ConnectionStatus::Done));
+    assert_eq!(ended(&out), vec!["t1"], "{out:#?}");
+    assert!(relayed_seqs(&out).is_empty(), "no frame to relay: {out:#?}");
+    // Later frames of the old stream (it may still bring its `turn.done`) tell nothing again.
+    let out = t.frame(sub, 4);
+    assert!(ended(&out).is_empty(), "{out:#?}");
+}
+
+/// The follower's half: told the turn it follows ended, it reads the turn and shows its end
+/// (before the fix it showed `live` for as long as the leader's heartbeats came).
+#[test]
+fn a_follower_told_its_turn_ended_reads_it_and_shows_the_end() {
+    let mut t = Tab::new(Role::Follower);
+    t.attach_running();
+    let f = frames();
+    for (i, data) in f.iter().enumerate().take(3) {
+        t.relayed(i as u64 + 1, data);
+    }
+    // Another turn's end is not this relay's.
+    let out = t.feed(Input::Tab(TabInput::TurnEnded { turn_id: "t0" }));
+    assert!(requests(&out).is_empty(), "{out:#?}");
+    let out = t.feed(Input::Tab(TabInput::TurnEnded { turn_id: "t1" }));
+    request_to(&out, Method::Get, "/turns/t1");
+    t.answer_cancelled_reads(out);
+    assert_eq!(t.s.connection().status, Some(&ConnectionStatus::Done));
+    let turn = t.s.view().turn("t1").unwrap();
+    assert_eq!(turn.status, TurnStatus::Cancelled);
+    // The text as the server stored it.
+    assert_eq!(t.text(), "one two");
+    // Told again once it shows the end: nothing to read.
+    let out = t.feed(Input::Tab(TabInput::TurnEnded { turn_id: "t1" }));
+    assert!(requests(&out).is_empty(), "{out:#?}");
+    // A follower never tells anyone.
+    assert!(ended(&out).is_empty());
+}
+
+/// A follower that is told while its turn still runs (a stale message) keeps following.
+#[test]
+fn a_follower_told_of_an_end_the_server_does_not_confirm_keeps_the_relay() {
+    let mut t = Tab::new(Role::Follower);
+    t.attach_running();
+    let f = frames();
+    t.relayed(1, &f[0]);
+    t.relayed(2, &f[1]);
+    let out = t.feed(Input::Tab(TabInput::TurnEnded { turn_id: "t1" }));
+    let check = request_to(&out, Method::Get, "/turns/t1").id;
+    let out = t.respond(check, RUNNING);
+    assert!(
+        subscribes(&out).is_empty(),
+        "no subscribe of its own: {out:#?}"
+    );
+    t.relayed(3, &f[2]);
+    t.relayed(4, &f[3]);
+    assert_eq!(t.text(), "one two ");
+    assert!(
+        matches!(t.s.connection_state(), ConnectionState::Live { .. }),
+        "{:?}",
+        t.s.connection_state()
+    );
+}
