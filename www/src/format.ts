@@ -87,14 +87,17 @@ export function turnInputs(turn: TurnSnapshot): InputView[] {
 
 /**
  * What the badge says: the connection status while a turn is followed; once the connection
- * rests (`idle` / `done`), what the last turn ended as when that is not plain `done` — `paused`
- * (it waits for input), `cancelled` (stopped, or abandoned by a server shutting down), `error` —
- * so the badge never says `done` beside a turn that reads "cancelled · abandoned".
+ * rests (`idle` / `done`), what the last turn ended as — `done`, `paused` (it waits for input),
+ * `cancelled` (stopped, or abandoned by a server shutting down), `error` — so the badge never
+ * says `done` beside a turn that reads "cancelled · abandoned", nor `idle` beside a finished one.
  */
 export function badgeStatus(snapshot: SessionSnapshot): string {
   const status = snapshot.connection.status;
   const last = snapshot.turns[snapshot.turns.length - 1];
-  if ((status === "idle" || status === "done") && (last?.status === "paused" || last?.status === "cancelled" || last?.status === "error")) return last.status;
+  // Resting (nothing followed, or the followed turn ended): how the last turn ended. After a
+  // reload of a finished session nothing is followed, and `idle` beside a `done` turn read as
+  // if the session had never run (new-user trial, session 12).
+  if ((status === "idle" || status === "done") && last !== undefined && last.status !== "running") return last.status;
   return status;
 }
 

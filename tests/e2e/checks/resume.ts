@@ -54,6 +54,11 @@ export const refreshMidStream: Check = async ({ page, request }) => {
   expect(view.top).toBeGreaterThan(0);
   expect(view.gap).toBeLessThan(80);
   expect(posts.count).toBe(1);
+  // Reloaded once the turn ended, the badge says how the last turn ended (it read `idle`, as
+  // nothing is followed after a restore of a finished session).
+  await page.reload();
+  await expect(page.getByTestId("turn-status").last()).toHaveText("done");
+  await expect(page.getByTestId("connection")).toHaveText("done");
   await shot(page, "refresh-mid-stream");
   expect(errors).toEqual([]);
 };
