@@ -13,7 +13,7 @@ const agent = new URLSearchParams(location.search).get("agent") ?? "support";
 function Part({ part, respond }: { part: AssistantPart; respond: ReturnType<typeof useAgentSession>["respond"] }) {
   switch (part.kind) {
     case "text":
-      return <p data-testid="text" data-interrupted={part.interrupted}>{part.text}</p>;
+      return <p data-testid="text" data-interrupted={part.interrupted} style={{ whiteSpace: "pre-wrap" }}>{part.text}</p>;
     case "reasoning":
       return <details><summary>thinking</summary>{part.text}</details>;
     case "tool":
