@@ -135,3 +135,51 @@ data: x
         other => panic!("expected one event, got {} items", other.len()),
     }
 }
+
+/// Feeds `line` (no line end) in 1 KiB reads, so the parser buffers it, then ends it.
+fn feed_line_in_pieces(parser: &mut SseParser, line: &[u8], items: &mut Vec<SseItem>) {
+    for piece in line.chunks(KIB) {
+        parser.feed(piece, items).unwrap();
+    }
+    parser.feed(b"\n", items).unwrap();
+}
+
+/// Mutants of `reset_line` (`>` → `<` / `==`) survived: a long line that is not a frame's first
+/// `data` line (a comment here, as a proxy's padding is) leaves through `reset_line`, which must
+/// give its buffer back to the kept 64 KiB.
+#[test]
+fn a_long_comment_line_is_given_back_once_done() {
+    let mut parser = SseParser::new(ParserConfig::default());
+    let mut items = Vec::new();
+    let mut comment = b": ".to_vec();
+    comment.extend(std::iter::repeat_n(b'p', 1024 * KIB));
+    feed_line_in_pieces(&mut parser, &comment, &mut items);
+    assert!(items.iter().all(|i| !matches!(i, SseItem::Event(_))));
+    parser.feed(b"data: x", &mut items).unwrap();
+    assert!(
+        parser.retained_capacity() <= 64 * KIB,
+        "after a 1 MiB comment: {} bytes kept",
+        parser.retained_capacity()
+    );
+    parser.feed(b"\n\n", &mut items).unwrap();
+    assert!(matches!(items.last(), Some(SseItem::Event(e)) if e.data == "x"));
+}
+
+/// The mutant `64 * 1024` → `64 + 1024` survived: lines up to 64 KiB keep their buffer, so a
+/// stream of moderately long lines (large tool arguments, say) does not allocate it again for
+/// every line.
+#[test]
+fn a_line_buffer_of_up_to_64_kib_is_kept_for_the_next_lines() {
+    let mut parser = SseParser::new(ParserConfig::default());
+    let mut items = Vec::new();
+    let mut comment = b": ".to_vec();
+    comment.extend(std::iter::repeat_n(b'p', 48 * KIB));
+    feed_line_in_pieces(&mut parser, &comment, &mut items);
+    parser.feed(b"data: x", &mut items).unwrap();
+    assert!(
+        parser.retained_capacity() >= 48 * KIB,
+        "a 48 KiB line's buffer is kept: {} bytes",
+        parser.retained_capacity()
+    );
+    assert!(parser.retained_capacity() <= 64 * KIB + KIB);
+}
