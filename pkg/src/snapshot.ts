@@ -284,7 +284,8 @@ export class SnapshotStore {
     const prev = this.#snapshot;
     const turns = touched.size > 0 || orderChanged ? Object.freeze(this.#order.map((id) => this.#turns.get(id)).filter((t): t is TurnSnapshot => t !== undefined)) : prev.turns;
     const error = c.error ? (prev.error && prev.error.message === c.error.message ? prev.error : new ForgestreamError(c.error.code, c.error.message, { retryable: c.error.retryable, ...(c.error.status === undefined ? {} : { status: c.error.status }) })) : null;
-    const connection = sameConnection(prev.connection, c.connection) ? prev.connection : Object.freeze(c.connection);
+    // Absent: the badge did not change since the last drain.
+    const connection = c.connection === undefined || sameConnection(prev.connection, c.connection) ? prev.connection : Object.freeze(c.connection);
     const next: SessionSnapshot = {
       sessionId: c.sessionId,
       turns,

@@ -17,7 +17,7 @@ export interface Changes {
   pending?: unknown[];
   threads?: unknown[];
   usage?: unknown;
-  connection: { status: string; turnId: string | null };
+  connection?: { status: string; turnId: string | null };
   error: { code: string; message: string; retryable: boolean; status?: number } | null;
   warnings?: { code: string; message: string }[];
 }

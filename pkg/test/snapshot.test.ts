@@ -97,6 +97,18 @@ describe("SnapshotStore", () => {
     expect(Object.isFrozen(turn)).toBe(true);
   });
 
+  it("a drain without the badge keeps the badge (it did not change)", () => {
+    const { store, core } = open();
+    const before = store.getSnapshot().connection;
+    core.queue.push({ sessionId: "s1", drain: 2, items: [{ turnId: "t1", key: "m1", removed: false, append: { baseVersion: 1, version: 2, content: "lo" } }], error: null });
+    store.flush();
+    expect(textOf(store, 0, 0)).toBe("Hello");
+    expect(store.getSnapshot().connection).toBe(before);
+    core.queue.push({ sessionId: "s1", drain: 3, connection: { status: "done", turnId: "t1" }, error: null });
+    store.flush();
+    expect(store.getSnapshot().connection).toEqual({ status: "done", turnId: "t1" });
+  });
+
   it("a cursor naming a header version it does not hold takes the whole view instead", () => {
     const { store, core } = open();
     core.full = { ...base(), drain: 2, turns: [{ ...header("t1", ["m1", "m2"], "done"), version: 2 }] };

@@ -231,21 +231,23 @@ async fn incremental_changes_rebuild_the_full_snapshot() {
         }
         appends
     }
-    fn full(session: &forgestream_web::client::WasmSession) -> (Mirror, u64, Headers) {
+    fn full(session: &forgestream_web::client::WasmSession) -> (Mirror, u64, Headers, String) {
         let c = json(&session.snapshot().unwrap());
         // `items` is left out when there are none.
         let items = c["items"].as_array().into_iter().flatten();
         let mirror = items.map(|i| (id(i), i["value"].clone())).collect();
-        (mirror, c["drain"].as_u64().unwrap(), all_headers(&c))
+        let status = c["connection"]["status"].as_str().unwrap_or_default();
+        let drain = c["drain"].as_u64().unwrap();
+        (mirror, drain, all_headers(&c), status.to_string())
     }
 
     let client = client("memory", Some("drip-ms=2,split=1..40"));
     let session = create(&client, "storyteller").await;
-    let (mut mirror, mut drain, mut headers) = full(&session);
+    let (mut mirror, mut drain, mut headers, mut status) = full(&session);
     await_js(session.send(message("Tell me a story, 400 words"), false, None))
         .await
         .expect("send");
-    let (mut appends, mut cursors, mut compared, mut rounds) = (0, 0, 0, 0);
+    let (mut appends, mut cursors, mut compared, mut rounds, mut quiet) = (0, 0, 0, 0, 0);
     loop {
         sleep(16).await;
         rounds += 1;
@@ -253,16 +255,18 @@ async fn incremental_changes_rebuild_the_full_snapshot() {
         let c = json(&session.take_changes().unwrap());
         appends += apply(&mut mirror, &mut drain, &c);
         cursors += apply_headers(&mut headers, &c);
-        let status = c["connection"]["status"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
+        // Absent: the badge did not change since the last drain (or the last full view).
+        match c["connection"]["status"].as_str() {
+            Some(s) => status = s.to_string(),
+            None => quiet += 1,
+        }
         // Nothing runs between these two calls: the full view is at the same point.
         if rounds % 7 == 0 || status == "done" {
-            let (whole, at, whole_headers) = full(&session);
+            let (whole, at, whole_headers, whole_status) = full(&session);
             assert_eq!(mirror, whole, "after drain {drain}");
             assert_eq!(headers, whole_headers, "headers after drain {drain}");
             drain = at;
+            status = whole_status;
             compared += 1;
         }
         if status == "done" {
@@ -273,6 +277,10 @@ async fn incremental_changes_rebuild_the_full_snapshot() {
     assert!(
         cursors > 10,
         "a turn that only gained text came as its cursor ({cursors})"
+    );
+    assert!(
+        quiet > 10,
+        "drains with an unchanged badge left it out ({quiet})"
     );
     assert!(compared > 2, "compared mid-stream ({compared})");
     assert!(all_text(&summary(&session)).contains("Il était une fois"));

@@ -75,10 +75,10 @@ async fn follow_idle(
             ));
         }
         seen.texts.push(all_text(&summary(&session)));
-        seen.status = c["connection"]["status"]
-            .as_str()
-            .unwrap_or_default()
-            .into();
+        // Absent: the badge did not change since the last drain.
+        if let Some(status) = c["connection"]["status"].as_str() {
+            seen.status = status.into();
+        }
         seen.statuses.push(seen.status.clone());
         if until.contains(&seen.status.as_str()) || waited >= timeout_ms {
             return (base, session, seen);

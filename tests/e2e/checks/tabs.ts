@@ -161,7 +161,9 @@ export const eightTabsOneStream: Check<"context" | "request"> = async ({ context
 export const leaderClosedMidStream: Check<"context" | "request"> = async ({ context, request }) => {
   const { pages, sid, errors } = await tabsOnOneSession(context, 5);
   const sender = pages[0]!;
-  await sendMessage(sender, "Tell a story, 1200 words, 15 ms");
+  // Long enough (≈27 s) that the turn still streams when the leader closes and a follower
+  // takes over on a loaded machine (at 1200 words it had ended first once, under load ≈6).
+  await sendMessage(sender, "Tell a story, 1800 words, 15 ms");
   await expect.poll(() => roleOf(sender)).toBe("leader");
   for (const page of pages.slice(1)) await expect(page.getByTestId("message-text").last()).toHaveText(/.{40,}/s);
   await resetStreams(request, sid);
@@ -197,7 +199,9 @@ export const leaderClosedMidStream: Check<"context" | "request"> = async ({ cont
 export const leaderFrozenMidStream: Check<"context" | "request"> = async ({ context, request }) => {
   const { pages, sid, errors } = await tabsOnOneSession(context, 4);
   const sender = pages[0]!;
-  await sendMessage(sender, "Tell a story, 700 words, 25 ms");
+  // Long enough (≈25 s) that the turn still streams after the lease, the probe and the takeover
+  // on a loaded machine (at 700 words it had ended by then once, with a full CI run beside it).
+  await sendMessage(sender, "Tell a story, 1000 words, 25 ms");
   await expect.poll(() => roleOf(sender)).toBe("leader");
   const rest = pages.slice(1);
   for (const page of rest) await expect(page.getByTestId("message-text").last()).toHaveText(/.{40,}/s);

@@ -62,7 +62,25 @@ impl SessionView {
         data: &str,
         changes: &mut ChangeSet,
     ) -> LiveFrame {
-        let text = wire::fast::text_delta(data);
+        self.apply_live_frame_read(
+            turn_id,
+            sequence_number,
+            data,
+            wire::fast::text_delta(data),
+            changes,
+        )
+    }
+
+    /// [`Self::apply_live_frame`] with `text` = `wire::fast::text_delta(data)` already read
+    /// (the session engine shares that scan with the inspector's frame log).
+    pub(crate) fn apply_live_frame_read(
+        &mut self,
+        turn_id: &str,
+        sequence_number: Option<u64>,
+        data: &str,
+        text: Option<wire::fast::TextDelta<'_>>,
+        changes: &mut ChangeSet,
+    ) -> LiveFrame {
         if let Some(delta) = &text {
             if let Some(flags) = self.apply_text_delta_hot(turn_id, sequence_number, delta, changes)
             {

@@ -380,8 +380,11 @@ pub struct CoreChanges<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub usage: Option<&'a UsageView>,
-    /// The connection badge (always: it is tiny).
-    pub connection: ConnectionState<'a>,
+    /// The connection badge: always in `snapshot()`, in `takeChanges()` only when it differs
+    /// from the last drain's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub connection: Option<ConnectionState<'a>>,
     /// Why the connection stopped, while it shows `failed`.
     pub error: Option<&'a SessionError>,
     /// Findings since the last drain.
@@ -430,7 +433,7 @@ impl Session {
             pending: Some(view.pending_actions()),
             threads: Some(view.threads().values().collect()),
             usage: Some(view.usage()),
-            connection: self.connection_state(),
+            connection: Some(self.connection_state()),
             error: self.error(),
             warnings: reported_warnings(changes, extra),
         }
@@ -513,7 +516,7 @@ impl Session {
                 .threads_changed
                 .then(|| view.threads().values().collect()),
             usage: changes.usage_changed.then(|| view.usage()),
-            connection: self.connection_state(),
+            connection: self.badge_changed().then(|| self.connection_state()),
             error: self.error(),
             warnings: reported_warnings(changes, extra),
         }

@@ -359,6 +359,10 @@ pub struct Session {
     /// The last notification's status differed from the one before it.
     status_notified: bool,
     drains: u64,
+    /// The connection badge (as JSON) when the last drain was taken, and whether it differed
+    /// from the drain before ([`Session::changes_of`] carries it only then).
+    drained_badge: String,
+    badge_changed: bool,
     event_log: frame_log::FrameLog,
     /// Sharing one live connection among tabs ([`tabs`]).
     tabs: tabs::Tabs,
@@ -398,6 +402,8 @@ impl Session {
             notified_status: None,
             status_notified: false,
             drains: 0,
+            drained_badge: String::new(),
+            badge_changed: true,
             event_log: frame_log::FrameLog::default(),
             tabs: tabs::Tabs::default(),
             armed_ms: None,
@@ -547,10 +553,20 @@ impl Session {
         self.drains
     }
 
+    /// Whether the connection badge changed between the last two drains.
+    pub fn badge_changed(&self) -> bool {
+        self.badge_changed
+    }
+
     /// Takes the changes and warnings since the last drain (normalized) and re-arms
     /// [`Effect::Notify`].
     pub fn take_changes(&mut self) -> (ChangeSet, Vec<(String, String)>) {
         self.drains += 1;
+        // The badge as JSON, compared with the one the last drain saw: `changes_of` carries it
+        // only when it changed (a streaming turn's 60 drains a second repeated it unchanged).
+        let badge = serde_json::to_string(&self.connection_state()).unwrap_or_default();
+        self.badge_changed = badge != self.drained_badge;
+        self.drained_badge = badge;
         self.notified = false;
         let mut changes = core::mem::take(&mut self.changes);
         changes.normalize();

@@ -4,6 +4,7 @@
 use alloc::format;
 use alloc::string::String;
 
+use super::frame_log::Envelope;
 use super::{ErrorCode, RequestId, RunStep, Session, SessionError, Settled, StorageEffect};
 use crate::resume;
 use crate::session::checkpoint::is_valid_id;
@@ -189,8 +190,15 @@ impl Session {
                 }
             },
         };
+        // Read once: the inspector's log and the reducer's hot path share the scan.
+        let text = wire::fast::text_delta(data);
         if self.config.inspect {
-            self.event_log.push(&turn_id, seq, data, now);
+            let envelope = match &text {
+                Some(delta) => Some(Envelope::of_text_delta(delta)),
+                None => Envelope::read(data),
+            };
+            self.event_log
+                .push_envelope(&turn_id, seq, envelope, data.len(), now);
         }
         // A number past the next one due (PROTOCOL §3: +1 per event, no gaps) is never applied:
         // the frames in between were not seen, so the view would show a hole. The machine's
@@ -220,7 +228,7 @@ impl Session {
         // come back from the reducer's own turn lookup (no extra lookups per frame).
         let frame = self
             .view
-            .apply_live_frame(&turn_id, seq, data, &mut self.changes);
+            .apply_live_frame_read(&turn_id, seq, data, text, &mut self.changes);
         if !self.changes.is_empty() {
             self.dirty = true;
         }

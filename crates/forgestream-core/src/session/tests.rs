@@ -571,6 +571,39 @@ fn a_turn_that_only_gained_text_crosses_as_its_cursor() {
     );
 }
 
+/// `takeChanges` carries the connection badge only when it changed since the last drain; the
+/// whole view (`snapshot()`) always does.
+#[test]
+fn the_badge_crosses_only_when_it_changed() {
+    let mut d = Driver::new();
+    let (post, _) = running_turn(&mut d, "t1", None);
+    let badge = |d: &mut Driver, frame: Option<(u64, String)>| {
+        if let Some((seq, data)) = frame {
+            let bytes = format!("id: {seq}\ndata: {data}\n\n");
+            d.feed(Input::Bytes {
+                request: post,
+                bytes: bytes.as_bytes(),
+            });
+        }
+        let (changes, extra) = d.s.take_changes();
+        let c = d.s.changes_of(&changes, &extra);
+        c.connection
+            .map(|b| serde_json::to_value(b).unwrap()["status"].clone())
+    };
+    assert_eq!(badge(&mut d, None), Some(serde_json::json!("live")));
+    assert_eq!(badge(&mut d, Some((4, delta("m-t1", "a")))), None);
+    assert_eq!(badge(&mut d, Some((5, delta("m-t1", "b")))), None);
+    assert_eq!(badge(&mut d, None), None);
+    let (changes, extra) = d.s.take_changes();
+    assert!(d.s.full_changes(&changes, &extra).connection.is_some());
+    let done = r#"{"type":"turn.done","id":"e-done","thread_id":null,"state":{"status":"done"}}"#;
+    assert_eq!(
+        badge(&mut d, Some((6, done.to_string()))),
+        Some(serde_json::json!("done"))
+    );
+    assert_eq!(badge(&mut d, None), None);
+}
+
 /// Undrained changes (a hidden page drains only when it publishes) are notified again at most
 /// every `RENOTIFY_MS` while frames keep coming, and at once when the badge's status changes
 /// (the turn's end): the consumer needs no timer of its own to keep up.
