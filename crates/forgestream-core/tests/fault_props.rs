@@ -494,6 +494,11 @@ fn engine(seed: u64) -> Session {
         SessionConfig {
             reconnect: Config {
                 jitter_seed: seed,
+                // An hour: no plan's lookups can use it up, so every plan is about converging
+                // within the attempt budget. The default 10 s lookup budget ends a create whose
+                // lookups keep failing with `outcome-unknown` by design, which
+                // `tests/resume_lookup_budget.rs` pins (see the test below `check`).
+                create_lookup_budget_ms: 3_600_000,
                 ..Config::default()
             },
             ..SessionConfig::new(Api::new("http://sim", Flavor::TrueForge))
@@ -979,6 +984,35 @@ fn check(reference: &Reference, plan: &Plan) -> Result<(), TestCaseError> {
         plan
     );
     Ok(())
+}
+
+/// Found by `recorded_turns_survive_any_fault_plan` in a fresh-clone CI run (session 12): the
+/// create POST's body dropped at its first byte, then four lookups answered 504, 500, 429, 500.
+/// With the default 10 s lookup budget (`create_lookup_budget_ms`, session 10) the backoff put
+/// the fifth lookup past the budget and the command settled `outcome-unknown` — the budget's
+/// rule, which `tests/resume_lookup_budget.rs` pins. This property is about the view converging
+/// within the attempt budget, so the simulation gives lookups a budget no plan of 8 connections
+/// reaches (see `engine`); the plan must then end with the recorded view.
+#[test]
+fn a_dropped_create_behind_four_failed_lookups_converges() {
+    let status = |code| ConnPlan {
+        fault: Fault::Status {
+            code,
+            retry_after_s: None,
+        },
+        max_chunk: 1,
+        ..ConnPlan::ok()
+    };
+    let dropped = ConnPlan {
+        fault: Fault::Drop { at: 0 },
+        max_chunk: 1,
+        ..ConnPlan::ok()
+    };
+    let plan = Plan {
+        conns: vec![dropped, status(504), status(500), status(429), status(500)],
+        jitter_seed: 317_140_159_228_736_768,
+    };
+    check(&recorded()[3], &plan).unwrap();
 }
 
 // Case counts: 8,000 over the recorded turns + 2,000 generated turns = 10,000 per `cargo test`.
