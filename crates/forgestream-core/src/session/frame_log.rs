@@ -130,7 +130,7 @@ impl FrameLog {
     }
 
     /// Logs one frame of `turn_id`'s stream whose envelope is known already: `envelope` is
-    /// [`Envelope::read`] of its data (or [`Envelope::of_text_delta`] of what the text-delta
+    /// [`envelope`] of its data (or [`Envelope::of_text_delta`] of what the text-delta
     /// scanner read from it), `bytes` its length.
     pub(super) fn push_envelope(
         &mut self,
@@ -300,12 +300,7 @@ pub(super) struct Envelope<'a> {
 }
 
 impl<'a> Envelope<'a> {
-    /// The envelope of `data` (see [`envelope`]); `None`: not an object the scan can walk.
-    pub(super) fn read(data: &'a str) -> Option<Envelope<'a>> {
-        envelope(data)
-    }
-
-    /// The envelope of a frame the text-delta scanner read — the fields [`Envelope::read`]
+    /// The envelope of a frame the text-delta scanner read — the fields [`envelope`]
     /// finds in the same data (a string with escapes is absent there, and the scanner borrows
     /// exactly the strings without escapes). Why: with `inspect: true` every delta was scanned
     /// a second time for the log, about a twentieth of the SDK's time at 2,000 deltas/s
@@ -327,7 +322,7 @@ impl<'a> Envelope<'a> {
 /// escapes (every TrueForge envelope); other values are skipped without being decoded. `None`
 /// when `data` is not an object this scan can walk (then the log shows `(malformed)`). Never
 /// panics; linear in `data`.
-fn envelope(data: &str) -> Option<Envelope<'_>> {
+pub(super) fn envelope(data: &str) -> Option<Envelope<'_>> {
     let bytes = data.as_bytes();
     let mut at = skip_ws(bytes, 0);
     if bytes.get(at) != Some(&b'{') {

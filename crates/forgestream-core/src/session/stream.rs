@@ -4,7 +4,7 @@
 use alloc::format;
 use alloc::string::String;
 
-use super::frame_log::Envelope;
+use super::frame_log::{self, Envelope};
 use super::{ErrorCode, RequestId, RunStep, Session, SessionError, Settled, StorageEffect};
 use crate::resume;
 use crate::session::checkpoint::is_valid_id;
@@ -195,7 +195,7 @@ impl Session {
         if self.config.inspect {
             let envelope = match &text {
                 Some(delta) => Some(Envelope::of_text_delta(delta)),
-                None => Envelope::read(data),
+                None => frame_log::envelope(data),
             };
             self.event_log
                 .push_envelope(&turn_id, seq, envelope, data.len(), now);

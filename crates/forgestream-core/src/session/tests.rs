@@ -511,6 +511,17 @@ fn notifications_come_once_per_drain() {
     assert_eq!(notifies, 1);
 }
 
+/// Feeds `frames` `(sequence number, data)` on the stream `post`, one read each.
+fn feed_frames(d: &mut Driver, post: RequestId, frames: &[(u64, String)]) {
+    for (seq, data) in frames {
+        let bytes = format!("id: {seq}\ndata: {data}\n\n");
+        d.feed(Input::Bytes {
+            request: post,
+            bytes: bytes.as_bytes(),
+        });
+    }
+}
+
 /// A drain in which a turn only gained text carries its cursor, not its header (input, usage,
 /// every item key); a new item or the turn's end carries the whole header again, and the
 /// cursor names the header version the consumer already holds.
@@ -519,13 +530,7 @@ fn a_turn_that_only_gained_text_crosses_as_its_cursor() {
     let mut d = Driver::new();
     let (post, _) = running_turn(&mut d, "t1", None);
     let drain = |d: &mut Driver, frames: &[(u64, String)]| {
-        for (seq, data) in frames {
-            let bytes = format!("id: {seq}\ndata: {data}\n\n");
-            d.feed(Input::Bytes {
-                request: post,
-                bytes: bytes.as_bytes(),
-            });
-        }
+        feed_frames(d, post, frames);
         let (changes, extra) = d.s.take_changes();
         let c = d.s.changes_of(&changes, &extra);
         let headers: Vec<(String, u64)> = c
@@ -578,13 +583,7 @@ fn the_badge_crosses_only_when_it_changed() {
     let mut d = Driver::new();
     let (post, _) = running_turn(&mut d, "t1", None);
     let badge = |d: &mut Driver, frame: Option<(u64, String)>| {
-        if let Some((seq, data)) = frame {
-            let bytes = format!("id: {seq}\ndata: {data}\n\n");
-            d.feed(Input::Bytes {
-                request: post,
-                bytes: bytes.as_bytes(),
-            });
-        }
+        feed_frames(d, post, frame.as_slice());
         let (changes, extra) = d.s.take_changes();
         let c = d.s.changes_of(&changes, &extra);
         c.connection
