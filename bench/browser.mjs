@@ -427,7 +427,47 @@ export default { ...base, resolve: { dedupe: ['react', 'react-dom', 'vue'], alia
   return file;
 }
 
-async function benchW3(pkgDir = null) {
+/**
+ * W3 `runs` times (BENCH_W3_RUNS, default 5) on this build: one 10 s window swings ±10% on these
+ * shared machines, so the rows and the target are the median run's (by SDK ms/s), with every
+ * run's figure beside them. Returns nothing; rows, targets and `results.raw.w3` (the median run)
+ * as `benchW3` writes them, plus `results.raw.w3_runs` (each run's SDK ms/s and delivered rate).
+ */
+async function benchW3Runs() {
+  const n = Math.max(1, Number(process.env.BENCH_W3_RUNS) || 5);
+  const runs = [];
+  for (let i = 0; i < n && (i === 0 || left() > 60_000); i++) {
+    const rows0 = results.rows.length;
+    const stats = await benchW3(null, { target: false });
+    runs.push({ stats, rows: results.rows.splice(rows0), raw: results.raw.w3 });
+    log(`W3 run ${i + 1}/${n}: SDK ${fmt(stats.sdkMsPerS)} ms/s at ${fmt(stats.dps, 0)} deltas/s, view ≤ ${fmt(stats.lagMaxMs, 0)} ms behind`);
+  }
+  const bySdk = [...runs].sort((a, b) => a.stats.sdkMsPerS - b.stats.sdkMsPerS);
+  const mid = bySdk[(bySdk.length - 1) >> 1];
+  results.rows.push(...mid.rows);
+  results.raw.w3 = mid.raw;
+  results.raw.w3_runs = runs.map((r) => ({ sdk_ms_per_s: +r.stats.sdkMsPerS.toFixed(1), deltas_per_s: +r.stats.dps.toFixed(0), view_lag_max_ms: r.stats.lagMaxMs }));
+  const each = runs.map((r) => `${fmt(r.stats.sdkMsPerS / 10, 2)}%`).join(', ');
+  row('W3 SDK share, every run', `${each} (median ${fmt(mid.stats.sdkMsPerS / 10, 2)}%)`, `${runs.length} runs of the W3 window, each with a fresh emulator and page; the W3 rows above are the median run's`);
+  w3Target(mid.stats, ` (median of ${runs.length} runs: ${each})`);
+  save();
+}
+
+/** The W3 target row for one run's `stats` (see `benchW3`); `note` is appended to its figure. */
+function w3Target({ sdkMsPerS, dps, lagMaxMs }, note = '') {
+  // The target is stated for ≈2,000 deltas/s; at a lower delivered rate it is not checked.
+  // Met only while keeping up: a view that falls behind does less work per second.
+  const keptUp = lagMaxMs <= 250;
+  target('W3 SDK time ≤ 5% of the main thread (at ≈2,000 deltas/s) while the view keeps up', dps >= 1800 ? sdkMsPerS / 10 <= 5 && keptUp : null, `${fmt(sdkMsPerS / 10, 2)}% of wall time (${fmt(sdkMsPerS)} ms/s) at ${fmt(dps, 0)} deltas/s, view at most ${fmt(lagMaxMs, 0)} ms behind${keptUp ? '' : ' (not keeping up: > 250 ms)'}${dps >= 1800 ? '' : ' — the emulator delivered less than the stated rate, so the target is not checked'}${note}`, '≤ 5%, view ≤ 250 ms behind');
+}
+
+/**
+ * One W3 run: the demo (this build, or the one beside `pkgDir`) streaming storyteller at ≈2,000
+ * deltas/s for a 10 s window under the CDP profiler and a trace. Writes its rows,
+ * `results.raw.w3` and (unless `target: false`) the W3 target; returns
+ * `{ sdkMsPerS, dps, lagMaxMs }`.
+ */
+async function benchW3(pkgDir = null, { target: withTarget = true } = {}) {
   const WORDS = 60000, PACE = Number(process.env.BENCH_W3_PACE_MS ?? 0.5), WINDOW_MS = 10_000;
   // The demo, built into our own directory (sources mapped, so bundled code can be attributed).
   const www = join(BUILD, pkgDir ? 'www-compare' : 'www');
@@ -678,11 +718,10 @@ async function benchW3(pkgDir = null) {
     row('W3 main thread: rendering', `**${fmt((react + app + renderMs) / secs)} ms/s**`, `React ${fmt(react / secs)} + demo components ${fmt(app / secs)} (profiler self time, DOM calls they make included) + style/layout/paint/commit outside JS ${fmt(renderMs / secs)} (trace; ${fmt(forcedMs / secs)} ms/s more was forced inside JS and is in the JS figures) ms/s`);
     row('W3 main thread: busy total', `${fmt(busyMs / secs)} ms/s`, `trace RunTask on CrRendererMain; GC ${fmt((cats.gc ?? 0) / secs)} ms/s, other JS ${fmt(((cats['other-js'] ?? 0) + (cats.builtin ?? 0)) / secs)} ms/s`);
     row('W3 frames', `${stamps.length} frames, ${dropped} dropped`, `median frame ${fmt(period)} ms, longest ${fmt(longest)} ms; dropped = Σ(round(gap/16.7 ms) − 1) over rAF gaps`);
-    // The target is stated for ≈2,000 deltas/s; at a lower delivered rate it is not checked.
-    // Met only while keeping up: a view that falls behind does less work per second.
-    const keptUp = viewLag.max_ms <= 250;
-    target('W3 SDK time ≤ 5% of the main thread (at ≈2,000 deltas/s) while the view keeps up', dps >= 1800 ? sdk / secs / 10 <= 5 && keptUp : null, `${fmt(sdk / secs / 10, 2)}% of wall time (${fmt(sdk / secs)} ms/s) at ${fmt(dps, 0)} deltas/s, view at most ${fmt(viewLag.max_ms, 0)} ms behind${keptUp ? '' : ' (not keeping up: > 250 ms)'}${dps >= 1800 ? '' : ' — the emulator delivered less than the stated rate, so the target is not checked'}`, '≤ 5%, view ≤ 250 ms behind');
+    const stats = { sdkMsPerS: sdk / secs, dps, lagMaxMs: viewLag.max_ms };
+    if (withTarget) w3Target(stats);
     save();
+    return stats;
   } finally {
     srv.kill('SIGTERM');
   }
@@ -936,7 +975,7 @@ async function main() {
   if (!PHASES.has('w3') || process.env.BENCH_BROWSER_SKIP_W3 === '1') {
     row('W3', 'not measured', 'skipped on request');
   } else if (left() > 60_000) {
-    if (!CMP_PKG) await benchW3();
+    if (!CMP_PKG) await benchW3Runs();
     else if (!CMP_WWW) {
       await benchW3();
       row('W3 compare', 'not measured', `no demo of the compared commit beside ${CMP_PKG} (set BENCH_COMPARE_WWW): the demo at HEAD needs this build's API`);
