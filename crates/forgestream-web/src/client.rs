@@ -393,7 +393,7 @@ impl WasmSession {
         #[wasm_bindgen(unchecked_param_type = "Decision[]")] decisions: JsValue,
         waited: Option<bool>,
     ) -> Promise {
-        match serde_wasm_bindgen::from_value::<Vec<Decision>>(decisions) {
+        match crate::snapshot::json_from_js::<Vec<Decision>>(&decisions) {
             Ok(decisions) => self.run(after_wait(Command::Respond { decisions }, waited)),
             Err(e) => Promise::reject(&invalid_input(format!("invalid decisions: {e}"))),
         }

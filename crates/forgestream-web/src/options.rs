@@ -1,5 +1,5 @@
 //! The client options object (`new AgentClient({...})`), read from JS once at construction: the
-//! data part is the core's [`session::ClientOptions`] (deserialised with serde-wasm-bindgen and
+//! data part is the core's [`session::ClientOptions`] (read through its JSON text and
 //! checked by the core), the header provider a JS function kept here.
 use js_sys::{Function, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
@@ -26,7 +26,7 @@ impl ClientOptions {
         if !obj.is_object() {
             return Err(invalid("AgentClient options must be an object".into()));
         }
-        let data: session::ClientOptions = serde_wasm_bindgen::from_value(obj.clone())
+        let data: session::ClientOptions = crate::snapshot::json_from_js(obj)
             .map_err(|e| invalid(format!("invalid AgentClient options: {e}")))?;
         let headers = match Reflect::get(obj, &JsValue::from_str("headers")) {
             Ok(v) if v.is_undefined() || v.is_null() => None,

@@ -4,8 +4,8 @@
 //! The change sets cross as JSON text (`serde_json` in wasm, `JSON.parse` in JS), not through
 //! serde-wasm-bindgen: a change set of a long history holds every item (W2: ≈49 MB of JSON), and
 //! building its objects one property at a time through the boundary measured slower than one
-//! `JSON.parse` per item, and pulled a second serializer into the wasm. The small values (errors,
-//! options, decisions) cross with serde-wasm-bindgen.
+//! `JSON.parse` per item, and pulled a second serializer into the wasm. The app's small values
+//! (options, decisions) come in the same way, as JSON text ([`json_from_js`]).
 use forgestream_core::session::{CoreChanges, ErrorCode, SessionError};
 use serde::Serialize;
 use wasm_bindgen::{JsCast, JsValue};
@@ -96,4 +96,53 @@ fn parse(text: &str) -> Result<JsValue, SessionError> {
 /// Serialises `value` with serde_json and hands it to `JSON.parse` (one boundary crossing).
 pub fn json_to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, SessionError> {
     parse(&json_text(value)?)
+}
+
+/// Reads an app's value (client options, decisions) as `T` through its JSON text:
+/// `JSON.stringify` in JS, then serde_json — the decoder the wasm already carries for every
+/// response body, so no second one (serde-wasm-bindgen: 2.8 KB of gzip wasm, 3.4 KB with glue).
+/// Functions and `undefined` members are left out, as `JSON.stringify` does (the client's
+/// `headers` provider is read separately).
+///
+/// # Errors
+///
+/// The message (for an `invalid-input` error): `JSON.stringify` threw (a cycle, a `BigInt`) or
+/// gave no text (`undefined`, a function), or the text is not a `T` (serde_json's message and
+/// the JSON around the place it names, e.g. ``expected value near `"transport":42` ``).
+pub fn json_from_js<T: serde::de::DeserializeOwned>(value: &JsValue) -> Result<T, String> {
+    let text = js_sys::JSON::stringify(value)
+        .map_err(|e| match e.dyn_into::<js_sys::Error>() {
+            Ok(thrown) => format!(
+                "not representable as JSON ({})",
+                String::from(thrown.message())
+            ),
+            Err(_) => String::from("not representable as JSON"),
+        })?
+        .as_string()
+        .ok_or_else(|| String::from("not representable as JSON"))?;
+    serde_json::from_str(&text).map_err(|e| {
+        // serde_json places the error in a text the app never wrote ("at line 1 column 88"):
+        // show the text around it instead (`… "transport":42 …`), which names the field.
+        let mut message = e.to_string();
+        if let Some(at) = message.rfind(" at line ") {
+            message.truncate(at);
+        }
+        if e.column() > 0 {
+            message.push_str(&format!(" near `{}`", excerpt(&text, e.column() - 1)));
+        }
+        message
+    })
+}
+
+/// Up to 32 bytes of `text` before byte `at` and 16 from it, cut on character boundaries.
+fn excerpt(text: &str, at: usize) -> &str {
+    let mut start = at.saturating_sub(32).min(text.len());
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = at.saturating_add(16).min(text.len());
+    while !text.is_char_boundary(end) {
+        end += 1;
+    }
+    &text[start..end]
 }

@@ -345,3 +345,71 @@ async fn a_snapshot_larger_than_one_text_reaches_js_whole() {
     assert_eq!(all_text(&summary(&loaded)), live.concat());
     assert_eq!(summary(&loaded), persisted_summary(&session.id()).await);
 }
+
+/// The app's options and decisions are read through their JSON text: a wrong type names the
+/// field, a value JSON cannot hold (a cycle, a `BigInt`) is `invalid-input` too — never a throw
+/// from inside the wasm — and a function member (the `headers` provider) is read beside it.
+#[wasm_bindgen_test]
+async fn options_and_decisions_are_typed_errors_when_malformed() {
+    let code_and_message = |e: &wasm_bindgen::JsValue| {
+        (
+            get(e, "code").as_string().unwrap_or_default(),
+            get(e, "message").as_string().unwrap_or_default(),
+        )
+    };
+    let o = options("memory", "trueforge", "fetch", None);
+    set(&o, "transport", 42.0);
+    let (code, message) =
+        code_and_message(&forgestream_web::client::WasmClient::new(o).err().unwrap());
+    assert_eq!(code, "invalid-input");
+    assert!(
+        message.starts_with("invalid AgentClient options: expected value near `")
+            && message.contains(r#""transport":42"#),
+        "{message}"
+    );
+
+    let o = options("memory", "trueforge", "fetch", None);
+    set(&o, "self", o.clone());
+    let (code, message) =
+        code_and_message(&forgestream_web::client::WasmClient::new(o).err().unwrap());
+    assert_eq!(code, "invalid-input");
+    assert!(
+        message.starts_with("invalid AgentClient options: not representable as JSON"),
+        "{message}"
+    );
+
+    let o = options("memory", "trueforge", "fetch", None);
+    let reconnect = get(&o, "reconnect");
+    set(&reconnect, "maxDelayMs", -1.0);
+    let (code, message) =
+        code_and_message(&forgestream_web::client::WasmClient::new(o).err().unwrap());
+    assert_eq!(code, "invalid-input");
+    assert!(message.contains("maxDelayMs"), "{message}");
+
+    // Unknown members and the header provider ride along.
+    let o = options("memory", "trueforge", "fetch", Some("none"));
+    set(&o, "appOnly", "kept by the app");
+    let client = forgestream_web::client::WasmClient::new(o).expect("options with a provider");
+    let session = client.session("01m8aaaaaaaaaaaaaaaaaaaaaa".into());
+    for (decisions, starts) in [
+        (
+            wasm_bindgen::JsValue::from_str("allow"),
+            "invalid decisions: invalid type: string",
+        ),
+        (
+            js_sys::BigInt::from(1u64).into(),
+            "invalid decisions: not representable as JSON",
+        ),
+        (
+            decisions(&[("maybe", "call_1", None)]),
+            "invalid decisions: unknown variant `maybe`",
+        ),
+    ] {
+        let refused = await_js(session.respond(decisions, None))
+            .await
+            .expect_err("malformed decisions");
+        let (code, message) = code_and_message(&refused);
+        assert_eq!(code, "invalid-input");
+        assert!(message.starts_with(starts), "{message}");
+    }
+}
