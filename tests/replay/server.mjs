@@ -20,6 +20,9 @@
 // `~redirect` answers it 302 to `/<scenario>/login`, a 200 HTML login page. `~trickle=N:MS` sends
 // frame N of the first create stream in 8 pieces MS ms apart (a frame arriving more slowly than
 // a client's idle timeout, its bytes still flowing; issue 18 item 9), everything else at once.
+// `~paged-events=MS` answers the session timeline one event per page (newest first, tokens
+// `e1`, `e2`, …), each page after the first MS ms late: a long history arriving slowly, for the
+// progressive load (issue 16: the newest turns show, complete, before the last page is in).
 //
 // Usage: node tests/replay/server.mjs [--port 0]   → prints "listening on http://127.0.0.1:PORT"
 import { createServer } from "node:http";
@@ -210,6 +213,14 @@ const server = createServer((req, res) => {
       return json(res, 200, read(scenario, "turns.json"));
     }
     if (/^\/api\/v1\/sessions\/[^/]+\/turns$/.test(path)) return json(res, 200, read(scenario, "turns.json"));
+    if (/^\/api\/v1\/sessions\/[^/]+\/events$/.test(path) && spec("paged-events") !== undefined) {
+      const all = JSON.parse(read(scenario, "session-events.json"));
+      const at = Number((url.searchParams.get("page_token") ?? "e0").slice(1)) || 0;
+      const next = at + 1 < all.data.length ? `e${at + 1}` : null;
+      const page = JSON.stringify({ ...all, data: all.data.slice(at, at + 1), pagination: { ...all.pagination, next_page_token: next } });
+      const delay = at === 0 ? 0 : Number(spec("paged-events").split("=")[1] ?? 0);
+      return void setTimeout(() => json(res, 200, page), delay);
+    }
     if (/^\/api\/v1\/sessions\/[^/]+\/events$/.test(path)) return json(res, 200, read(scenario, "session-events.json"));
     if (/^\/api\/v1\/sessions\/[^/]+$/.test(path)) return json(res, 200, read(scenario, "session.json"));
     return json(res, 404, '{"error":{"message":"no such route"}}');

@@ -161,3 +161,76 @@ fn merged_change_sets_keep_every_raised_flag() {
         );
     }
 }
+
+/// A delta whose `content` is an array of parts (PROTOCOL §5: content is a string or parts)
+/// appends its text parts to the text and keeps the other parts in order (shard 4/40 found the
+/// parts arm unpinned: dropping it lost the text).
+#[test]
+fn a_delta_with_content_parts_appends_them() {
+    use forgestream_core::reduce::{ContentPartView, ContentView};
+    let mut view = SessionView::new("s1", ReducerConfig::default());
+    let parts = r#"{"type":"model.message.delta","id":"m1","thread_id":"main","content":[{"type":"text","text":" world"},{"type":"refusal","refusal":"no"}]}"#;
+    let text = r#"{"type":"model.message.delta","id":"m1","thread_id":"main","content":"Hello"}"#;
+    for (seq, frame) in [CREATED, PLACEHOLDER, text].iter().enumerate() {
+        view.apply_live("t1", Some(seq as u64 + 1), frame).unwrap();
+    }
+    let before = view.item("t1", "m1").unwrap().version;
+    let changes = view.apply_live("t1", Some(4), parts).unwrap();
+    let item = view.item("t1", "m1").unwrap();
+    assert!(item.version > before, "a parts delta is a change");
+    assert!(changes.items.iter().any(|c| c.key == "m1"));
+    let ItemBody::Message(m) = &item.body else {
+        panic!("not a message: {:?}", item.body)
+    };
+    assert_eq!(
+        m.content,
+        Some(ContentView::Parts(vec![
+            ContentPartView::Text {
+                text: "Hello world".into()
+            },
+            ContentPartView::Refusal {
+                refusal: "no".into()
+            },
+        ]))
+    );
+}
+
+/// A tool result that arrived before its call (another thread's order, or a listing's) is linked
+/// to the call's message once the call arrives, as a new version of the result item (shard 4/40:
+/// the version bump was unpinned, so a consumer holding the old version kept the unlinked one).
+#[test]
+fn a_result_before_its_call_is_linked_as_a_new_version() {
+    let mut view = SessionView::new("s1", ReducerConfig::default());
+    for (seq, frame) in [CREATED, PLACEHOLDER, RESULT].iter().enumerate() {
+        view.apply_live("t1", Some(seq as u64 + 1), frame).unwrap();
+    }
+    let result = |view: &SessionView| {
+        let turn = view.turn("t1").unwrap();
+        let item = turn
+            .items
+            .values()
+            .find(|i| matches!(i.body, ItemBody::ToolResult(_)))
+            .expect("the result item")
+            .clone();
+        item
+    };
+    let before = result(&view);
+    assert!(
+        matches!(&before.body, ItemBody::ToolResult(r) if r.call_message_id.is_none()),
+        "{before:?}"
+    );
+    let changes = view.apply_live("t1", Some(4), CALL_START).unwrap();
+    let after = result(&view);
+    assert!(
+        after.version > before.version,
+        "{} → {}",
+        before.version,
+        after.version
+    );
+    let ItemBody::ToolResult(r) = &after.body else {
+        unreachable!()
+    };
+    assert_eq!(r.call_message_id.as_deref(), Some("m1"));
+    assert_eq!(r.call_turn_id.as_deref(), Some("t1"));
+    assert!(changes.items.iter().any(|c| c.key == after.key));
+}

@@ -46,3 +46,38 @@ fn a_regression_is_skipped_as_a_replay() {
     assert_eq!(view.last_sequence_number("t1"), Some(3));
     assert_eq!(view.warning_count(), 0);
 }
+
+/// An event after the turn's `turn.done` is ignored with a warning naming its wire `type` (the
+/// app's log says what came late; shard 4/40 found `Event::event_type` unpinned).
+#[test]
+fn an_event_after_turn_done_is_ignored_with_a_warning_naming_its_type() {
+    const DONE: &str =
+        r#"{"type":"turn.done","id":"e9","thread_id":null,"state":{"status":"done"}}"#;
+    const LATE_TOOL: &str = r#"{"type":"tool.response","id":"e10","thread_id":"main","tool_call_id":"c1","content":"x"}"#;
+    const LATE_UNKNOWN: &str = r#"{"type":"vendor.note","id":"e11","thread_id":"main"}"#;
+    let mut view = SessionView::new("s1", ReducerConfig::default());
+    for (seq, frame) in [CREATED, PLACEHOLDER, DELTA, DONE].iter().enumerate() {
+        view.apply_live("t1", Some(seq as u64 + 1), frame).unwrap();
+    }
+    let before = view.item("t1", "m1").cloned();
+    for (seq, frame, event_type) in [
+        (5, DELTA, "model.message.delta"),
+        (6, LATE_TOOL, "tool.response"),
+        (7, LATE_UNKNOWN, "vendor.note"),
+    ] {
+        let changes = view.apply_live("t1", Some(seq), frame).unwrap();
+        assert_eq!(
+            changes.warnings,
+            [Warning::EventAfterTurnDone {
+                turn_id: "t1".into(),
+                event_type: event_type.into()
+            }]
+        );
+    }
+    assert_eq!(
+        view.item("t1", "m1").cloned(),
+        before,
+        "late events change no item"
+    );
+    assert!(view.item("t1", "e10").is_none());
+}

@@ -137,3 +137,84 @@ async fn a_malformed_listing_fails_the_rebuild_cleanly() {
         "the cause is kept: {message}"
     );
 }
+
+/// The turns of the snapshot the app renders: `(turnId, item keys)` in order.
+fn shown_turns(session: &WasmSession) -> Vec<(String, Vec<String>)> {
+    let text = js_sys::JSON::stringify(&session.snapshot().unwrap())
+        .unwrap()
+        .as_string()
+        .unwrap();
+    let snap: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let items = snap["items"].as_array().cloned().unwrap_or_default();
+    snap["turns"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| {
+            let id = t["turnId"].as_str().unwrap_or_default().to_string();
+            let keys = items
+                .iter()
+                .filter(|i| i["turnId"].as_str() == Some(id.as_str()))
+                .map(|i| i["key"].as_str().unwrap_or_default().to_string())
+                .collect();
+            (id, keys)
+        })
+        .collect()
+}
+
+/// Progressive history (issue 16): the recorded two-turn timeline served one event per page, each
+/// page 150 ms late. The turns listing comes first and shows each turn's header with what its
+/// state carries (the final output message, the pending approval); while the badge still reads
+/// `loading`, the snapshot then shows the newest turn with every item it ends with and the older
+/// one still as the listing showed it — never a turn between the two. `load()` resolves with the
+/// whole history, equal to the one-page load.
+#[wasm_bindgen_test]
+async fn a_slow_history_shows_the_newest_turn_whole_before_the_last_page() {
+    let base = replay_base("approve-allow~paged-events=150");
+    let session = replay_client(&base).session("s-progressive".to_string());
+    let load = wasm_bindgen_futures::JsFuture::from(session.load());
+    let (mut polls, done) = (Vec::new(), std::rc::Rc::new(std::cell::Cell::new(false)));
+    let flag = done.clone();
+    wasm_bindgen_futures::spawn_local(async move {
+        load.await.expect("load");
+        flag.set(true);
+    });
+    let mut waited = 0;
+    while !done.get() {
+        polls.push((connection_status(&session), shown_turns(&session)));
+        assert!(waited < 20_000, "load still running after 20 s");
+        sleep(25).await;
+        waited += 25;
+    }
+    let whole = shown_turns(&session);
+    assert_eq!(whole.len(), 2, "{whole:?}");
+    let listed = polls
+        .iter()
+        .map(|p| p.1.clone())
+        .find(|turns| !turns.is_empty())
+        .expect("the turns listing showed");
+    assert_ne!(
+        listed[0], whole[0],
+        "the listing alone does not complete the older turn"
+    );
+    let newest = whole.last().unwrap();
+    let early = polls
+        .iter()
+        .find(|(status, turns)| status == "loading" && turns.contains(newest))
+        .unwrap_or_else(|| panic!("the newest turn never showed whole while loading: {polls:?}"));
+    assert_eq!(
+        early.1,
+        vec![listed[0].clone(), newest.clone()],
+        "the newest turn whole, the older one as listed"
+    );
+    for (status, turns) in &polls {
+        for turn in turns {
+            assert!(
+                whole.contains(turn) || listed.contains(turn),
+                "{status}: a turn shown part-applied: {turn:?}"
+            );
+        }
+    }
+    let plain = recorded_history(&replay_base("approve-allow"), "s-progressive").await;
+    assert_eq!(summary(&session), plain);
+}

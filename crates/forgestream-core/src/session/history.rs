@@ -1,5 +1,14 @@
 //! Loading the history (every page of `GET …/turns`, then of `GET …/sessions/{sid}/events`) and
 //! the restore flow built on it.
+//!
+//! **Progressive**: the session timeline comes newest first (PROTOCOL §4), so each page is
+//! applied as it arrives and the view is published after it — the newest screen shows after the
+//! first page or two, not after the thousandth (issue 16, W2-first-screen). A page's oldest turn
+//! may go on in the next page, so the trailing run of its events is held back and applied with
+//! the next page: every turn a snapshot shows is complete, and the events are applied in exactly
+//! the order one apply of every page would take (`tests/history_progressive.rs` checks both).
+//! The reducer's derived state (chain order, pending set, usage) is rebuilt after each page,
+//! which it does from scratch, so the final view is the all-at-once one.
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -27,7 +36,8 @@ impl Session {
             request,
             events: false,
             pages: PageGuard::default(),
-            event_pages: Vec::new(),
+            held: Vec::new(),
+            apply_failed: false,
             waiters: command.into_iter().collect(),
             for_restore,
         });
@@ -109,12 +119,18 @@ impl Session {
                 let Some(h) = self.history.as_mut() else {
                     return;
                 };
-                h.event_pages.push(page.data);
-                match h.pages.after_page(
+                let next = h.pages.after_page(
                     "session events",
                     page.pagination.next_page_token,
                     MAX_EVENT_PAGES,
-                ) {
+                );
+                let mut items = core::mem::take(&mut h.held);
+                items.extend(page.data);
+                if let NextPage::Follow(_) = next {
+                    h.held = split_off_oldest_turn(&mut items);
+                }
+                self.apply_history_page(items);
+                match next {
                     NextPage::Follow(t) => self.next_history_page(true, Some(&t)),
                     NextPage::Done => self.history_done(),
                     NextPage::Cut(warning) => {
@@ -130,22 +146,32 @@ impl Session {
         }
     }
 
-    /// All pages first, then one apply: the reducer orders turns once per call, and a UI wants
-    /// one render of the history, not one per page. Pages are kept as decoded (not appended into
-    /// one growing vector: no re-copying of ~100k events).
+    /// Applies timeline events (newest first) and records the change for the next snapshot; the
+    /// badge keeps reading `loading` until the last page is in.
+    fn apply_history_page(&mut self, items: Vec<wire::SessionEventItem>) {
+        if items.is_empty() || self.history.as_ref().is_none_or(|h| h.apply_failed) {
+            return;
+        }
+        self.dirty = true;
+        match self.view.apply_session_events(items) {
+            Ok(changes) => self.record(changes),
+            Err(e) => {
+                if let Some(h) = self.history.as_mut() {
+                    h.apply_failed = true;
+                }
+                self.warn("protocol", format!("{e}"));
+            }
+        }
+    }
+
+    /// The whole timeline is in: turns a newer turn replaced are checked, the waiters settle and
+    /// a restore resumes the stream.
     fn history_done(&mut self) {
         let Some(h) = self.history.take() else {
             return;
         };
         self.dirty = true;
         self.loaded = true;
-        match self
-            .view
-            .apply_session_events(h.event_pages.into_iter().flatten())
-        {
-            Ok(changes) => self.record(changes),
-            Err(e) => self.warn("protocol", format!("{e}")),
-        }
         // Turns the history shows running that a newer turn replaced (an interrupt another tab
         // made, a crash): read their state rather than show them running forever.
         let ids: Vec<String> = self.view.turn_ids().to_vec();
@@ -215,4 +241,17 @@ impl Session {
             }
         }
     }
+}
+
+/// Splits off the trailing run of `items` (newest first) that belongs to its last (oldest) turn:
+/// the next, older page may hold more of that turn. Empty when `items` is.
+fn split_off_oldest_turn(items: &mut Vec<wire::SessionEventItem>) -> Vec<wire::SessionEventItem> {
+    let Some(oldest) = items.last().map(|i| i.turn_id.clone()) else {
+        return Vec::new();
+    };
+    let from = items
+        .iter()
+        .rposition(|i| i.turn_id != oldest)
+        .map_or(0, |at| at + 1);
+    items.split_off(from)
 }

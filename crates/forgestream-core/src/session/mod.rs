@@ -312,7 +312,12 @@ struct History {
     events: bool,
     /// The tokens followed in the listing being read (turns, then session events).
     pages: paging::PageGuard,
-    event_pages: Vec<Vec<wire::SessionEventItem>>,
+    /// The timeline events read but not applied yet: the newest page's oldest turn, which the
+    /// next page (older events) may continue (see `history.rs`, "progressive").
+    held: Vec<wire::SessionEventItem>,
+    /// An apply failed (the per-turn event cap): later pages are read to the end of the listing
+    /// but not applied, as one apply of every page would have stopped there.
+    apply_failed: bool,
     waiters: Vec<CommandId>,
     /// A restore waits for this load.
     for_restore: bool,

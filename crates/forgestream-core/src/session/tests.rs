@@ -240,6 +240,23 @@ fn a_replaced_turn_whose_read_fails_is_read_again_and_one_the_server_does_not_kn
     }
 }
 
+/// A check of the replaced turn answered with another turn's body (a misrouting proxy, a
+/// cache) changes nothing and is read again: only `t1`'s own state may end `t1` (shard 4/40
+/// found the id check unpinned).
+#[test]
+fn a_check_answered_with_another_turn_is_ignored_and_read_again() {
+    let mut d = Driver::new();
+    let check = interrupted_check(&mut d);
+    d.respond(check, 200, &turn_json("t2", Some("t1"), CANCELLED_FOR_NEXT));
+    assert_eq!(d.s.view().turn("t1").unwrap().status, TurnStatus::Running);
+    assert_eq!(d.s.view().turn("t2").unwrap().status, TurnStatus::Running);
+    d.now = d.s.poll_timeout().unwrap();
+    let out = d.feed(Input::Timer);
+    let again = request_to(&out, Method::Get, "/turns/t1").id;
+    d.respond(again, 200, &turn_json("t1", None, CANCELLED_FOR_NEXT));
+    assert_eq!(d.s.view().turn("t1").unwrap().status, TurnStatus::Cancelled);
+}
+
 fn checkpoint(turn: &str) -> Checkpoint {
     Checkpoint {
         v: checkpoint::SCHEMA_VERSION,
@@ -573,6 +590,53 @@ fn a_turn_that_only_gained_text_crosses_as_its_cursor() {
     assert_eq!(
         d.s.view().turn("t1").unwrap().status,
         crate::reduce::TurnStatus::Done
+    );
+}
+
+/// Drains are numbered one by one from 1, in `changes_of` and `full_changes` alike: the TS
+/// store applies changes only when they follow the drain it holds (`drain === held + 1`) and
+/// otherwise reads the whole view (shard 4/40 found the numbering unpinned).
+#[test]
+fn drains_are_numbered_one_by_one() {
+    let mut d = Driver::new();
+    let (post, _) = running_turn(&mut d, "t1", None);
+    assert_eq!(d.s.drains(), 0);
+    for n in 1..=3u64 {
+        feed_frames(&mut d, post, &[(3 + n, delta("m-t1", "x"))]);
+        let (changes, extra) = d.s.take_changes();
+        assert_eq!(d.s.drains(), n);
+        assert_eq!(d.s.changes_of(&changes, &extra).drain, n);
+        assert_eq!(d.s.full_changes(&changes, &extra).drain, n);
+    }
+}
+
+/// Text a message gained since the last drain crosses as its suffix (`append`), not as the
+/// whole item: a streamed answer's text crosses once, not once per drain (shard 4/40 found
+/// `ItemAppend::of` → `None` unpinned; the view stayed right, only the bytes grew).
+#[test]
+fn text_gained_between_drains_crosses_as_its_suffix() {
+    let mut d = Driver::new();
+    let (post, _) = running_turn(&mut d, "t1", None);
+    d.s.take_changes();
+    let version = d.s.view().item("t1", "m-t1").unwrap().version;
+    feed_frames(
+        &mut d,
+        post,
+        &[(4, delta("m-t1", " and")), (5, delta("m-t1", " more"))],
+    );
+    let (changes, extra) = d.s.take_changes();
+    let c = d.s.changes_of(&changes, &extra);
+    let [update] = c.items.as_slice() else {
+        panic!("one item update: {:?}", c.items.len())
+    };
+    assert_eq!(update.key, "m-t1");
+    assert!(update.value.is_none(), "the whole item did not cross");
+    let append = update.append.as_ref().expect("an append");
+    assert_eq!(append.content, Some(" and more"));
+    assert_eq!(append.base_version, version);
+    assert_eq!(
+        append.version,
+        d.s.view().item("t1", "m-t1").unwrap().version
     );
 }
 

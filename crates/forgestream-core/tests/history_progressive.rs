@@ -1,0 +1,197 @@
+//! Progressive history (issue 16): `load()` applies each page of the session timeline (newest
+//! first, PROTOCOL §4) as it arrives, holding back the page's oldest turn, which the next page
+//! may continue. Checked through the public engine over recorded timelines cut into pages at
+//! random: every turn a view between pages shows is complete (all of its items, as the whole
+//! history has them), and the view after the last page is the one a single apply of every page
+//! gives.
+mod support;
+
+use forgestream_core::reduce::{ReducerConfig, SessionView};
+use forgestream_core::session::{
+    Api, Command, Config, Effect, Flavor, Input, Method, Session, Settled,
+};
+use forgestream_core::wire;
+use proptest::prelude::*;
+use support::read_fixture_json;
+
+/// Recorded timelines (each newest first), one after the other as one session's: 6 turns with
+/// tool calls, approvals, a client tool and a subagent thread.
+const FOLDERS: &[&str] = &["subagent", "approve-allow", "ask", "readtool"];
+
+fn timeline() -> Vec<serde_json::Value> {
+    FOLDERS
+        .iter()
+        .flat_map(|f| {
+            let page = read_fixture_json(&format!("recorded/{f}/session-events.json"));
+            page["data"].as_array().expect("data").clone()
+        })
+        .collect()
+}
+
+fn reference(items: &[serde_json::Value]) -> SessionView {
+    let items: Vec<wire::SessionEventItem> =
+        serde_json::from_value(serde_json::Value::Array(items.to_vec())).unwrap();
+    let mut view = SessionView::new("s1", ReducerConfig::default());
+    view.apply_session_events(items).unwrap();
+    view
+}
+
+/// Every turn of a view as `(turn id, item keys)`, in chain order.
+type Shown = Vec<(String, Vec<String>)>;
+
+/// The item keys of every turn of `view`, by turn id.
+fn item_keys(view: &SessionView) -> Shown {
+    view.turns()
+        .map(|t| (t.turn_id.clone(), t.items.keys().cloned().collect()))
+        .collect()
+}
+
+/// Drives one `load()` over `pages` (the turns listing is empty, as in `scripts/bench` W2);
+/// returns the engine, the view's item keys after each timeline page, and whether a
+/// notification came after each page.
+fn load(pages: &[Vec<serde_json::Value>]) -> (Session, Vec<Shown>, Vec<bool>) {
+    let mut s = Session::new(
+        "s1",
+        Config {
+            max_frame_bytes: 1 << 20,
+            ..Config::new(Api::new("http://h", Flavor::TrueForge))
+        },
+    );
+    let mut now = 1_000;
+    s.handle(
+        Input::Command {
+            id: 1,
+            command: Command::Load,
+        },
+        now,
+    );
+    let mut pending: Vec<Effect> = core::iter::from_fn(|| s.poll_effect()).collect();
+    // The app renders what each notification announced (here: drains at once).
+    s.take_changes();
+    let (mut after_page, mut notified, mut settled) = (Vec::new(), Vec::new(), None);
+    while let Some(effect) = pending.pop() {
+        match effect {
+            Effect::Request(r) if r.method == Method::Get => {
+                let body = if r.url.contains("/turns") {
+                    r#"{"data":[],"pagination":{"next_page_token":null}}"#.to_string()
+                } else {
+                    let at: usize = r
+                        .url
+                        .split("page_token=p")
+                        .nth(1)
+                        .map_or(0, |n| n.parse().unwrap());
+                    let next = if at + 1 < pages.len() {
+                        format!("\"p{}\"", at + 1)
+                    } else {
+                        "null".to_string()
+                    };
+                    format!(
+                        r#"{{"data":{},"pagination":{{"next_page_token":{next}}}}}"#,
+                        serde_json::Value::Array(pages[at].clone())
+                    )
+                };
+                now += 1;
+                s.handle(
+                    Input::Response {
+                        request: r.id,
+                        status: 200,
+                        retry_after: None,
+                        body: body.as_bytes(),
+                    },
+                    now,
+                );
+                let out: Vec<Effect> = core::iter::from_fn(|| s.poll_effect()).collect();
+                if !r.url.contains("/turns") {
+                    after_page.push(item_keys(s.view()));
+                    notified.push(out.iter().any(|e| matches!(e, Effect::Notify)));
+                }
+                s.take_changes();
+                pending.extend(out);
+            }
+            Effect::Settle {
+                command: 1,
+                outcome,
+            } => settled = Some(outcome),
+            _ => {}
+        }
+    }
+    assert_eq!(settled, Some(Ok(Settled::Done)));
+    (s, after_page, notified)
+}
+
+/// `items` cut before every index in `cuts` (sorted, deduplicated, within bounds).
+fn paged(items: &[serde_json::Value], cuts: &[usize]) -> Vec<Vec<serde_json::Value>> {
+    let mut at: Vec<usize> = cuts
+        .iter()
+        .map(|c| c % items.len())
+        .filter(|c| *c > 0)
+        .collect();
+    at.sort_unstable();
+    at.dedup();
+    let mut pages = Vec::new();
+    let mut from = 0;
+    for to in at.into_iter().chain([items.len()]) {
+        pages.push(items[from..to].to_vec());
+        from = to;
+    }
+    pages
+}
+
+fn check(pages: &[Vec<serde_json::Value>]) -> Result<(), TestCaseError> {
+    let all: Vec<serde_json::Value> = pages.concat();
+    let whole = reference(&all);
+    let complete = item_keys(&whole);
+    let (s, after_page, notified) = load(pages);
+    for (n, shown) in after_page.iter().enumerate() {
+        for turn in shown {
+            prop_assert!(
+                complete.contains(turn),
+                "after page {n} of {}, turn {} is shown incomplete: {:?}",
+                pages.len(),
+                turn.0,
+                turn.1
+            );
+        }
+        let newly = n == 0 || shown.len() > after_page[n - 1].len();
+        prop_assert!(
+            !newly || shown.is_empty() || notified[n],
+            "page {n} not notified"
+        );
+    }
+    prop_assert_eq!(s.view().summary(), whole.summary());
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    /// Any paging of the timeline: complete turns between pages, the all-at-once view at the end.
+    #[test]
+    fn any_paging_shows_complete_turns_and_ends_with_the_whole_view(
+        cuts in proptest::collection::vec(any::<usize>(), 0..40),
+    ) {
+        let items = timeline();
+        check(&paged(&items, &cuts))?;
+    }
+}
+
+/// One event per page (the worst cut): each turn appears whole, newest first, each page's
+/// turn only once the next page shows another turn began.
+#[test]
+fn the_newest_turns_show_first_and_each_only_when_complete() {
+    let items = timeline();
+    let pages: Vec<Vec<serde_json::Value>> = items.iter().map(|i| vec![i.clone()]).collect();
+    check(&pages).unwrap();
+    let (_, after_page, _) = load(&pages);
+    let newest = items[0]["turn_id"].as_str().unwrap();
+    let first_shown = after_page
+        .iter()
+        .position(|shown| !shown.is_empty())
+        .expect("a turn shows before the last page");
+    assert!(first_shown + 1 < pages.len(), "shown before the end");
+    assert_eq!(after_page[first_shown].len(), 1);
+    assert_eq!(
+        after_page[first_shown][0].0, newest,
+        "the newest turn first"
+    );
+}
