@@ -276,6 +276,19 @@ export interface ScopeOptions {
   scope?: string;
 }
 
+/** Options of {@link AgentClient.restore}. */
+export interface RestoreOptions extends ScopeOptions {
+  /**
+   * Called at once, before `restore()` resolves, with a handle on the session storage names, so
+   * a UI can render its history as it arrives — the turns listing, then the timeline newest page
+   * first (README, "A long history opens newest first") — instead of waiting for all of it. The
+   * handle is the caller's to close; the promise resolves to another handle on the same engine.
+   * When the session turns out unusable (`restore()` resolves `null`), this handle is closed.
+   * Not called when nothing is stored, or when the restore joins one already in flight.
+   */
+  onOpen?: (session: AgentSession) => void;
+}
+
 /** A client for one runtime (base URL + flavor + auth). Create one per app. */
 export class AgentClient {
   readonly #inner: WasmClient;
@@ -347,9 +360,9 @@ export class AgentClient {
    * questions and MCP auth links are in the snapshot and can be answered at once. Resolves to
    * `null` when nothing usable was stored: no pointer, a corrupt one, or a session the server no
    * longer has (the stale records are cleared). Concurrent calls share one load and one
-   * subscribe.
+   * subscribe. `options.onOpen` gets a handle before the history is in.
    */
-  async restore(options: ScopeOptions = {}): Promise<AgentSession | null> {
+  async restore(options: RestoreOptions = {}): Promise<AgentSession | null> {
     const id = this.#inner.lastSessionId(options.scope);
     const key = id === undefined ? undefined : engineKey(this.#config, id);
     const page = pageEngines();
@@ -371,13 +384,28 @@ export class AgentClient {
       session.flush();
       return session;
     } else {
+      // The early handle is made first: the restore below then runs on its engine (one engine
+      // per session id), and its snapshots carry the history page by page.
+      const early = id !== undefined && options.onOpen ? this.session(id) : null;
+      if (early) {
+        try {
+          options.onOpen?.(early);
+        } catch (e) {
+          reportListenerError(e);
+        }
+      }
       const pending = call(() => this.#inner.restore(options.scope) as Promise<WasmSession | null>).then((inner) => {
-        if (!inner) return null;
+        if (!inner) {
+          early?.close();
+          return null;
+        }
+        // Read before `#handle`, which frees `inner` when the early handle's engine is live.
+        const restoredKey = engineKey(this.#config, inner.id);
         // A seed handle keeps the engine alive until every waiting caller took its own (they
         // do in microtasks, before this timer runs), as `createOnce` does for creates.
         const seed = this.#handle(inner);
         setTimeout(() => seed.close(), 0);
-        return liveEngine(engineKey(this.#config, inner.id)) ?? null;
+        return liveEngine(restoredKey) ?? null;
       });
       if (key !== undefined) page.restoring.set(key, pending);
       try {

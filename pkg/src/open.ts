@@ -27,10 +27,20 @@ function agentOf(body: CreateSessionBody | undefined): string | undefined {
   return "name" in body.agent ? body.agent.name : undefined;
 }
 
-/** Opens a session as {@link OpenSessionOptions} says. */
-export async function openSession(client: AgentClient, options: OpenSessionOptions): Promise<AgentSession> {
+/**
+ * Opens a session as {@link OpenSessionOptions} says. `onOpen`, when given, gets a handle as
+ * soon as the session's id is known and before its history is in (an existing id, or one
+ * `restore` reads from storage), so the caller can show the history page by page; it is the
+ * caller's to close (the promise resolves to another handle on the same engine, or rejects).
+ */
+export async function openSession(
+  client: AgentClient,
+  options: OpenSessionOptions,
+  onOpen?: (session: AgentSession) => void,
+): Promise<AgentSession> {
   if (options.sessionId) {
     const session = client.session(options.sessionId);
+    onOpen?.(client.session(options.sessionId));
     try {
       await session.load();
       await session.resume();
@@ -43,7 +53,7 @@ export async function openSession(client: AgentClient, options: OpenSessionOptio
   const scope = options.scope ?? agentOf(options.create);
   const scoped = scope === undefined ? {} : { scope };
   if (options.restore !== false) {
-    const restored = await client.restore(scoped);
+    const restored = await client.restore(onOpen ? { ...scoped, onOpen } : scoped);
     if (restored) return restored;
   }
   if (!options.create) throw new Error("useAgentSession: nothing to restore and no `create` body given");

@@ -17,11 +17,15 @@ export type { OpenSessionOptions } from "./open.js";
 export interface AgentSessionHandle {
   /** The session, once opened (null while opening or without a client). */
   session: AgentSession | null;
-  /** The current immutable snapshot (empty until the session is open; `status: "loading"` while it opens). */
+  /**
+   * The current immutable snapshot: while the session opens, the history so far once its id is
+   * known (a reload shows the listed turns, then each timeline page, newest first, before the
+   * open finishes), else an empty one with `status: "loading"`; empty without a client.
+   */
   snapshot: ChatSnapshot;
   /** `snapshot.messages`: the chat list (user messages, assistant parts, tool states). */
   messages: readonly ChatMessage[];
-  /** `snapshot.status`, or `error` when opening the session failed. */
+  /** `loading` until the session is open, then `snapshot.status`; `error` when opening failed. */
   status: SessionStatus;
   /**
    * The one error channel: opening the session failed, else `snapshot.error` (the last failed
@@ -49,6 +53,8 @@ const getLoading = () => LOADING_CHAT_SNAPSHOT;
  */
 export function useAgentSession(client: AgentClient | null, options: OpenSessionOptions): AgentSessionHandle {
   const [session, setSession] = useState<AgentSession | null>(null);
+  // The session is the early handle (its history still loading): shown, but not open for actions.
+  const [opening, setOpening] = useState(false);
   const [error, setError] = useState<ForgestreamError | null>(null);
   const key = JSON.stringify(options);
 
@@ -56,19 +62,42 @@ export function useAgentSession(client: AgentClient | null, options: OpenSession
     if (!client) return;
     let live = true;
     let opened: AgentSession | null = null;
+    // A handle on the session while its history loads (a reload: `restore`), so the chat shows
+    // the newest turns as soon as the first page is in; replaced by `opened` when it resolves.
+    let early: AgentSession | null = null;
     setError(null);
-    openSession(client, options).then(
+    const onOpen = (s: AgentSession) => {
+      if (!live) return s.close();
+      early = s;
+      setOpening(true);
+      setSession(s);
+    };
+    openSession(client, options, onOpen).then(
       (s) => {
         opened = s;
-        if (live) setSession(s);
-        else s.close();
+        if (live) {
+          setSession(s);
+          setOpening(false);
+        } else s.close();
+        early?.close();
+        early = null;
       },
-      (e: unknown) => live && setError(ForgestreamError.from(e)),
+      (e: unknown) => {
+        early?.close();
+        early = null;
+        if (live) {
+          setSession(null);
+          setOpening(false);
+          setError(ForgestreamError.from(e));
+        }
+      },
     );
     return () => {
       live = false;
       opened?.close();
+      early?.close();
       setSession(null);
+      setOpening(false);
     };
     // `key` stands for `options` (compared by value, not identity).
     // eslint-disable-next-line react-hooks/exhaustive-deps
@@ -81,18 +110,21 @@ export function useAgentSession(client: AgentClient | null, options: OpenSession
     getEmpty,
   );
 
-  const send = useCallback((m: string | InputItem[], o?: { interrupt?: boolean }) => (session ? session.send(m, o) : noSession()), [session]);
-  const respond = useCallback((d: Decision[]) => (session ? session.respond(d) : noSession()), [session]);
-  const continueAfterAuth = useCallback(() => (session ? session.continueAfterAuth() : noSession()), [session]);
-  const cancel = useCallback(() => (session ? session.cancel() : noSession()), [session]);
-  const disconnect = useCallback(() => session?.disconnect(), [session]);
-  const refresh = useCallback(() => session?.refresh(), [session]);
+  // Actions wait for the open to finish (a restore resumes the live turn after the history).
+  const open = opening ? null : session;
+  const send = useCallback((m: string | InputItem[], o?: { interrupt?: boolean }) => (open ? open.send(m, o) : noSession()), [open]);
+  const respond = useCallback((d: Decision[]) => (open ? open.respond(d) : noSession()), [open]);
+  const continueAfterAuth = useCallback(() => (open ? open.continueAfterAuth() : noSession()), [open]);
+  const cancel = useCallback(() => (open ? open.cancel() : noSession()), [open]);
+  const disconnect = useCallback(() => open?.disconnect(), [open]);
+  const refresh = useCallback(() => open?.refresh(), [open]);
 
   const shown = error ?? snapshot.error;
+  const status: SessionStatus = error ? "error" : opening ? "loading" : snapshot.status;
   return useMemo(() => {
-    const handle = { session, snapshot, status: error ? ("error" as const) : snapshot.status, error: shown, send, respond, continueAfterAuth, cancel, disconnect, refresh };
+    const handle = { session: open, snapshot, status, error: shown, send, respond, continueAfterAuth, cancel, disconnect, refresh };
     // `messages` is derived on first read (snapshot.messages): an app that renders only the
     // turns/items view never pays for it.
     return Object.defineProperty(handle, "messages", { enumerable: true, get: () => snapshot.messages }) as AgentSessionHandle;
-  }, [session, snapshot, error, shown, send, respond, continueAfterAuth, cancel, disconnect, refresh]);
+  }, [open, snapshot, status, shown, send, respond, continueAfterAuth, cancel, disconnect, refresh]);
 }

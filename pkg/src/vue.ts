@@ -21,7 +21,7 @@ export interface AgentSessionRefs {
   snapshot: ShallowRef<ChatSnapshot>;
   /** `snapshot.messages`. */
   messages: ComputedRef<readonly ChatMessage[]>;
-  /** `snapshot.status`, or `error` when opening failed. */
+  /** `loading` until the session is open, then `snapshot.status`; `error` when opening failed. */
   status: ComputedRef<SessionStatus>;
   /** The one error channel: opening failed, else `snapshot.error`. */
   error: ComputedRef<ForgestreamError | null>;
@@ -38,6 +38,8 @@ export function useAgentSession(client: MaybeRefOrGetter<AgentClient | null>, op
   const session = shallowRef<AgentSession | null>(null);
   const snapshot = shallowRef<ChatSnapshot>(EMPTY_CHAT_SNAPSHOT);
   const openError = shallowRef<ForgestreamError | null>(null);
+  // Showing the early handle's history while the session opens (see `open`).
+  const opening = shallowRef(false);
   let stop: (() => void) | undefined;
 
   const open = (c: AgentClient | null, o: OpenSessionOptions) => {
@@ -50,23 +52,47 @@ export function useAgentSession(client: MaybeRefOrGetter<AgentClient | null>, op
     let live = true;
     let unsubscribe: (() => void) | undefined;
     let opened: AgentSession | null = null;
+    // A handle on the session while its history loads (a reload: `restore`), so the chat shows
+    // the newest turns as soon as the first page is in; replaced by `opened` when it resolves.
+    let early: AgentSession | null = null;
+    // The early handle's snapshots are shown, but `session` stays null (no actions) until open.
+    const show = (s: AgentSession, isOpen: boolean) => {
+      unsubscribe?.();
+      session.value = isOpen ? s : null;
+      opening.value = !isOpen;
+      snapshot.value = s.getSnapshot();
+      unsubscribe = s.subscribe(() => (snapshot.value = s.getSnapshot()));
+    };
     stop = () => {
       live = false;
       unsubscribe?.();
       opened?.close();
+      early?.close();
       session.value = null;
+      opening.value = false;
       snapshot.value = EMPTY_CHAT_SNAPSHOT;
     };
-    openSession(c, o).then(
+    const onOpen = (s: AgentSession) => {
+      if (!live) return s.close();
+      early = s;
+      show(s, false);
+    };
+    openSession(c, o, onOpen).then(
       (s) => {
         if (!live) return s.close();
         opened = s;
-        session.value = s;
-        snapshot.value = s.getSnapshot();
-        unsubscribe = s.subscribe(() => (snapshot.value = s.getSnapshot()));
+        show(s, true);
+        early?.close();
+        early = null;
       },
       (e: unknown) => {
+        early?.close();
+        early = null;
         if (!live) return;
+        unsubscribe?.();
+        unsubscribe = undefined;
+        session.value = null;
+        opening.value = false;
         snapshot.value = EMPTY_CHAT_SNAPSHOT;
         openError.value = ForgestreamError.from(e);
       },
@@ -101,7 +127,7 @@ export function useAgentSession(client: MaybeRefOrGetter<AgentClient | null>, op
     session,
     snapshot,
     messages: computed(() => snapshot.value.messages),
-    status: computed(() => (openError.value ? "error" : snapshot.value.status)),
+    status: computed(() => (openError.value ? "error" : opening.value ? "loading" : snapshot.value.status)),
     error,
     send: (m, o) => guard((s) => s.send(m, o)),
     respond: (d) => guard((s) => s.respond(d)),

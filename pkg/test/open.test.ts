@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { openSession } from "../src/open.js";
-import type { AgentClient } from "../src/index.js";
+import type { AgentClient, AgentSession } from "../src/index.js";
 
 function fakeClient() {
   const calls = { create: 0, handles: [] as { id: string; closed: boolean }[], scopes: [] as string[] };
@@ -82,5 +82,49 @@ describe("openSession", () => {
     const body = { agent: { name: "support" } };
     await Promise.all([openSession(client, { create: body, scope: "alice" }), openSession(client, { create: body, scope: "bob" })]);
     expect(calls.create).toBe(2);
+  });
+
+  it("hands over a restoring session before its history is in, and closes it when stale", async () => {
+    const { client, calls } = fakeClient();
+    const order: string[] = [];
+    let stale = false;
+    (client as unknown as { restore: AgentClient["restore"] }).restore = async (o = {}) => {
+      const h = (client as unknown as { session: (id: string) => AgentSession }).session("s-old");
+      o.onOpen?.(h);
+      await new Promise((r) => setTimeout(r, 5));
+      order.push("restored");
+      if (stale) {
+        h.close();
+        return null;
+      }
+      return (client as unknown as { session: (id: string) => AgentSession }).session("s-old");
+    };
+    const opened = await openSession(client, { create: { agent: { name: "support" } } }, (s) => order.push(`early:${s.id}`));
+    expect(order).toEqual(["early:s-old", "restored"]);
+    expect(opened.id).toBe("s-old");
+
+    stale = true;
+    order.length = 0;
+    const created = await openSession(client, { create: { agent: { name: "support" } } }, (s) => order.push(`early:${s.id}`));
+    expect(order).toEqual(["early:s-old", "restored"]);
+    expect(created.id).toBe("s1");
+    expect(calls.handles.find((h) => h.id === "s-old" && h.closed)).toBeTruthy();
+  });
+
+  it("hands over a session opened by id before its load resolves", async () => {
+    const { client } = fakeClient();
+    const order: string[] = [];
+    (client as unknown as { session: (id: string) => unknown }).session = (id: string) => ({
+      id,
+      close() {},
+      load: async () => {
+        await new Promise((r) => setTimeout(r, 5));
+        order.push("loaded");
+      },
+      resume: async () => void order.push("resumed"),
+    });
+    const opened = await openSession(client, { sessionId: "s9" }, (s) => order.push(`early:${s.id}`));
+    expect(order).toEqual(["early:s9", "loaded", "resumed"]);
+    expect(opened.id).toBe("s9");
   });
 });

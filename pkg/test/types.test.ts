@@ -83,7 +83,7 @@ describe("public types", () => {
     expectTypeOf<AgentSession["getSnapshot"]>().toEqualTypeOf<() => ChatSnapshot>();
     expectTypeOf<ChatSnapshot>().toExtend<SessionSnapshot>();
     expectTypeOf<AgentClient["restore"]>().returns.toEqualTypeOf<Promise<AgentSession | null>>();
-    expectTypeOf<AgentClient["restore"]>().parameters.toEqualTypeOf<[options?: { scope?: string }]>();
+    expectTypeOf<AgentClient["restore"]>().parameters.toEqualTypeOf<[options?: { scope?: string; onOpen?: (session: AgentSession) => void }]>();
     expectTypeOf<AgentClient["session"]>().toEqualTypeOf<(id: string) => AgentSession>();
     // Handles are released explicitly (or with `using`); the last one frees the engine.
     expectTypeOf<AgentSession["close"]>().toEqualTypeOf<() => void>();

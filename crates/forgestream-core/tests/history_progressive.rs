@@ -8,7 +8,7 @@ mod support;
 
 use forgestream_core::reduce::{ReducerConfig, SessionView};
 use forgestream_core::session::{
-    Api, Command, Config, Effect, Flavor, Input, Method, Session, Settled,
+    Api, Command, Config, Effect, Flavor, Input, Method, Session, Settled, HISTORY_APPLY_MS,
 };
 use forgestream_core::wire;
 use proptest::prelude::*;
@@ -46,10 +46,10 @@ fn item_keys(view: &SessionView) -> Shown {
         .collect()
 }
 
-/// Drives one `load()` over `pages` (the turns listing is empty, as in `scripts/bench` W2);
-/// returns the engine, the view's item keys after each timeline page, and whether a
-/// notification came after each page.
-fn load(pages: &[Vec<serde_json::Value>]) -> (Session, Vec<Shown>, Vec<bool>) {
+/// Drives one `load()` over `pages` (the turns listing is empty, as in `scripts/bench` W2), each
+/// response `step_ms` after the last; returns the engine, the view's item keys after each
+/// timeline page, and whether a notification came after each page.
+fn load(pages: &[Vec<serde_json::Value>], step_ms: u64) -> (Session, Vec<Shown>, Vec<bool>) {
     let mut s = Session::new(
         "s1",
         Config {
@@ -90,7 +90,7 @@ fn load(pages: &[Vec<serde_json::Value>]) -> (Session, Vec<Shown>, Vec<bool>) {
                         serde_json::Value::Array(pages[at].clone())
                     )
                 };
-                now += 1;
+                now += step_ms;
                 s.handle(
                     Input::Response {
                         request: r.id,
@@ -137,11 +137,11 @@ fn paged(items: &[serde_json::Value], cuts: &[usize]) -> Vec<Vec<serde_json::Val
     pages
 }
 
-fn check(pages: &[Vec<serde_json::Value>]) -> Result<(), TestCaseError> {
+fn check(pages: &[Vec<serde_json::Value>], step_ms: u64) -> Result<(), TestCaseError> {
     let all: Vec<serde_json::Value> = pages.concat();
     let whole = reference(&all);
     let complete = item_keys(&whole);
-    let (s, after_page, notified) = load(pages);
+    let (s, after_page, notified) = load(pages, step_ms);
     for (n, shown) in after_page.iter().enumerate() {
         for turn in shown {
             prop_assert!(
@@ -165,13 +165,15 @@ fn check(pages: &[Vec<serde_json::Value>]) -> Result<(), TestCaseError> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
 
-    /// Any paging of the timeline: complete turns between pages, the all-at-once view at the end.
+    /// Any paging of the timeline, pages arriving 1 ms apart (gathered: `HISTORY_APPLY_MS`) or
+    /// 100 ms apart (each applied): complete turns between pages, the all-at-once view at the end.
     #[test]
     fn any_paging_shows_complete_turns_and_ends_with_the_whole_view(
         cuts in proptest::collection::vec(any::<usize>(), 0..40),
+        step_ms in prop::sample::select(vec![1u64, 40, HISTORY_APPLY_MS]),
     ) {
         let items = timeline();
-        check(&paged(&items, &cuts))?;
+        check(&paged(&items, &cuts), step_ms)?;
     }
 }
 
@@ -181,8 +183,8 @@ proptest! {
 fn the_newest_turns_show_first_and_each_only_when_complete() {
     let items = timeline();
     let pages: Vec<Vec<serde_json::Value>> = items.iter().map(|i| vec![i.clone()]).collect();
-    check(&pages).unwrap();
-    let (_, after_page, _) = load(&pages);
+    check(&pages, HISTORY_APPLY_MS).unwrap();
+    let (_, after_page, _) = load(&pages, HISTORY_APPLY_MS);
     let newest = items[0]["turn_id"].as_str().unwrap();
     let first_shown = after_page
         .iter()
@@ -194,4 +196,29 @@ fn the_newest_turns_show_first_and_each_only_when_complete() {
         after_page[first_shown][0].0, newest,
         "the newest turn first"
     );
+}
+
+/// Pages arriving faster than `HISTORY_APPLY_MS` apart are gathered: a loopback load applies
+/// (and rebuilds the view's order) a few times, not once per page — yet the first complete turn
+/// shows at once, and nothing is lost at the end.
+#[test]
+fn pages_arriving_back_to_back_are_applied_together() {
+    let items = timeline();
+    let pages: Vec<Vec<serde_json::Value>> = items.iter().map(|i| vec![i.clone()]).collect();
+    let (s, after_page, _) = load(&pages, 1);
+    let changes = after_page.windows(2).filter(|w| w[0] != w[1]).count();
+    assert!(
+        changes <= 2,
+        "{changes} applies for {} pages 1 ms apart",
+        pages.len()
+    );
+    let first = after_page
+        .iter()
+        .position(|shown| !shown.is_empty())
+        .unwrap();
+    assert!(
+        first + 1 < pages.len(),
+        "the first complete turn shows before the end"
+    );
+    assert_eq!(s.view().summary(), reference(&items).summary());
 }

@@ -202,3 +202,44 @@ export const forgetInScope: Check<"page"> = async ({ page }) => {
   expect(out.other).toBe(out.ids.b);
   expect(out.unscoped).toBeNull();
 };
+
+/**
+ * Progressive history through the adapter (issue 16): after a reload, the chat shows what the
+ * turns listing holds (every message, the replies) while the session timeline is still loading —
+ * here held back 2.5 s — instead of an empty page until the whole history is in; then the turn
+ * details arrive and the status goes idle with the same messages.
+ */
+export const historyShowsWhileLoading: Check<"page"> = async ({ page }) => {
+  const errors = watchErrors(page);
+  await open(page, "storyteller");
+  for (const n of [1, 2]) {
+    await say(page, `Tell a story, 12 words, number ${n}`);
+    await expect(page.getByTestId("text")).toHaveCount(n);
+    await expect(page.getByTestId("status")).toHaveText("idle");
+  }
+  const replies = await page.getByTestId("text").allTextContents();
+  let held = 0;
+  let released = false;
+  await page.route(/\/api\/v1\/sessions\/[^/]+\/events/, async (route) => {
+    held++;
+    await new Promise((r) => setTimeout(r, 2500));
+    released = true;
+    await route.continue().catch(() => {});
+  });
+  await page.reload();
+  await expect(page.getByTestId("user-message")).toHaveCount(2);
+  await expect(page.getByTestId("user-message").last()).toContainText("number 2");
+  await expect(page.getByTestId("text")).toHaveText(replies);
+  await expect(page.getByTestId("status")).toHaveText("loading");
+  expect(held).toBe(1);
+  expect(released, "shown before the timeline was answered").toBe(false);
+  // Not open for actions yet: Send stays disabled with a draft typed.
+  await page.getByTestId("composer").fill("and another");
+  await expect(page.getByTestId("send")).toBeDisabled();
+  await shot(page, "chat-history-while-loading");
+  await expect(page.getByTestId("status")).toHaveText("idle", { timeout: 10_000 });
+  await expect(page.getByTestId("text")).toHaveText(replies);
+  await expect(page.getByTestId("user-message")).toHaveCount(2);
+  await expect(page.getByTestId("send")).toBeEnabled();
+  expect(errors).toEqual([]);
+};

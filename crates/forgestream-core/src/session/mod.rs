@@ -163,6 +163,12 @@ const MAX_WARNINGS: usize = 1000;
 /// Pages read at most per listing (a bound against a server that pages forever).
 const MAX_TURN_PAGES: u32 = 400;
 const MAX_EVENT_PAGES: u32 = 1000;
+/// Least time between two applies of history pages while a load reads them (ms): the first
+/// page that completes a turn is applied at once, later ones gather until this much passed (or
+/// the last page is in). Each apply rebuilds the view's chain order, pending set and usage over
+/// every turn, so applying each of 1,000 pages would cost O(pages × turns); a UI cannot show
+/// more than a few pages a second anyway.
+pub const HISTORY_APPLY_MS: u64 = 100;
 /// Re-reads of an interrupted turn the server still reports running, 250 ms apart.
 const MAX_TURN_CHECKS: u32 = 20;
 const TURN_CHECK_STEP_MS: u64 = 250;
@@ -315,6 +321,8 @@ struct History {
     /// The timeline events read but not applied yet: the newest page's oldest turn, which the
     /// next page (older events) may continue (see `history.rs`, "progressive").
     held: Vec<wire::SessionEventItem>,
+    /// When timeline events were last applied (`now_ms`), if yet.
+    applied_at: Option<u64>,
     /// An apply failed (the per-turn event cap): later pages are read to the end of the listing
     /// but not applied, as one apply of every page would have stopped there.
     apply_failed: bool,
