@@ -9,8 +9,9 @@
 //! the order one apply of every page would take (`tests/history_progressive.rs` checks both).
 //! The reducer's derived state (chain order, pending set, usage) is rebuilt after each apply,
 //! which it does from scratch, so the final view is the all-at-once one. Pages that arrive less
-//! than [`HISTORY_APPLY_MS`] after the last apply are gathered and applied with a later one:
-//! the rebuild is O(turns), and a loopback load of 1,000 pages would otherwise pay it 1,000 times.
+//! than a gap after the last apply are gathered and applied with a later one — the gap starts
+//! at [`HISTORY_APPLY_MS`] and doubles per apply up to [`HISTORY_APPLY_MAX_MS`]: the rebuild is
+//! O(turns), and a loopback load of 1,000 pages would otherwise pay it 1,000 times.
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -19,8 +20,8 @@ use super::paging::{NextPage, PageGuard};
 use super::requests::parse_json;
 use super::{
     api, CommandId, ErrorCode, History, Method, Purpose, RequestId, ResponseKind, RestoreState,
-    Session, SessionError, Settled, StorageEffect, HISTORY_APPLY_MS, MAX_EVENT_PAGES,
-    MAX_TURN_PAGES,
+    Session, SessionError, Settled, StorageEffect, HISTORY_APPLY_MAX_MS, HISTORY_APPLY_MS,
+    MAX_EVENT_PAGES, MAX_TURN_PAGES,
 };
 use crate::wire;
 
@@ -41,6 +42,7 @@ impl Session {
             pages: PageGuard::default(),
             held: Vec::new(),
             applied_at: None,
+            applies: 0,
             apply_failed: false,
             waiters: command.into_iter().collect(),
             for_restore,
@@ -131,9 +133,12 @@ impl Session {
                 let mut items = core::mem::take(&mut h.held);
                 items.extend(page.data);
                 if let NextPage::Follow(_) = next {
+                    let gap = HISTORY_APPLY_MS
+                        .saturating_mul(1 << h.applies.saturating_sub(1).min(16))
+                        .min(HISTORY_APPLY_MAX_MS);
                     let due = h
                         .applied_at
-                        .is_none_or(|at| self.now_ms >= at.saturating_add(HISTORY_APPLY_MS));
+                        .is_none_or(|at| self.now_ms >= at.saturating_add(gap));
                     if !due {
                         h.held = items;
                         items = Vec::new();
@@ -167,6 +172,7 @@ impl Session {
         self.dirty = true;
         if let Some(h) = self.history.as_mut() {
             h.applied_at = Some(self.now_ms);
+            h.applies = h.applies.saturating_add(1);
         }
         match self.view.apply_session_events(items) {
             Ok(changes) => self.record(changes),

@@ -163,12 +163,16 @@ const MAX_WARNINGS: usize = 1000;
 /// Pages read at most per listing (a bound against a server that pages forever).
 const MAX_TURN_PAGES: u32 = 400;
 const MAX_EVENT_PAGES: u32 = 1000;
-/// Least time between two applies of history pages while a load reads them (ms): the first
-/// page that completes a turn is applied at once, later ones gather until this much passed (or
-/// the last page is in). Each apply rebuilds the view's chain order, pending set and usage over
-/// every turn, so applying each of 1,000 pages would cost O(pages × turns); a UI cannot show
-/// more than a few pages a second anyway.
+/// Least time between the first two applies of history pages while a load reads them (ms); it
+/// doubles after each apply, up to [`HISTORY_APPLY_MAX_MS`]. The first page that completes a
+/// turn is applied at once (the newest screen), later ones gather until the gap passed (or the
+/// last page is in). Each apply rebuilds the view's chain order, pending set and usage over
+/// every turn: applying each of 1,000 pages cost O(pages × turns) — W2 in-page 5× slower — and
+/// a fixed 100 ms gap still ≈ 2× (`scripts/bench` W2); doubling makes it O(turns × log(load time)).
 pub const HISTORY_APPLY_MS: u64 = 100;
+/// The longest gap between two applies of history pages (ms): a long load still shows its older
+/// turns every few seconds.
+pub const HISTORY_APPLY_MAX_MS: u64 = 3_200;
 /// Re-reads of an interrupted turn the server still reports running, 250 ms apart.
 const MAX_TURN_CHECKS: u32 = 20;
 const TURN_CHECK_STEP_MS: u64 = 250;
@@ -321,8 +325,9 @@ struct History {
     /// The timeline events read but not applied yet: the newest page's oldest turn, which the
     /// next page (older events) may continue (see `history.rs`, "progressive").
     held: Vec<wire::SessionEventItem>,
-    /// When timeline events were last applied (`now_ms`), if yet.
+    /// When timeline events were last applied (`now_ms`), if yet, and how many applies so far.
     applied_at: Option<u64>,
+    applies: u32,
     /// An apply failed (the per-turn event cap): later pages are read to the end of the listing
     /// but not applied, as one apply of every page would have stopped there.
     apply_failed: bool,
