@@ -1,10 +1,13 @@
 //! Issue 18 item 9: a listing whose `next_page_token` repeats, or that has more pages than the
 //! cap, ends with what was received and a `protocol` warning — not 1,400 requests for nothing,
 //! not a silent cut. Driven through the public engine, as the web executor drives it.
+mod support;
+
 use forgestream_core::reduce::TurnStatus;
 use forgestream_core::session::{
     Api, Command, Config, Effect, Flavor, HttpRequest, Input, Method, Session, Settled,
 };
+use support::answer_ok;
 
 fn engine() -> Session {
     Session::new(
@@ -41,16 +44,7 @@ fn load(answer: impl Fn(&str) -> String) -> (Session, Vec<HttpRequest>, Option<S
                 let body = answer(&r.url);
                 made.push(r.clone());
                 now += 1;
-                s.handle(
-                    Input::Response {
-                        request: r.id,
-                        status: 200,
-                        retry_after: None,
-                        body: body.as_bytes(),
-                    },
-                    now,
-                );
-                pending.extend(core::iter::from_fn(|| s.poll_effect()));
+                pending.extend(answer_ok(&mut s, r.id, &body, now));
             }
             Effect::Settle {
                 command: 1,

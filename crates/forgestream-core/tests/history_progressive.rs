@@ -12,7 +12,7 @@ use forgestream_core::session::{
 };
 use forgestream_core::wire;
 use proptest::prelude::*;
-use support::read_fixture_json;
+use support::{answer_ok, read_fixture_json};
 
 /// Recorded timelines (each newest first), one after the other as one session's: 6 turns with
 /// tool calls, approvals, a client tool and a subagent thread.
@@ -91,16 +91,7 @@ fn load(pages: &[Vec<serde_json::Value>], step_ms: u64) -> (Session, Vec<Shown>,
                     )
                 };
                 now += step_ms;
-                s.handle(
-                    Input::Response {
-                        request: r.id,
-                        status: 200,
-                        retry_after: None,
-                        body: body.as_bytes(),
-                    },
-                    now,
-                );
-                let out: Vec<Effect> = core::iter::from_fn(|| s.poll_effect()).collect();
+                let out = answer_ok(&mut s, r.id, &body, now);
                 if !r.url.contains("/turns") {
                     after_page.push(item_keys(s.view()));
                     notified.push(out.iter().any(|e| matches!(e, Effect::Notify)));

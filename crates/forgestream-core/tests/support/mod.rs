@@ -242,3 +242,23 @@ pub fn content_summary(view: &SessionView) -> Value {
     }
     summary
 }
+
+/// Answers the engine's request `request` with a 200 and `body` at `now_ms` (the listings'
+/// drivers in `history_paging.rs` and `history_progressive.rs`); returns the effects it made.
+pub fn answer_ok(
+    s: &mut forgestream_core::session::Session,
+    request: forgestream_core::session::RequestId,
+    body: &str,
+    now_ms: u64,
+) -> Vec<forgestream_core::session::Effect> {
+    s.handle(
+        forgestream_core::session::Input::Response {
+            request,
+            status: 200,
+            retry_after: None,
+            body: body.as_bytes(),
+        },
+        now_ms,
+    );
+    core::iter::from_fn(|| s.poll_effect()).collect()
+}
