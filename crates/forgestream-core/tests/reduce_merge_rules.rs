@@ -234,3 +234,39 @@ fn a_result_before_its_call_is_linked_as_a_new_version() {
     assert_eq!(r.call_turn_id.as_deref(), Some("t1"));
     assert!(changes.items.iter().any(|c| c.key == after.key));
 }
+
+/// A subagent thread first seen through one of its events is a placeholder; its `thread.created`
+/// (persisted order may put it later) fills in the title and agent as a new thread version and a
+/// threads change, and the same `thread.created` again changes nothing (shard 5/40 found the
+/// comparison unpinned).
+#[test]
+fn a_thread_created_after_its_events_fills_the_placeholder_as_a_new_version() {
+    let mut view = SessionView::new("s1", ReducerConfig::default());
+    let child = r#"{"type":"model.message","id":"c1","thread_id":"sub-1","content":"child text"}"#;
+    let created = r#"{"type":"thread.created","id":"th1","thread_id":"sub-1","title":"order-lookup","agent_info":{"type":"dynamic","name":"order-lookup"},"parent":{"tool_call_id":"call_1","thread_id":"main"}}"#;
+    for (seq, frame) in [CREATED, child].iter().enumerate() {
+        view.apply_live("t1", Some(seq as u64 + 1), frame).unwrap();
+    }
+    let before = view.threads().get("sub-1").expect("a placeholder").clone();
+    assert!(before.placeholder && before.title.is_none(), "{before:?}");
+    let changes = view.apply_live("t1", Some(3), created).unwrap();
+    let after = view.threads().get("sub-1").unwrap().clone();
+    assert!(!after.placeholder);
+    assert_eq!(after.title.as_deref(), Some("order-lookup"));
+    assert_eq!(after.agent_name.as_deref(), Some("order-lookup"));
+    assert!(
+        after.version > before.version,
+        "{} → {}",
+        before.version,
+        after.version
+    );
+    assert!(changes.threads_changed);
+    let again = view
+        .apply_live("t1", Some(4), &created.replace("th1", "th2"))
+        .unwrap();
+    assert_eq!(view.threads().get("sub-1").unwrap().version, after.version);
+    assert!(
+        !again.threads_changed,
+        "the same thread again is no thread change"
+    );
+}

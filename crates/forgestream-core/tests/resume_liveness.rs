@@ -9,7 +9,7 @@ mod harness;
 
 use forgestream_core::resume::{Command, Config, ConnectionStatus, Input, StartMode};
 use harness::{config, reconnecting, status, subscribe, Driver};
-use Command::{Abort, ClearPersisted, GetTurn, PostCancel, PostTurn, Rebuild};
+use Command::{Abort, ClearPersisted, GetTurn, LookupNewestTurn, PostCancel, PostTurn, Rebuild};
 use ConnectionStatus::{Connecting, Done, Live, Rebuilding};
 
 /// A machine in Attach mode whose subscribe after `after` is live (no frame yet).
@@ -295,4 +295,27 @@ fn a_subscribe_without_headers_is_probed_not_counted() {
         retry_after_ms: None,
     });
     assert_eq!(d.conn.attempt(), 1);
+}
+
+/// A create POST whose response headers never come (a server that took the request and went
+/// silent) is, at the idle watchdog, a create whose outcome is unknown: the newest turn is
+/// looked up at once — no backoff wait, no attempt counted — and never POSTed again
+/// (PROTOCOL §8.3; shard 5/40 found the `!streaming` test unpinned: without it the lookup
+/// waited a backoff as a failed attempt).
+#[test]
+fn a_create_post_without_headers_is_looked_up_at_once() {
+    let mut d = Driver::new(Config {
+        max_attempts: 1,
+        ..config()
+    });
+    let started = d.feed(Input::Start {
+        mode: StartMode::CreateTurn,
+    });
+    assert!(started.contains(&PostTurn), "{started:?}");
+    let commands = d.fire_timeout();
+    assert!(commands.contains(&Abort), "{commands:?}");
+    assert!(commands.contains(&LookupNewestTurn), "{commands:?}");
+    assert!(!commands.contains(&PostTurn), "{commands:?}");
+    assert_eq!(d.conn.attempt(), 0);
+    assert!(!is_failed(&d));
 }
