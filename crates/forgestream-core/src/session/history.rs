@@ -133,18 +133,14 @@ impl Session {
                 let mut items = core::mem::take(&mut h.held);
                 items.extend(page.data);
                 if let NextPage::Follow(_) = next {
-                    let gap = HISTORY_APPLY_MS
-                        .saturating_mul(1 << h.applies.saturating_sub(1).min(16))
-                        .min(HISTORY_APPLY_MAX_MS);
                     let due = h
                         .applied_at
-                        .is_none_or(|at| self.now_ms >= at.saturating_add(gap));
-                    if !due {
-                        h.held = items;
-                        items = Vec::new();
+                        .is_none_or(|at| self.now_ms >= at.saturating_add(apply_gap_ms(h.applies)));
+                    h.held = if due {
+                        split_off_oldest_turn(&mut items)
                     } else {
-                        h.held = split_off_oldest_turn(&mut items);
-                    }
+                        core::mem::take(&mut items)
+                    };
                 }
                 self.apply_history_page(items);
                 match next {
@@ -275,4 +271,12 @@ fn split_off_oldest_turn(items: &mut Vec<wire::SessionEventItem>) -> Vec<wire::S
         .rposition(|i| i.turn_id != oldest)
         .map_or(0, |at| at + 1);
     items.split_off(from)
+}
+
+/// The least time after the `applies`-th apply before the next one (ms): [`HISTORY_APPLY_MS`],
+/// doubling per apply, at most [`HISTORY_APPLY_MAX_MS`].
+fn apply_gap_ms(applies: u32) -> u64 {
+    HISTORY_APPLY_MS
+        .saturating_mul(1 << applies.saturating_sub(1).min(16))
+        .min(HISTORY_APPLY_MAX_MS)
 }
