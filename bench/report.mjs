@@ -137,7 +137,8 @@ if (!core) {
   p(`| W1 | peak heap during parse + reduce (input excluded) | ${num(a.peak_heap_bytes / 1e6, 2)} MB = **${num(a.peak_heap_ratio, 2)}×** final text |`);
   p(`| W1 | heap retained by the final view | ${num(a.retained_heap_bytes / 1e6, 2)} MB = **${num(a.retained_heap_ratio, 2)}×** final text |`);
   p(`| W1 | final view verified against w1.json | ${a.verified ? 'yes' : 'NO'} |`);
-  p(`| W2 | decode pages only (serde_json → SessionEventsPage), median of ${b.decode_runs} | ${int(b.decode_events_per_s)} events/s |`);
+  p(`| W2 | decode pages only (wire::json → SessionEventsPage), median of ${b.decode_runs} | ${int(b.decode_events_per_s)} events/s |`);
+  if (b.decode_serde_events_per_s) p(`| W2 | the same through serde_json's derives (the decoder's test oracle), alternated | ${int(b.decode_serde_events_per_s)} events/s (SDK decoder ${(b.decode_events_per_s / b.decode_serde_events_per_s).toFixed(2)}×) |`);
   if (b.complete) {
     p(`| W2 | decode + apply_session_events, median of ${b.runs} | **${int(b.apply_events_per_s)} events/s** |`);
     p(`| W2 | heap retained by the final view | ${num(b.retained_heap_bytes / 1e6, 2)} MB = ${num(b.retained_heap_ratio, 2)}× its text |`);

@@ -12,7 +12,8 @@
 //!   bytes. Peak heap while parsing + reducing W1 (above the already-loaded input) and the heap
 //!   the view retains afterwards are reported as ratios to the final text bytes.
 //! - **W2** (`target/bench/w2-pages.json`, 100,000 persisted events in 100-event pages): each
-//!   page is decoded with serde_json into [`SessionEventsPage`] and applied with
+//!   page is decoded with the SDK's decoder (`wire::json`) into [`SessionEventsPage`] and
+//!   applied with
 //!   [`SessionView::apply_session_events`]; events/s, checked against `w2.json`. A time budget
 //!   (`FORGESTREAM_BENCH_W2_BUDGET_S`, default 120 s per run) stops a run that is too slow, and
 //!   then the figure is reported as partial, never extrapolated.
@@ -32,7 +33,7 @@ use forgestream_core::reduce::{
 };
 use forgestream_core::session::{Api, Command, Config, Effect, Flavor, Input, Session};
 use forgestream_core::sse::{ParserConfig, SseItemRef, SseParser};
-use forgestream_core::wire::SessionEventsPage;
+use forgestream_core::wire::{json, SessionEventsPage};
 use serde_json::{json, Value};
 
 // ------------------------------------------------------------------ counting allocator
@@ -580,8 +581,7 @@ fn reduce_w2(pages: &[&str], session_id: &str, budget: Duration) -> Fallible<W2R
     // chain order once per call).
     let mut items = Vec::new();
     for (i, page) in pages.iter().enumerate() {
-        let page: SessionEventsPage =
-            serde_json::from_str(page).map_err(|e| format!("page {i}: {e}"))?;
+        let page: SessionEventsPage = json::from_str(page).map_err(|e| format!("page {i}: {e}"))?;
         events += page.data.len() as u64;
         items.extend(page.data);
         done = i + 1;
@@ -659,6 +659,8 @@ struct W2Figures {
     pages_done: usize,
     secs: f64,
     decode_secs: f64,
+    /// The same pages through serde's derives (the decoder's test oracle), for comparison.
+    decode_serde_secs: f64,
     decode_runs: usize,
     /// Events/s over the first and last tenth of the first run's pages, and the tenth's size.
     scaling: (f64, f64, usize),
@@ -699,25 +701,43 @@ fn bench_w2(dir: &std::path::Path, runs: usize) -> Fallible<W2Figures> {
         field_u64(&meta, "turns")?
     );
 
-    // Decode only (serde), for reference: how much of the time is JSON.
+    // Decode only, for reference: how much of the time is JSON. The SDK's decoder and serde's
+    // derives on the same types (its oracle in the tests), alternated run by run.
     let mut decode = Vec::with_capacity(runs);
+    let mut decode_serde = Vec::with_capacity(runs);
     for _ in 0..runs {
-        let started = Instant::now();
-        let mut n = 0usize;
-        for page in &pages {
-            let page: SessionEventsPage = serde_json::from_str(page).map_err(|e| e.to_string())?;
-            n += black_box(page).data.len();
-        }
-        decode.push(started.elapsed().as_secs_f64());
-        if n as u64 != events_total {
-            return Err(format!("decoded {n} events, expected {events_total}"));
+        for serde in [false, true] {
+            let started = Instant::now();
+            let mut n = 0usize;
+            for page in &pages {
+                let page: SessionEventsPage = if serde {
+                    serde_json::from_str(page).map_err(|e| e.to_string())?
+                } else {
+                    json::from_str(page).map_err(|e| e.to_string())?
+                };
+                n += black_box(page).data.len();
+            }
+            let took = started.elapsed().as_secs_f64();
+            if serde {
+                &mut decode_serde
+            } else {
+                &mut decode
+            }
+            .push(took);
+            if n as u64 != events_total {
+                return Err(format!("decoded {n} events, expected {events_total}"));
+            }
         }
     }
     let decode_secs = median(&mut decode);
+    let decode_serde_secs = median(&mut decode_serde);
     println!(
-        "  decode only (serde_json -> SessionEventsPage): median {:.0} ms = {:.0} events/s",
+        "  decode only (wire::json -> SessionEventsPage): median {:.0} ms = {:.0} events/s; serde_json derives {:.0} ms = {:.0} events/s ({:.2}x)",
         decode_secs * 1e3,
-        events_total as f64 / decode_secs
+        events_total as f64 / decode_secs,
+        decode_serde_secs * 1e3,
+        events_total as f64 / decode_serde_secs,
+        decode_serde_secs / decode_secs
     );
 
     // First run: verification and retained heap (when it completes).
@@ -749,6 +769,7 @@ fn bench_w2(dir: &std::path::Path, runs: usize) -> Fallible<W2Figures> {
             pages_done: first.pages,
             secs: first.secs,
             decode_secs,
+            decode_serde_secs,
             decode_runs: runs,
             scaling,
             retained_heap: None,
@@ -801,6 +822,7 @@ fn bench_w2(dir: &std::path::Path, runs: usize) -> Fallible<W2Figures> {
         pages_done: pages.len(),
         secs: med,
         decode_secs,
+        decode_serde_secs,
         decode_runs: runs,
         scaling,
         retained_heap: Some(retained),
@@ -917,6 +939,7 @@ fn main() -> ExitCode {
             "decode_median_s": w2.decode_secs,
             "decode_runs": w2.decode_runs,
             "decode_events_per_s": w2.events_total as f64 / w2.decode_secs,
+            "decode_serde_events_per_s": w2.events_total as f64 / w2.decode_serde_secs,
             "scaling_pages": w2.scaling.2,
             "first_pages_events_per_s": finite(w2.scaling.0),
             "last_pages_events_per_s": finite(w2.scaling.1),

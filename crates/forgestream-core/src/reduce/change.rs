@@ -289,7 +289,8 @@ fn chain(existing: &ItemChange, version: u64, later: Option<TextAppend>) -> Opti
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReduceError {
     /// The frame's `data` is not JSON, or a known event type has an invalid shape. `line` and
-    /// `column` are 1-based positions in the data (0 when the error is about shape).
+    /// `column` are 1-based positions in the data where the decoder stopped (for a shape error,
+    /// the end of the member or object at fault).
     MalformedJson {
         /// Turn of the frame.
         turn_id: String,
@@ -299,7 +300,7 @@ pub enum ReduceError {
         line: usize,
         /// 1-based column.
         column: usize,
-        /// serde_json's message.
+        /// The decoder's message (`wire::json::JsonError`).
         message: String,
     },
     /// The turn reached [`super::ReducerConfig::max_events_per_turn`].

@@ -207,8 +207,8 @@ impl SessionView {
                 Err(err) => Err(ReduceError::MalformedJson {
                     turn_id: String::from(turn_id),
                     sequence_number,
-                    line: err.line(),
-                    column: err.column(),
+                    line: err.line_column(data).0,
+                    column: err.line_column(data).1,
                     message: alloc::string::ToString::to_string(&err),
                 }),
             },

@@ -4,8 +4,6 @@
 use alloc::format;
 use alloc::string::String;
 
-use serde::Deserialize;
-
 use super::{Api, ErrorCode, HttpRequest, Method, ResponseKind, SessionError};
 use crate::wire;
 
@@ -27,9 +25,24 @@ pub fn create_session_request(api: &Api, body: String) -> HttpRequest {
 /// that could not be used in a URL or a storage record
 /// ([`is_valid_id`](super::checkpoint::is_valid_id)).
 pub fn created_session_id(status: u16, body: &[u8]) -> Result<String, SessionError> {
-    #[derive(Deserialize)]
+    /// The one member read of the created session.
     struct Created {
         id: String,
+    }
+    impl wire::json::Decode for Created {
+        fn decode(r: &mut wire::json::Reader<'_>) -> Result<Self, wire::json::JsonError> {
+            let mut id = None;
+            let mut seq = r.object("a session object")?;
+            while let Some(key) = r.next_key(&mut seq)? {
+                match key.as_ref() {
+                    "id" => wire::json::field(r, &mut id, "id")?,
+                    _ => r.skip()?,
+                }
+            }
+            Ok(Created {
+                id: wire::json::required(r, id, "id")?,
+            })
+        }
     }
     if !(200..300).contains(&status) {
         return Err(SessionError::http(status, body));

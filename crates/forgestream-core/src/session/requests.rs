@@ -13,11 +13,11 @@ use crate::resume::{self, Command, ConnectionStatus};
 use crate::session::Effect;
 use crate::wire;
 
-/// Decodes a JSON body: UTF-8 checked once, then read by serde_json from the text (the same
-/// decoder instantiation as the SSE path's, so the wasm carries each type's decoder once).
-pub(super) fn parse_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, String> {
+/// Decodes a JSON body: UTF-8 checked once, then read by the hand-written decoder
+/// (`wire::json`; the same one as the SSE path's, so the wasm carries each type's decoder once).
+pub(super) fn parse_json<T: wire::json::Decode>(body: &[u8]) -> Result<T, String> {
     let text = core::str::from_utf8(body).map_err(|_| String::from("body is not UTF-8"))?;
-    serde_json::from_str(text).map_err(|e| format!("{e}"))
+    wire::json::from_str(text).map_err(|e| format!("{e}"))
 }
 
 impl Session {

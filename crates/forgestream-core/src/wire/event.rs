@@ -300,9 +300,10 @@ pub struct ThreadDone {
 ///
 /// Decoding never fails on an unknown `type`: such events become [`Event::Unknown`] with the
 /// whole object kept. A known `type` with an invalid shape is a decode error; unknown fields of a
-/// known type are ignored. Decoding reads the text once when `type` is the object's first key (as
-/// the server writes it); see `wire::tagged`. Works with any serde_json input (text, bytes,
-/// `Value`).
+/// known type are ignored. [`Event::from_json`] reads the text with the hand-written decoder
+/// (`wire::decode`), once when `type` is the object's first key (as the server writes it); the
+/// serde `Deserialize` impl (any serde input, e.g. a `Value`) follows the same rules and is the
+/// native tests' oracle.
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
 #[cfg_attr(feature = "tsify", serde(tag = "type"))]
@@ -440,12 +441,11 @@ impl Event {
     }
 
     /// Decodes one event from the JSON text of an SSE `data` field.
-    pub fn from_json(data: &str) -> Result<Event, serde_json::Error> {
-        // Hot path: a plain delta decodes straight from the text (same result, see `fast`).
-        if let Some(delta) = super::fast::delta(data) {
-            return Ok(Event::ModelMessageDelta(delta));
-        }
-        serde_json::from_str(data)
+    ///
+    /// Errors: [`JsonError`](super::json::JsonError) for text that is not JSON, not an object,
+    /// or a known `type` with a bad shape (the message names the member and byte offset).
+    pub fn from_json(data: &str) -> Result<Event, super::json::JsonError> {
+        super::json::from_str(data)
     }
 }
 

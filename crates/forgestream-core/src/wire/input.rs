@@ -218,7 +218,7 @@ pub enum InputItem {
 
 impl InputItem {
     /// Classifies an item object (a known `type` with a bad shape stays `Unknown`).
-    fn from_value(raw: Value) -> Self {
+    pub(crate) fn from_value(raw: Value) -> Self {
         let item_type = type_of(&raw);
         let call = |raw: &Value| {
             Some((

@@ -92,7 +92,7 @@ pub enum ContentPart {
 impl ContentPart {
     /// Classifies a part object: `text` / `refusal` with their string field, else `Unknown`
     /// (also for a known `type` with a bad shape: kept, never fatal).
-    fn from_value(raw: Value) -> Self {
+    pub(crate) fn from_value(raw: Value) -> Self {
         let part_type = type_of(&raw);
         let known = match part_type.as_str() {
             "text" => required_str(&raw, "text").map(|text| ContentPart::Text {

@@ -12,9 +12,11 @@
 //! - [`listing`]: `{data, pagination}`, `{data}`, session timeline items, the error body.
 //! - [`sequence`]: a frame's SSE `id:` as a sequence number (only `0 ..= 2^53 − 1`).
 
+mod decode;
 pub mod event;
 pub(crate) mod fast;
 pub mod input;
+pub mod json;
 pub mod listing;
 pub mod message;
 pub mod sequence;
