@@ -14,7 +14,7 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use crate::reduce::{PendingAction, PendingKind, SessionView};
-use crate::wire::{Approval, InputItem, UserContent};
+use crate::wire::{json, Approval, InputItem, UserContent};
 
 /// The app's answer to one pending action. From JS: `{kind: "allow" | "deny" | "answer",
 /// toolCallId, reason?, content}` or `{kind: "authDone"}` (built by the SDK's `approve`, `deny`,
@@ -50,6 +50,64 @@ pub enum Decision {
     },
     /// The user finished every `auth_url` of the pending `mcp.auth_required`.
     AuthDone,
+}
+
+/// The hand-written decoder of a decision (the serde derive remains for tsify and as the tests'
+/// oracle): the `kind` member anywhere, then the members of that kind (others ignored).
+impl json::Decode for Decision {
+    fn decode(r: &mut json::Reader<'_>) -> Result<Self, json::JsonError> {
+        const WHAT: &str = "a decision object";
+        let json::Tag::Str(kind) = json::tag(r, "kind", WHAT)? else {
+            return Err(r.missing("kind"));
+        };
+        let kind = match kind.as_ref() {
+            "allow" => 0,
+            "deny" => 1,
+            "answer" => 2,
+            "authDone" => 3,
+            _ => {
+                return Err(json::JsonError::custom(
+                    &alloc::format!(
+                        "unknown variant `{kind}`, expected `allow`, `deny`, `answer` or `authDone`"
+                    ),
+                    0,
+                ))
+            }
+        };
+        let (mut tool_call_id, mut reason, mut content) = (None, None, None);
+        let mut tags = 0;
+        let mut seq = r.object(WHAT)?;
+        while let Some(key) = r.next_key(&mut seq)? {
+            match (kind, key.as_ref()) {
+                (_, "kind") if tags > 0 => {
+                    return Err(json::JsonError::custom("duplicate field `kind`", 0))
+                }
+                (_, "kind") => {
+                    tags += 1;
+                    r.skip()?;
+                }
+                (0..=2, "toolCallId") => json::field(r, &mut tool_call_id, "toolCallId")?,
+                (1, "reason") => json::field(r, &mut reason, "reason")?,
+                (2, "content") => json::field(r, &mut content, "content")?,
+                _ => r.skip()?,
+            }
+        }
+        let call = |id| json::required(r, id, "toolCallId");
+        Ok(match kind {
+            0 => Decision::Allow {
+                tool_call_id: call(tool_call_id)?,
+            },
+            1 => Decision::Deny {
+                tool_call_id: call(tool_call_id)?,
+                reason: reason.flatten(),
+            },
+            2 => Decision::Answer {
+                tool_call_id: call(tool_call_id)?,
+                content: json::required(r, content, "content")?,
+            },
+            _ => Decision::AuthDone,
+        })
+    }
 }
 
 impl Decision {

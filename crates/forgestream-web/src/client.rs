@@ -377,7 +377,7 @@ impl WasmSession {
     /// action on this session (the TS layer's action lock), so the engine checks the newest turn
     /// first and rejects a stale call with `conflict` (`forgestream_core::session::action`).
     pub fn send(&self, input: String, interrupt: bool, waited: Option<bool>) -> Promise {
-        match serde_json::from_str::<Vec<wire::InputItem>>(&input) {
+        match wire::json::from_str::<Vec<wire::InputItem>>(&input) {
             Ok(input) => self.run(after_wait(Command::Send { input, interrupt }, waited)),
             Err(e) => Promise::reject(&invalid_input(format!("invalid input items: {e}"))),
         }

@@ -99,17 +99,18 @@ pub fn json_to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, SessionEr
 }
 
 /// Reads an app's value (client options, decisions) as `T` through its JSON text:
-/// `JSON.stringify` in JS, then serde_json — the decoder the wasm already carries for every
-/// response body, so no second one (serde-wasm-bindgen: 2.8 KB of gzip wasm, 3.4 KB with glue).
+/// `JSON.stringify` in JS, then the core's hand-written decoder (`wire::json`) — the one the
+/// wasm already carries for every response body, so no second one.
 /// Functions and `undefined` members are left out, as `JSON.stringify` does (the client's
 /// `headers` provider is read separately).
 ///
 /// # Errors
 ///
 /// The message (for an `invalid-input` error): `JSON.stringify` threw (a cycle, a `BigInt`) or
-/// gave no text (`undefined`, a function), or the text is not a `T` (serde_json's message and
-/// the JSON around the place it names, e.g. ``expected value near `"transport":42` ``).
-pub fn json_from_js<T: serde::de::DeserializeOwned>(value: &JsValue) -> Result<T, String> {
+/// gave no text (`undefined`, a function), or the text is not a `T` (the decoder's message and
+/// the JSON around the place it names, e.g.
+/// ``invalid type: expected "fetch" or "eventsource" near `"transport":42` ``).
+pub fn json_from_js<T: forgestream_core::wire::json::Decode>(value: &JsValue) -> Result<T, String> {
     let text = js_sys::JSON::stringify(value)
         .map_err(|e| match e.dyn_into::<js_sys::Error>() {
             Ok(thrown) => format!(
@@ -120,16 +121,14 @@ pub fn json_from_js<T: serde::de::DeserializeOwned>(value: &JsValue) -> Result<T
         })?
         .as_string()
         .ok_or_else(|| String::from("not representable as JSON"))?;
-    serde_json::from_str(&text).map_err(|e| {
-        // serde_json places the error in a text the app never wrote ("at line 1 column 88"):
-        // show the text around it instead (`… "transport":42 …`), which names the field.
+    forgestream_core::wire::json::from_str(&text).map_err(|e| {
+        // The error's byte offset is in a text the app never wrote: show the text around it
+        // instead (`… "transport":42 …`), which names the field.
         let mut message = e.to_string();
-        if let Some(at) = message.rfind(" at line ") {
+        if let Some(at) = message.rfind(" at byte ") {
             message.truncate(at);
         }
-        if e.column() > 0 {
-            message.push_str(&format!(" near `{}`", excerpt(&text, e.column() - 1)));
-        }
+        message.push_str(&format!(" near `{}`", excerpt(&text, e.offset)));
         message
     })
 }

@@ -363,8 +363,9 @@ async fn options_and_decisions_are_typed_errors_when_malformed() {
         code_and_message(&forgestream_web::client::WasmClient::new(o).err().unwrap());
     assert_eq!(code, "invalid-input");
     assert!(
-        message.starts_with("invalid AgentClient options: expected value near `")
-            && message.contains(r#""transport":42"#),
+        message.starts_with(
+            r#"invalid AgentClient options: invalid type: expected "fetch" or "eventsource" near `"#
+        ) && message.contains(r#""transport":42"#),
         "{message}"
     );
 
@@ -394,7 +395,7 @@ async fn options_and_decisions_are_typed_errors_when_malformed() {
     for (decisions, starts) in [
         (
             wasm_bindgen::JsValue::from_str("allow"),
-            "invalid decisions: invalid type: string",
+            "invalid decisions: invalid type: expected an array",
         ),
         (
             js_sys::BigInt::from(1u64).into(),
@@ -402,7 +403,7 @@ async fn options_and_decisions_are_typed_errors_when_malformed() {
         ),
         (
             decisions(&[("maybe", "call_1", None)]),
-            "invalid decisions: unknown variant `maybe`",
+            "invalid decisions: unknown variant `maybe`, expected `allow`",
         ),
     ] {
         let refused = await_js(session.respond(decisions, None))

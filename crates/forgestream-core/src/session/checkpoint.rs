@@ -51,6 +51,19 @@ pub struct CreatingTurn {
     pub after: Option<String>,
 }
 
+crate::wire::json::decode_struct!(Checkpoint, "a checkpoint record" {
+    v: "v" => required,
+    session_id: "sessionId" => required,
+    turn_id: "turnId" => default,
+    seq: "seq" => required,
+    saved_at: "savedAt" => required,
+    creating: "creating" => default,
+});
+
+crate::wire::json::decode_struct!(CreatingTurn, "a creating marker" {
+    after: "after" => default,
+});
+
 /// Whether `id` can be a session or turn id read back from storage: 1 to [`MAX_ID_BYTES`]
 /// bytes of `A–Z a–z 0–9 . _ - ~ :`, and not `.` or `..` (which a URL resolver would turn into
 /// a path step). Server ids are ULIDs with dotted suffixes; anything else in storage is garbage
@@ -122,7 +135,8 @@ pub fn supersedes(record: &Checkpoint, stored: Option<&Checkpoint>) -> bool {
 /// Parses a stored checkpoint of `session_id`. Never trusts it: a bad record is an issue (the
 /// store reports it as a warning), never an error.
 pub fn parse_checkpoint(raw: &str, session_id: &str) -> Result<Checkpoint, CheckpointIssue> {
-    let record: Checkpoint = serde_json::from_str(raw).map_err(|_| CheckpointIssue::Corrupt)?;
+    let record: Checkpoint =
+        crate::wire::json::from_str(raw).map_err(|_| CheckpointIssue::Corrupt)?;
     if record.v != SCHEMA_VERSION {
         return Err(CheckpointIssue::OldSchema);
     }

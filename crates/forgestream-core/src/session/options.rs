@@ -7,6 +7,8 @@ use alloc::string::String;
 
 use serde::Deserialize;
 
+use crate::wire::json::{decode_str_enum, decode_struct};
+
 use super::{Api, Config, ErrorCode, Flavor, SessionError, Transport};
 use crate::reduce::ReducerConfig;
 use crate::resume;
@@ -139,6 +141,57 @@ pub struct ClientOptions {
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub max_turn_text_bytes: Option<f64>,
 }
+
+// The hand-written decoders of the options (the serde derives above remain for tsify and as
+// the tests' oracle): camelCase keys, every member optional, unknown members ignored.
+
+decode_str_enum!(Credentials, "\"omit\", \"same-origin\" or \"include\"" {
+    "omit" => Omit,
+    "same-origin" => SameOrigin,
+    "include" => Include,
+});
+
+decode_str_enum!(StorageKind, "\"local\", \"session\" or \"memory\"" {
+    "local" => Local,
+    "session" => Session,
+    "memory" => Memory,
+});
+
+decode_str_enum!(Flavor, "\"trueforge\" or \"gateway\"" {
+    "trueforge" => TrueForge,
+    "gateway" => Gateway,
+});
+
+decode_str_enum!(Transport, "\"fetch\" or \"eventsource\"" {
+    "fetch" => Fetch,
+    "eventsource" => EventSource,
+});
+
+decode_struct!(ReconnectOptions, "the reconnect options object" {
+    base_delay_ms: "baseDelayMs" => default,
+    min_delay_ms: "minDelayMs" => default,
+    max_delay_ms: "maxDelayMs" => default,
+    idle_timeout_ms: "idleTimeoutMs" => default,
+    max_attempts: "maxAttempts" => default,
+    healthy_after_ms: "healthyAfterMs" => default,
+    max_idle_timeout_ms: "maxIdleTimeoutMs" => default,
+    stalled_after_cycles: "stalledAfterCycles" => default,
+    create_lookup_budget_ms: "createLookupBudgetMs" => default,
+});
+
+decode_struct!(ClientOptions, "an options object" {
+    base_url: "baseUrl" => default,
+    flavor: "flavor" => default,
+    credentials: "credentials" => default,
+    transport: "transport" => default,
+    storage: "storage" => default,
+    storage_namespace: "storageNamespace" => default,
+    reconnect: "reconnect" => default,
+    max_frame_bytes: "maxFrameBytes" => default,
+    inspect: "inspect" => default,
+    max_message_text_bytes: "maxMessageTextBytes" => default,
+    max_turn_text_bytes: "maxTurnTextBytes" => default,
+});
 
 /// The checked options: everything a client's engines need, fixed for the client's life.
 #[derive(Clone, Debug, PartialEq)]
@@ -291,7 +344,7 @@ mod tests {
     use super::*;
 
     fn options(json: &str) -> Result<ClientConfig, SessionError> {
-        serde_json::from_str::<ClientOptions>(json)
+        crate::wire::json::from_str::<ClientOptions>(json)
             .map_err(|e| invalid(format!("{e}")))?
             .check()
     }

@@ -9,12 +9,11 @@
 //! - Lenient unions (content parts, tool info, input items): read as a JSON value and classified
 //!   by their existing `from_value` (a known tag with a bad shape is kept raw, never fatal).
 
-use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
 use serde_json::Value;
 
-use super::json::{field, required, Decode, JsonError, Reader};
+use super::json::{decode_struct, tag, Decode, JsonError, Reader, Tag};
 use super::listing::{
     ErrorBody, ErrorDetail, Listing, Pagination, SessionEventItem, SessionEventsPage, Single,
 };
@@ -28,29 +27,6 @@ use super::{
     RequiredToolCall, SandboxCreated, ThreadCreated, ThreadDone, ThreadParent, ThreadState,
     ToolCallsRequired, ToolResponse, TurnCreated, TurnDone,
 };
-
-/// Implements [`Decode`] for a struct from its members: `name: "key" => required | default |
-/// (fn)`. Generated code is one loop over the object's keys, a duplicate known key refused.
-macro_rules! decode_struct {
-    ($ty:ident $(<$t:ident>)?, $what:literal { $($name:ident : $key:literal => $mode:tt),* $(,)? }) => {
-        impl$(<$t: Decode>)? Decode for $ty$(<$t>)? {
-            fn decode(r: &mut Reader<'_>) -> Result<Self, JsonError> {
-                $(let mut $name = None;)*
-                let mut seq = r.object($what)?;
-                while let Some(key) = r.next_key(&mut seq)? {
-                    match key.as_ref() {
-                        $($key => field(r, &mut $name, $key)?,)*
-                        _ => r.skip()?,
-                    }
-                }
-                Ok($ty { $($name: decode_struct!(@finish r, $name, $key, $mode),)* })
-            }
-        }
-    };
-    (@finish $r:ident, $name:ident, $key:literal, required) => { required($r, $name, $key)? };
-    (@finish $r:ident, $name:ident, $key:literal, default) => { $name.unwrap_or_default() };
-    (@finish $r:ident, $name:ident, $key:literal, ($default:path)) => { $name.unwrap_or_else($default) };
-}
 
 // Envelope members every event has: `id` (default ""), `created_at`, `thread_id`.
 
@@ -350,43 +326,6 @@ impl Decode for InputItem {
     fn decode(r: &mut Reader<'_>) -> Result<Self, JsonError> {
         r.value().map(InputItem::from_value)
     }
-}
-
-/// A union's discriminator, as [`tag`] finds it.
-enum Tag<'a> {
-    /// A string tag (unescaped).
-    Str(Cow<'a, str>),
-    /// Missing, or not a string.
-    Other,
-}
-
-/// Finds the discriminator `key` of the object at the reader, then rewinds to the object's
-/// start (serde's rule, kept: the first member when it is the tag, as TrueForge writes it —
-/// then nothing else is read — else the last occurrence anywhere). The whole object is checked
-/// for syntax only when the tag is not its first member.
-fn tag<'a>(r: &mut Reader<'a>, key: &str, what: &'static str) -> Result<Tag<'a>, JsonError> {
-    let start = r.mark();
-    let mut seq = r.object(what)?;
-    let mut found = Tag::Other;
-    let mut first = true;
-    while let Some(name) = r.next_key(&mut seq)? {
-        if name == key {
-            found = if r.at_string() {
-                Tag::Str(r.str()?)
-            } else {
-                r.skip()?;
-                Tag::Other
-            };
-            if first {
-                break;
-            }
-        } else {
-            r.skip()?;
-        }
-        first = false;
-    }
-    r.rewind(start);
-    Ok(found)
 }
 
 /// The unknown variant's `(tag, whole object)`: the tag is the object's (last) string value

@@ -391,11 +391,34 @@ impl<'a> Reader<'a> {
     /// A number (RFC 8259 §6), classified as serde_json does.
     fn number(&mut self) -> Result<Num, JsonError> {
         let start = self.at;
+        let (negative, int_end, float) = self.number_syntax()?;
+        if !float {
+            let digits = &self.text[start + usize::from(negative)..int_end];
+            if let Ok(value) = digits.parse::<u64>() {
+                if !negative {
+                    return Ok(Num::Pos(value));
+                }
+                if value == 0 {
+                    return Ok(Num::Float(-0.0));
+                }
+                if let Some(value) = 0i64.checked_sub_unsigned(value) {
+                    return Ok(Num::Neg(value));
+                }
+            }
+        }
+        match self.text[start..self.at].parse::<f64>() {
+            Ok(value) if value.is_finite() => Ok(Num::Float(value)),
+            _ => Err(self.error(Reason::Syntax("number out of range"))),
+        }
+    }
+
+    /// Reads a number's grammar only: `(negative, end of the integer part, has a fraction or
+    /// exponent)`. An ignored member's number is checked this far (as serde_json does).
+    fn number_syntax(&mut self) -> Result<(bool, usize, bool), JsonError> {
         let negative = self.bytes.get(self.at) == Some(&b'-');
         if negative {
             self.at += 1;
         }
-        let int_start = self.at;
         match self.bytes.get(self.at) {
             Some(b'0') => self.at += 1,
             Some(b'1'..=b'9') => self.digits(),
@@ -422,24 +445,7 @@ impl<'a> Reader<'a> {
             self.digits();
             float = true;
         }
-        if !float {
-            let digits = &self.text[int_start..int_end];
-            if let Ok(value) = digits.parse::<u64>() {
-                if !negative {
-                    return Ok(Num::Pos(value));
-                }
-                if value == 0 {
-                    return Ok(Num::Float(-0.0));
-                }
-                if let Some(value) = 0i64.checked_sub_unsigned(value) {
-                    return Ok(Num::Neg(value));
-                }
-            }
-        }
-        match self.text[start..self.at].parse::<f64>() {
-            Ok(value) if value.is_finite() => Ok(Num::Float(value)),
-            _ => Err(self.error(Reason::Syntax("number out of range"))),
-        }
+        Ok((negative, int_end, float))
     }
 
     fn digits(&mut self) {
@@ -477,39 +483,86 @@ impl<'a> Reader<'a> {
         })
     }
 
-    /// Skips one value of any kind, checking its syntax.
+    /// Skips one value of any kind, checking its syntax as serde_json does for an ignored
+    /// member: without a depth limit (iteratively, so never a deep recursion) and without
+    /// pairing `\\u` surrogates (only the four hex digits are checked).
     pub fn skip(&mut self) -> Result<(), JsonError> {
-        match self.peek() {
-            Some(b'"') => {
-                self.skip_string()?;
+        // The open containers, innermost last: `true` for an object.
+        let mut open: Vec<bool> = Vec::new();
+        loop {
+            match self.peek() {
+                Some(b'{') => {
+                    self.at += 1;
+                    if self.peek() == Some(b'}') {
+                        self.at += 1;
+                    } else {
+                        open.push(true);
+                        self.skip_key()?;
+                        continue;
+                    }
+                }
+                Some(b'[') => {
+                    self.at += 1;
+                    if self.peek() == Some(b']') {
+                        self.at += 1;
+                    } else {
+                        open.push(false);
+                        continue;
+                    }
+                }
+                Some(b'"') => self.skip_string()?,
+                Some(b't') => self.literal(b"true")?,
+                Some(b'f') => self.literal(b"false")?,
+                Some(b'n') => self.literal(b"null")?,
+                Some(b'-' | b'0'..=b'9') => {
+                    self.number_syntax()?;
+                }
+                None => return Err(self.syntax("EOF while parsing a value")),
+                Some(_) => return Err(self.syntax("expected a value")),
             }
-            Some(b'{') => {
-                let mut seq = self.object("an object")?;
-                while self.next_key(&mut seq)?.is_some() {
-                    self.skip()?;
+            // A value ended: close what ends here, then the next member or element.
+            loop {
+                let Some(&object) = open.last() else {
+                    return Ok(());
+                };
+                match self.peek() {
+                    Some(b',') => {
+                        self.at += 1;
+                        if object {
+                            self.skip_key()?;
+                        }
+                        break;
+                    }
+                    Some(b'}') if object => {
+                        self.at += 1;
+                        open.pop();
+                    }
+                    Some(b']') if !object => {
+                        self.at += 1;
+                        open.pop();
+                    }
+                    None => return Err(self.syntax("EOF while parsing a value")),
+                    Some(_) => return Err(self.syntax("expected `,` or a closing bracket")),
                 }
             }
-            Some(b'[') => {
-                let mut seq = self.array("an array")?;
-                while self.next_element(&mut seq)? {
-                    self.skip()?;
-                }
-            }
-            Some(b't') => self.literal(b"true")?,
-            Some(b'f') => self.literal(b"false")?,
-            Some(b'n') => self.literal(b"null")?,
-            Some(b'-' | b'0'..=b'9') => {
-                self.number()?;
-            }
-            None => return Err(self.syntax("EOF while parsing a value")),
-            Some(_) => return Err(self.syntax("expected a value")),
         }
+    }
+
+    /// Skips `"key":` inside a skipped object.
+    fn skip_key(&mut self) -> Result<(), JsonError> {
+        if self.peek() != Some(b'"') {
+            return Err(self.syntax("expected an object key"));
+        }
+        self.skip_string()?;
+        if self.peek() != Some(b':') {
+            return Err(self.syntax("expected `:`"));
+        }
+        self.at += 1;
         Ok(())
     }
 
-    /// Skips a string without building it (escapes are still checked).
+    /// Skips a string without building it: control characters and escape syntax are checked.
     fn skip_string(&mut self) -> Result<(), JsonError> {
-        let mut scratch = String::new();
         self.at += 1;
         loop {
             let Some(offset) = special_at(&self.bytes[self.at..]) else {
@@ -524,8 +577,17 @@ impl<'a> Reader<'a> {
                 }
                 b'\\' => {
                     self.at += 1;
-                    self.escape(&mut scratch)?;
-                    scratch.clear();
+                    match self.bytes.get(self.at) {
+                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => {
+                            self.at += 1
+                        }
+                        Some(b'u') => {
+                            self.at += 1;
+                            self.hex4()?;
+                        }
+                        None => return Err(self.syntax("EOF while parsing a string")),
+                        Some(_) => return Err(self.syntax("invalid escape")),
+                    }
                 }
                 _ => return Err(self.syntax("control character in a string")),
             }
@@ -689,4 +751,95 @@ pub fn opt_field<T: Decode>(
 /// A required member's value, or "missing field".
 pub fn required<T>(r: &Reader<'_>, slot: Option<T>, name: &'static str) -> Result<T, JsonError> {
     slot.ok_or_else(|| r.missing(name))
+}
+
+/// Implements [`Decode`] for a struct from its members: `name: "key" => required | default |
+/// (fn)`. Generated code is one loop over the object's keys, a duplicate known key refused.
+macro_rules! decode_struct {
+    ($ty:ident $(<$t:ident>)?, $what:literal { $($name:ident : $key:literal => $mode:tt),* $(,)? }) => {
+        impl$(<$t: $crate::wire::json::Decode>)? $crate::wire::json::Decode for $ty$(<$t>)? {
+            fn decode(r: &mut $crate::wire::json::Reader<'_>) -> Result<Self, $crate::wire::json::JsonError> {
+                $(let mut $name = None;)*
+                let mut seq = r.object($what)?;
+                while let Some(key) = r.next_key(&mut seq)? {
+                    match key.as_ref() {
+                        $($key => $crate::wire::json::field(r, &mut $name, $key)?,)*
+                        _ => r.skip()?,
+                    }
+                }
+                Ok($ty { $($name: $crate::wire::json::decode_struct!(@finish r, $name, $key, $mode),)* })
+            }
+        }
+    };
+    (@finish $r:ident, $name:ident, $key:literal, required) => { $crate::wire::json::required($r, $name, $key)? };
+    (@finish $r:ident, $name:ident, $key:literal, default) => { $name.unwrap_or_default() };
+    (@finish $r:ident, $name:ident, $key:literal, ($default:path)) => { $name.unwrap_or_else($default) };
+}
+
+pub(crate) use decode_struct;
+
+/// A union's discriminator, as [`tag`] finds it.
+pub enum Tag<'a> {
+    /// A string tag (unescaped).
+    Str(Cow<'a, str>),
+    /// Missing, or not a string.
+    Other,
+}
+
+/// Finds the discriminator `key` of the object at the reader, then rewinds to the object's
+/// start (serde's rule, kept: the first member when it is the tag, as TrueForge writes it —
+/// then nothing else is read — else the last occurrence anywhere). The whole object is checked
+/// for syntax only when the tag is not its first member.
+pub fn tag<'a>(r: &mut Reader<'a>, key: &str, what: &'static str) -> Result<Tag<'a>, JsonError> {
+    let start = r.mark();
+    let mut seq = r.object(what)?;
+    let mut found = Tag::Other;
+    let mut first = true;
+    while let Some(name) = r.next_key(&mut seq)? {
+        if name == key {
+            found = if r.at_string() {
+                Tag::Str(r.str()?)
+            } else {
+                r.skip()?;
+                Tag::Other
+            };
+            if first {
+                break;
+            }
+        } else {
+            r.skip()?;
+        }
+        first = false;
+    }
+    r.rewind(start);
+    Ok(found)
+}
+
+/// Implements [`Decode`] for a fieldless enum read from a string: `"spelling" => Variant`;
+/// another string or type is "invalid type: expected `what`".
+macro_rules! decode_str_enum {
+    ($ty:ident, $what:literal { $($key:literal => $variant:ident),* $(,)? }) => {
+        impl $crate::wire::json::Decode for $ty {
+            fn decode(
+                r: &mut $crate::wire::json::Reader<'_>,
+            ) -> Result<Self, $crate::wire::json::JsonError> {
+                let text = r.str().map_err(|_| r.expected($what))?;
+                match text.as_ref() {
+                    $($key => Ok($ty::$variant),)*
+                    _ => Err(r.expected($what)),
+                }
+            }
+        }
+    };
+}
+pub(crate) use decode_str_enum;
+
+impl Decode for bool {
+    fn decode(r: &mut Reader<'_>) -> Result<Self, JsonError> {
+        match r.peek() {
+            Some(b't') => r.literal(b"true").map(|()| true),
+            Some(b'f') => r.literal(b"false").map(|()| false),
+            _ => Err(r.expected("a boolean")),
+        }
+    }
 }

@@ -38,6 +38,16 @@ pub struct Index {
     pub sessions: Vec<IndexEntry>,
 }
 
+crate::wire::json::decode_struct!(IndexEntry, "an index entry" {
+    id: "id" => required,
+    saved_at: "savedAt" => required,
+});
+
+crate::wire::json::decode_struct!(Index, "a checkpoint index" {
+    v: "v" => required,
+    sessions: "sessions" => required,
+});
+
 /// How long and how many checkpoints are kept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Retention {
@@ -60,7 +70,7 @@ impl Index {
     /// Reads a stored index; `None` for anything unreadable or of another schema (the store
     /// starts a new one and warns).
     pub fn parse(raw: &str) -> Option<Index> {
-        let index: Index = serde_json::from_str(raw).ok()?;
+        let index: Index = crate::wire::json::from_str(raw).ok()?;
         (index.v == super::SCHEMA_VERSION
             && index.sessions.iter().all(|e| super::is_valid_id(&e.id)))
         .then_some(index)
