@@ -250,16 +250,8 @@ impl<'a> Scanner<'a> {
                 return Some(Cow::Owned(out));
             }
             let unescaped = match self.next()? {
-                b'"' => '"',
-                b'\\' => '\\',
-                b'/' => '/',
-                b'b' => '\u{8}',
-                b'f' => '\u{c}',
-                b'n' => '\n',
-                b'r' => '\r',
-                b't' => '\t',
                 b'u' => self.unicode_escape()?,
-                _ => return None,
+                other => super::json::simple_escape(other)?,
             };
             out.push(unescaped);
         }

@@ -329,14 +329,6 @@ impl<'a> Reader<'a> {
         };
         self.at += 1;
         let c = match byte {
-            b'"' => '"',
-            b'\\' => '\\',
-            b'/' => '/',
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'n' => '\n',
-            b'r' => '\r',
-            b't' => '\t',
             b'u' => {
                 let high = self.hex4()?;
                 let code = match high {
@@ -361,10 +353,13 @@ impl<'a> Reader<'a> {
                     None => return Err(self.syntax("invalid unicode code point")),
                 }
             }
-            _ => {
-                self.at -= 1;
-                return Err(self.syntax("invalid escape"));
-            }
+            _ => match simple_escape(byte) {
+                Some(c) => c,
+                None => {
+                    self.at -= 1;
+                    return Err(self.syntax("invalid escape"));
+                }
+            },
         };
         text.push(c);
         Ok(())
@@ -649,6 +644,23 @@ impl<'a> Reader<'a> {
     pub fn rewind(&mut self, mark: (usize, usize)) {
         (self.at, self.depth) = mark;
     }
+}
+
+/// The character of a one-letter escape (`\\"`, `\\n`, …; RFC 8259 §7), `None` for `u` and
+/// anything that is not an escape.
+#[inline(always)]
+pub(crate) fn simple_escape(byte: u8) -> Option<char> {
+    Some(match byte {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        _ => return None,
+    })
 }
 
 /// The state of one open object or array (whether a member was read yet).

@@ -1,15 +1,19 @@
-//! Serde types of the TrueForge wire (PROTOCOL.md §2, §5–§7), snake_case as on the wire.
+//! Types of the TrueForge wire (PROTOCOL.md §2, §5–§7), snake_case as on the wire, and their
+//! JSON decoder.
 //!
 //! Decoding is tolerant: unknown fields are ignored; unknown event `type`s, turn `status`es,
 //! content parts, input items and `tool_info` kinds are kept raw instead of failing. Optional
-//! wire fields are `Option`s. Events and turn states decode straight from the text, without a
-//! `serde_json::Value` round trip (see `tagged`).
+//! wire fields are `Option`s. The SDK decodes every text with the hand-written decoder
+//! ([`json`], `decode`): one function per type, no intermediate tree. The serde derives encode
+//! (request bodies, exported events) and, for decoding, are the oracle the native tests hold
+//! the decoder to (`tests/decode_oracle.rs`; `tagged` is their union logic).
 //!
 //! - [`event`]: the 12 streamed event types and [`Event`].
 //! - [`message`]: model messages, deltas, tool calls, usage.
 //! - [`turn`]: [`Turn`], [`TurnState`], metrics.
 //! - [`input`]: turn input items (`user.message`, `user.tool_approval`, `user.tool_response`).
 //! - [`listing`]: `{data, pagination}`, `{data}`, session timeline items, the error body.
+//! - [`json`]: the pull reader, [`json::Decode`] and [`json::JsonError`].
 //! - [`sequence`]: a frame's SSE `id:` as a sequence number (only `0 ..= 2^53 − 1`).
 
 mod decode;
