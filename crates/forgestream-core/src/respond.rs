@@ -66,12 +66,9 @@ impl json::Decode for Decision {
             "answer" => 2,
             "authDone" => 3,
             _ => {
-                return Err(json::JsonError::custom(
-                    &alloc::format!(
-                        "unknown variant `{kind}`, expected `allow`, `deny`, `answer` or `authDone`"
-                    ),
-                    0,
-                ))
+                return Err(r.invalid(&alloc::format!(
+                    "unknown variant `{kind}`, expected `allow`, `deny`, `answer` or `authDone`"
+                )))
             }
         };
         let (mut tool_call_id, mut reason, mut content) = (None, None, None);
@@ -79,9 +76,7 @@ impl json::Decode for Decision {
         let mut seq = r.object(WHAT)?;
         while let Some(key) = r.next_key(&mut seq)? {
             match (kind, key.as_ref()) {
-                (_, "kind") if tags > 0 => {
-                    return Err(json::JsonError::custom("duplicate field `kind`", 0))
-                }
+                (_, "kind") if tags > 0 => return Err(r.duplicate("kind")),
                 (_, "kind") => {
                     tags += 1;
                     r.skip()?;

@@ -11,7 +11,7 @@
 //! as a JSON array (serde's positional form) is refused, and floats are read correctly rounded
 //! (serde_json's default parser is off by an ulp at times), so floats compare within 1e-15.
 
-use std::path::Path;
+mod support;
 
 use forgestream_core::respond::Decision;
 use forgestream_core::session::checkpoint::index::Index;
@@ -141,7 +141,7 @@ fn agree_all(text: &str) -> Result<(), String> {
 
 /// The recorded corpus: whole JSON bodies and every SSE `data` line.
 fn corpus() -> Vec<String> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/recorded");
+    let root = support::fixtures_dir().join("recorded");
     let mut texts = Vec::new();
     for dir in std::fs::read_dir(&root).unwrap() {
         let dir = dir.unwrap().path();
@@ -320,6 +320,17 @@ fn mutate(value: &Value, path: &[usize], edit: &Edit) -> String {
     }
 }
 
+/// `text` after each of `edits` in turn (an edit that made it invalid JSON ends the chain).
+fn edited(mut text: String, path: &[usize], edits: &[Edit]) -> String {
+    for edit in edits {
+        let Ok(current) = serde_json::from_str::<Value>(&text) else {
+            break;
+        };
+        text = mutate(&current, path, edit);
+    }
+    text
+}
+
 /// The value's text with every object's members in reverse order.
 fn reversed_text(value: &Value) -> String {
     match value {
@@ -395,12 +406,7 @@ proptest! {
         edits in prop::collection::vec(edit(), 1..3),
     ) {
         let corpus = corpus_values();
-        let value = &corpus[pick % corpus.len()];
-        let mut text = value.to_string();
-        for edit in &edits {
-            let Ok(current) = serde_json::from_str::<Value>(&text) else { break };
-            text = mutate(&current, &path, edit);
-        }
+        let text = edited(corpus[pick % corpus.len()].to_string(), &path, &edits);
         if let Err(e) = agree_all(&text) {
             return Err(TestCaseError::fail(e));
         }
@@ -412,11 +418,7 @@ proptest! {
         path in prop::collection::vec(any::<usize>(), 0..4),
         edits in prop::collection::vec(edit(), 1..3),
     ) {
-        let mut text = SDK_SAMPLES[pick % SDK_SAMPLES.len()].to_string();
-        for edit in &edits {
-            let Ok(current) = serde_json::from_str::<Value>(&text) else { break };
-            text = mutate(&current, &path, edit);
-        }
+        let text = edited(SDK_SAMPLES[pick % SDK_SAMPLES.len()].to_string(), &path, &edits);
         if let Err(e) = agree_sdk(&text) {
             return Err(TestCaseError::fail(e));
         }

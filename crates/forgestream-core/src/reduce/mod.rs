@@ -204,13 +204,16 @@ impl SessionView {
             Some(delta) => self.apply_text_delta(turn_id, delta, changes),
             None => match wire::Event::from_json(data) {
                 Ok(event) => self.apply_live_event(turn_id, event, changes),
-                Err(err) => Err(ReduceError::MalformedJson {
-                    turn_id: String::from(turn_id),
-                    sequence_number,
-                    line: err.line_column(data).0,
-                    column: err.line_column(data).1,
-                    message: alloc::string::ToString::to_string(&err),
-                }),
+                Err(err) => {
+                    let (line, column) = err.line_column(data);
+                    Err(ReduceError::MalformedJson {
+                        turn_id: String::from(turn_id),
+                        sequence_number,
+                        line,
+                        column,
+                        message: alloc::string::ToString::to_string(&err),
+                    })
+                }
             },
         };
         self.settle(changes);

@@ -303,10 +303,10 @@ impl Decode for Content {
         if r.at_array() {
             return Vec::decode(r).map(Content::Parts);
         }
-        match r.str() {
-            Ok(text) => Ok(Content::Text(text.into_owned())),
-            Err(_) => Err(r.expected("content: a string or an array of parts")),
+        if !r.at_string() {
+            return Err(r.expected("content: a string or an array of parts"));
         }
+        r.string().map(Content::Text)
     }
 }
 

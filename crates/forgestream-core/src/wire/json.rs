@@ -50,16 +50,18 @@ enum Reason {
 }
 
 impl JsonError {
-    /// An error with a free-form reason (used by the lenient unions for a bad shape).
-    pub fn custom(reason: &str, offset: usize) -> Self {
-        JsonError {
-            reason: Reason::Custom(reason.into()),
-            offset,
+    /// Why, without the offset (e.g. ``missing field `turn_id` ``), for messages that point
+    /// into the text another way.
+    pub fn reason(&self) -> String {
+        match &self.reason {
+            Reason::Syntax(what) => String::from(*what),
+            Reason::Expected(what) => alloc::format!("invalid type: expected {what}"),
+            Reason::Missing(field) => alloc::format!("missing field `{field}`"),
+            Reason::Duplicate(field) => alloc::format!("duplicate field `{field}`"),
+            Reason::Custom(what) => String::from(&**what),
         }
     }
-}
 
-impl JsonError {
     /// The 1-based `(line, column)` of [`JsonError::offset`] in `text` (the text that was
     /// read); the column counts bytes from the line's start.
     pub fn line_column(&self, text: &str) -> (usize, usize) {
@@ -78,14 +80,7 @@ impl JsonError {
 
 impl fmt::Display for JsonError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.reason {
-            Reason::Syntax(what) => f.write_str(what)?,
-            Reason::Expected(what) => write!(f, "invalid type: expected {what}")?,
-            Reason::Missing(field) => write!(f, "missing field `{field}`")?,
-            Reason::Duplicate(field) => write!(f, "duplicate field `{field}`")?,
-            Reason::Custom(what) => f.write_str(what)?,
-        }
-        write!(f, " at byte {}", self.offset)
+        write!(f, "{} at byte {}", self.reason(), self.offset)
     }
 }
 
@@ -134,6 +129,16 @@ impl<'a> Reader<'a> {
     /// "invalid type: expected `what`", at the current position.
     pub fn expected(&self, what: &'static str) -> JsonError {
         self.error(Reason::Expected(what))
+    }
+
+    /// An error with a free-form reason, at the current position.
+    pub fn invalid(&self, reason: &str) -> JsonError {
+        self.error(Reason::Custom(reason.into()))
+    }
+
+    /// "duplicate field `field`", at the current position.
+    pub fn duplicate(&self, field: &'static str) -> JsonError {
+        self.error(Reason::Duplicate(field))
     }
 
     /// "missing field `field`", at the current position.
@@ -745,19 +750,10 @@ pub fn field<T: Decode>(
     name: &'static str,
 ) -> Result<(), JsonError> {
     if slot.is_some() {
-        return Err(r.error(Reason::Duplicate(name)));
+        return Err(r.duplicate(name));
     }
     *slot = Some(T::decode(r)?);
     Ok(())
-}
-
-/// Like [`field`] for an `Option` field (`null` = absent value, still a duplicate if repeated).
-pub fn opt_field<T: Decode>(
-    r: &mut Reader<'_>,
-    slot: &mut Option<Option<T>>,
-    name: &'static str,
-) -> Result<(), JsonError> {
-    field(r, slot, name)
 }
 
 /// A required member's value, or "missing field".
@@ -835,8 +831,10 @@ macro_rules! decode_str_enum {
             fn decode(
                 r: &mut $crate::wire::json::Reader<'_>,
             ) -> Result<Self, $crate::wire::json::JsonError> {
-                let text = r.str().map_err(|_| r.expected($what))?;
-                match text.as_ref() {
+                if !r.at_string() {
+                    return Err(r.expected($what));
+                }
+                match r.str()?.as_ref() {
                     $($key => Ok($ty::$variant),)*
                     _ => Err(r.expected($what)),
                 }
