@@ -424,6 +424,27 @@ proptest! {
         }
     }
 
+    /// Any text at all — and every recorded body cut anywhere, as a dropped connection or a
+    /// truncated storage record leaves it — is refused or read as serde reads it, never a panic.
+    #[test]
+    fn arbitrary_and_truncated_texts_never_panic_and_agree(
+        noise in ".{0,64}",
+        pick in any::<usize>(),
+        cut in any::<usize>(),
+    ) {
+        let corpus = corpus_texts();
+        let body = &corpus[pick % corpus.len()];
+        let mut end = cut % (body.len() + 1);
+        while !body.is_char_boundary(end) {
+            end -= 1;
+        }
+        for text in [noise.as_str(), &body[..end]] {
+            if let Err(e) = agree_all(text) {
+                return Err(TestCaseError::fail(e));
+            }
+        }
+    }
+
     #[test]
     fn random_json_texts_read_as_serde_does(text in json_text()) {
         if let Err(e) = agree_all(&text) {
@@ -452,11 +473,17 @@ fn nesting_is_bounded_as_in_serde_and_never_overflows_the_stack() {
     }
 }
 
+/// The corpus texts, read once per process.
+fn corpus_texts() -> &'static [String] {
+    static TEXTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    TEXTS.get_or_init(corpus)
+}
+
 /// The corpus parsed once per process (proptest calls the body thousands of times).
 fn corpus_values() -> &'static [Value] {
     static VALUES: std::sync::OnceLock<Vec<Value>> = std::sync::OnceLock::new();
     VALUES.get_or_init(|| {
-        corpus()
+        corpus_texts()
             .iter()
             .filter_map(|t| serde_json::from_str(t).ok())
             .collect()
