@@ -111,7 +111,12 @@ impl SessionView {
             }
         }
         if let Some(input) = input {
-            let value = serde_json::to_value(input).ok();
+            // Through the text, not `serde_json::to_value`: its serializer carries a JSON parser
+            // of its own into the wasm (serde_json's `raw_value` hook), ≈9 KB of code for one
+            // conversion per turn; the text is read back by the SDK's decoder.
+            let value = serde_json::to_string(input)
+                .ok()
+                .and_then(|text| crate::wire::json::from_str::<serde_json::Value>(&text).ok());
             if value.is_some() && turn.input != value {
                 turn.input = value;
                 changed = true;
