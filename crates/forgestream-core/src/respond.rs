@@ -8,11 +8,11 @@
 //! [`user_message`] refuses while anything is pending, and [`validate_input`] checks a
 //! hand-built input against the same rules.
 
-use alloc::collections::BTreeSet;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
+use crate::id_map::IdSet;
 use crate::reduce::{PendingAction, PendingKind, SessionView};
 use crate::wire::{json, Approval, InputItem, UserContent};
 
@@ -323,13 +323,13 @@ pub fn continuation(
     if auth_pending && !auth_done {
         return Err(RespondError::AuthNotConfirmed);
     }
-    let mut answered: BTreeSet<String> = BTreeSet::new();
+    let mut answered = IdSet::new();
     let mut by_call: Vec<(String, InputItem)> = Vec::new();
     for decision in decisions {
         let Some(tool_call_id) = decision.tool_call_id() else {
             continue;
         };
-        if !answered.insert(String::from(tool_call_id)) {
+        if !answered.add(tool_call_id) {
             return Err(RespondError::Duplicate {
                 tool_call_id: String::from(tool_call_id),
             });
@@ -374,7 +374,7 @@ pub fn continuation(
     let missing: Vec<String> = pending_calls
         .iter()
         .filter_map(|p| p.tool_call_id.clone())
-        .filter(|id| !answered.contains(id))
+        .filter(|id| !answered.contains_key(id))
         .collect();
     if !missing.is_empty() {
         return Err(RespondError::Incomplete { missing });

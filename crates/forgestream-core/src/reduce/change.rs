@@ -5,6 +5,8 @@ use alloc::vec::Vec;
 use core::fmt;
 use serde::Serialize;
 
+use crate::id_map::{IdMap, IdSet};
+
 /// One changed (or removed) item, with its new version.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
@@ -236,19 +238,18 @@ impl ChangeSet {
     /// Keeps one entry per turn and per item (the highest version), in first-change order.
     pub fn normalize(&mut self) {
         if self.turns.len() > 8 {
-            let mut seen: alloc::collections::BTreeSet<String> =
-                alloc::collections::BTreeSet::new();
-            self.turns.retain(|t| seen.insert(t.clone()));
+            let mut seen = IdSet::new();
+            self.turns.retain(|t| seen.add(t));
         }
         if self.items.len() < 2 {
             return;
         }
-        let mut seen: alloc::collections::BTreeMap<(String, String), usize> =
-            alloc::collections::BTreeMap::new();
+        // Turn → item key → place in `out`.
+        let mut seen: IdMap<IdMap<usize>> = IdMap::new();
         let mut out: Vec<ItemChange> = Vec::with_capacity(self.items.len());
         for change in core::mem::take(&mut self.items) {
-            let id = (change.turn_id.clone(), change.key.clone());
-            match seen.get(&id).and_then(|&i| out.get_mut(i)) {
+            let turn = seen.get_or_insert_with(&change.turn_id, IdMap::new);
+            match turn.get(&change.key).and_then(|&i| out.get_mut(i)) {
                 Some(existing) => {
                     if change.version >= existing.version {
                         existing.appended = chain(existing, change.version, change.appended);
@@ -260,7 +261,7 @@ impl ChangeSet {
                     }
                 }
                 None => {
-                    seen.insert(id, out.len());
+                    turn.insert(change.key.clone(), out.len());
                     out.push(change);
                 }
             }

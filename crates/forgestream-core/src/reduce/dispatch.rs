@@ -1,10 +1,11 @@
 //! Applying one event to the session: lifecycle, items, links between calls, results and
 //! threads, usage.
 
-use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::collections::BinaryHeap;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
+use core::cmp::Reverse;
 use serde_json::Value;
 
 use super::change::{ChangeSet, ReduceError, Warning};
@@ -15,6 +16,7 @@ use super::view::{
     TurnStatus, TurnView, UsageView,
 };
 use super::{ItemRef, SessionView};
+use crate::id_map::IdMap;
 use crate::wire;
 
 fn is_subagent(thread_id: Option<&str>) -> Option<&str> {
@@ -37,7 +39,7 @@ impl SessionView {
                 input: None,
                 created_at: None,
                 completed_at: None,
-                items: BTreeMap::new(),
+                items: IdMap::new(),
                 usage: UsageView::default(),
                 last_sequence_number: None,
                 late_events_ignored: 0,
@@ -54,33 +56,37 @@ impl SessionView {
     /// Chain order: a turn comes after its `previous_turn_id`; otherwise by id (ULIDs sort by
     /// time). Kahn's algorithm with an ordered ready set; a cycle's members go last, by id.
     pub(super) fn reorder(&mut self, cs: &mut ChangeSet) {
-        let mut children: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-        let mut ready: BTreeSet<&str> = BTreeSet::new();
-        for (id, turn) in &self.turns {
-            match turn
+        // Turns by rank (their place in id order); the ready set is a min-heap of ranks.
+        let ids: Vec<&str> = self.turns.keys().map(String::as_str).collect();
+        let mut children: Vec<Vec<usize>> = Vec::new();
+        children.resize_with(ids.len(), Vec::new);
+        let mut ready: BinaryHeap<Reverse<usize>> = BinaryHeap::new();
+        for (rank, turn) in self.turns.values().enumerate() {
+            let parent = turn
                 .previous_turn_id
                 .as_deref()
-                .filter(|p| self.turns.contains_key(*p))
-            {
-                Some(parent) if parent != id => children.entry(parent).or_default().push(id),
-                _ => {
-                    ready.insert(id);
-                }
+                .and_then(|p| ids.binary_search(&p).ok())
+                .filter(|&p| p != rank);
+            match parent.and_then(|p| children.get_mut(p)) {
+                Some(kids) => kids.push(rank),
+                None => ready.push(Reverse(rank)),
             }
         }
-        let mut order: Vec<String> = Vec::with_capacity(self.turns.len());
-        let mut placed: BTreeSet<&str> = BTreeSet::new();
-        while let Some(next) = ready.pop_first() {
-            order.push(String::from(next));
-            placed.insert(next);
-            if let Some(kids) = children.remove(next) {
-                ready.extend(kids);
+        let mut order: Vec<String> = Vec::with_capacity(ids.len());
+        let mut placed = alloc::vec![false; ids.len()];
+        while let Some(Reverse(next)) = ready.pop() {
+            if let (Some(id), Some(done)) = (ids.get(next), placed.get_mut(next)) {
+                order.push(String::from(*id));
+                *done = true;
+            }
+            if let Some(kids) = children.get_mut(next) {
+                ready.extend(core::mem::take(kids).into_iter().map(Reverse));
             }
         }
         // Members of a chain cycle were never ready: they go last, by id.
-        for id in self.turns.keys() {
-            if !placed.contains(id.as_str()) {
-                order.push(id.clone());
+        for (id, done) in ids.iter().zip(&placed) {
+            if !done {
+                order.push(String::from(*id));
             }
         }
         if order != self.order {
@@ -515,8 +521,7 @@ impl SessionView {
             // Orphan: hold until the base arrives (FIELD C9); counted by the event cap.
             turn.internal
                 .held_deltas
-                .entry(key)
-                .or_default()
+                .get_or_insert_with(&key, Vec::new)
                 .push(delta);
             return Ok(());
         };
@@ -671,7 +676,7 @@ impl SessionView {
                     PendingKind::ToolResponse
                 };
                 for call in &e.tool_calls {
-                    let turns = self.required_history.entry(call.id.clone()).or_default();
+                    let turns = self.required_history.get_or_insert_with(&call.id, Vec::new);
                     if !turns.iter().any(|t| t == turn_id) {
                         turns.push(String::from(turn_id));
                     }
@@ -727,7 +732,7 @@ impl SessionView {
             if let Some(call_id) = &parent.tool_call_id {
                 thread.parent_tool_call_id = Some(call_id.clone());
                 changed = true;
-                let list = self.spawned.entry(call_id.clone()).or_default();
+                let list = self.spawned.get_or_insert_with(call_id, Vec::new);
                 if !list.iter().any(|t| t == thread_id) {
                     list.push(String::from(thread_id));
                 }

@@ -2,7 +2,7 @@
 //! [`SessionView::apply_live_into`] plus the turn's flags the engine decides on (has the turn
 //! ended, was the event cap or a text bound reached), read on the same turn lookup.
 //!
-//! Why: the engine asked for these with three more `BTreeMap` lookups per frame (the cap and the
+//! Why: the engine asked for these with three more map lookups per frame (the cap and the
 //! text bound before, the status after). In wasm each lookup is a `memcmp` of the turn id, and
 //! for a stream of small deltas that was a measurable part of W1 (issue 12: W1 slower than
 //! before the engine). On the hot path (a text delta on a running turn) the flags come from the

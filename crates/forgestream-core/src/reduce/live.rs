@@ -93,7 +93,7 @@ fn append_to_turn(
     {
         return None;
     }
-    let item = turn.items.get_mut(&*delta.id)?;
+    let item = turn.items.get_mut(&delta.id)?;
     let ItemBody::Message(message) = &mut item.body else {
         return None;
     };

@@ -26,7 +26,7 @@ mod pending;
 mod summary;
 mod view;
 
-use alloc::collections::BTreeMap;
+use crate::id_map::IdMap;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -72,7 +72,7 @@ impl Default for ReducerConfig {
 }
 
 /// Where an item lives (for a tool call: its message). One type for both indexes, so the wasm
-/// carries one `BTreeMap<String, ItemRef>` instantiation.
+/// carries one `IdMap<ItemRef>` instantiation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ItemRef {
     pub(crate) turn_id: String,
@@ -85,22 +85,22 @@ pub struct SessionView {
     session_id: String,
     config: ReducerConfig,
     /// Turns by id.
-    turns: BTreeMap<String, TurnView>,
+    turns: IdMap<TurnView>,
     /// Turn ids in chain order.
     order: Vec<String>,
-    threads: BTreeMap<String, ThreadView>,
+    threads: IdMap<ThreadView>,
     pending: Vec<PendingAction>,
     usage: UsageView,
     warnings: Vec<Warning>,
     warning_count: u64,
     /// `tool_call_id` → proposing message.
-    calls: BTreeMap<String, ItemRef>,
+    calls: IdMap<ItemRef>,
     /// `tool_call_id` → first `tool.response`.
-    results: BTreeMap<String, ItemRef>,
+    results: IdMap<ItemRef>,
     /// `tool_call_id` → threads it spawned.
-    spawned: BTreeMap<String, Vec<String>>,
+    spawned: IdMap<Vec<String>>,
     /// `tool_call_id` → turns whose `*_required` events named it (to tell stale from unknown).
-    required_history: BTreeMap<String, Vec<String>>,
+    required_history: IdMap<Vec<String>>,
     pending_dirty: bool,
     /// Turns were added or relinked since the chain order was computed.
     order_dirty: bool,
@@ -113,17 +113,17 @@ impl SessionView {
         SessionView {
             session_id: String::from(session_id),
             config,
-            turns: BTreeMap::new(),
+            turns: IdMap::new(),
             order: Vec::new(),
-            threads: BTreeMap::new(),
+            threads: IdMap::new(),
             pending: Vec::new(),
             usage: UsageView::default(),
             warnings: Vec::new(),
             warning_count: 0,
-            calls: BTreeMap::new(),
-            results: BTreeMap::new(),
-            spawned: BTreeMap::new(),
-            required_history: BTreeMap::new(),
+            calls: IdMap::new(),
+            results: IdMap::new(),
+            spawned: IdMap::new(),
+            required_history: IdMap::new(),
             pending_dirty: false,
             order_dirty: false,
             usage_dirty: false,
@@ -350,7 +350,7 @@ impl SessionView {
     }
 
     /// Subagent threads by id.
-    pub fn threads(&self) -> &BTreeMap<String, ThreadView> {
+    pub fn threads(&self) -> &IdMap<ThreadView> {
         &self.threads
     }
 

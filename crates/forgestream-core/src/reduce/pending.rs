@@ -2,7 +2,7 @@
 //! `*_required` events and its `turn.done.required_actions`, keyed by (thread, tool call) and
 //! per MCP server, enriched from the proposing message so a UI can render each card.
 
-use alloc::collections::BTreeSet;
+use crate::id_map::IdSet;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -38,7 +38,7 @@ impl SessionView {
     pub(super) fn rebuild_pending(&mut self, cs: &mut ChangeSet) {
         let mut pending: Vec<PendingAction> = Vec::new();
         if let Some(turn) = self.order.last().and_then(|id| self.turns.get(id)) {
-            let mut seen: BTreeSet<String> = BTreeSet::new();
+            let mut seen = IdSet::new();
             for (event_id, record) in &turn.internal.required {
                 match &record.body {
                     ItemBody::ActionRequired {
@@ -52,7 +52,7 @@ impl SessionView {
                                 thread.as_deref().unwrap_or(""),
                                 call.tool_call_id
                             );
-                            if !seen.insert(key.clone()) {
+                            if !seen.add(&key) {
                                 continue;
                             }
                             let view = self.tool_call(&call.tool_call_id);
@@ -80,7 +80,7 @@ impl SessionView {
                     ItemBody::McpAuthRequired { servers } => {
                         for server in servers {
                             let key = format!("mcp:{}", server.id);
-                            if !seen.insert(key.clone()) {
+                            if !seen.add(&key) {
                                 continue;
                             }
                             pending.push(PendingAction {

@@ -1,6 +1,6 @@
 //! [`SessionView::summary`]: a compact, canonical JSON digest of the view.
 
-use alloc::collections::BTreeMap;
+use crate::id_map::IdMap;
 use alloc::string::String;
 use alloc::vec::Vec;
 use serde_json::{json, Map, Value};
@@ -191,7 +191,7 @@ impl SessionView {
 
     fn thread_tree(&self) -> Value {
         // Messages per thread, in chain then item order.
-        let mut messages: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        let mut messages: IdMap<Vec<&str>> = IdMap::new();
         for turn in self.turns() {
             for item in turn.items.values() {
                 if let (ItemBody::Message(m), Some(thread)) =
@@ -200,26 +200,28 @@ impl SessionView {
                     if m.interrupted {
                         continue;
                     }
-                    messages.entry(thread).or_default().push(&m.id);
+                    messages.get_or_insert_with(thread, Vec::new).push(&m.id);
                 }
             }
         }
         // Child thread ids per parent (the same map type as `messages`: one instantiation).
-        let mut by_parent: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        let mut by_parent: IdMap<Vec<&str>> = IdMap::new();
         let mut detached: Vec<&ThreadView> = Vec::new();
         for thread in self.threads.values() {
             match thread.parent_thread_id.as_deref() {
                 Some(parent) if parent == "main" || self.threads.contains_key(parent) => {
-                    by_parent.entry(parent).or_default().push(&thread.thread_id);
+                    by_parent
+                        .get_or_insert_with(parent, Vec::new)
+                        .push(&thread.thread_id);
                 }
                 _ => detached.push(thread),
             }
         }
         fn node(
             t: &ThreadView,
-            threads: &BTreeMap<String, ThreadView>,
-            by_parent: &BTreeMap<&str, Vec<&str>>,
-            messages: &BTreeMap<&str, Vec<&str>>,
+            threads: &IdMap<ThreadView>,
+            by_parent: &IdMap<Vec<&str>>,
+            messages: &IdMap<Vec<&str>>,
             depth: usize,
         ) -> Value {
             // Depth bound: a parent cycle in hostile input must not recurse forever.
@@ -230,7 +232,7 @@ impl SessionView {
                     .get(t.thread_id.as_str())
                     .map(|kids| {
                         kids.iter()
-                            .filter_map(|k| threads.get(*k))
+                            .filter_map(|k| threads.get(k))
                             .map(|k| node(k, threads, by_parent, messages, depth + 1))
                             .collect()
                     })
@@ -251,7 +253,7 @@ impl SessionView {
             .get("main")
             .map(|kids| {
                 kids.iter()
-                    .filter_map(|k| self.threads.get(*k))
+                    .filter_map(|k| self.threads.get(k))
                     .map(|k| node(k, &self.threads, &by_parent, &messages, 0))
                     .collect()
             })

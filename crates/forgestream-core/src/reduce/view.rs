@@ -1,7 +1,7 @@
 //! The view types the reducer maintains. All serialise camelCase (the TS surface); each item is
 //! serialisable on its own so the web layer can ship only changed items.
 
-use alloc::collections::BTreeMap;
+use crate::id_map::IdMap;
 use alloc::string::String;
 use alloc::vec::Vec;
 use serde::{Serialize, Serializer};
@@ -586,7 +586,7 @@ pub struct TurnView {
     /// Items in stream order (ordered by event id: ULIDs sort by creation time, §1).
     #[serde(serialize_with = "items_in_order")]
     #[cfg_attr(feature = "tsify", tsify(type = "ItemView[]"))]
-    pub items: BTreeMap<String, ItemView>,
+    pub items: IdMap<ItemView>,
     /// Turn usage.
     pub usage: UsageView,
     /// Highest sequence number applied from a live stream.
@@ -601,7 +601,7 @@ pub struct TurnView {
 }
 
 fn items_in_order<S: Serializer>(
-    items: &BTreeMap<String, ItemView>,
+    items: &IdMap<ItemView>,
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
     serializer.collect_seq(items.values())
@@ -621,7 +621,7 @@ pub(crate) struct RequiredRecord {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct TurnInternal {
     /// Deltas whose base has not arrived, by message id, in arrival order.
-    pub(crate) held_deltas: BTreeMap<String, Vec<wire::MessageDelta>>,
+    pub(crate) held_deltas: IdMap<Vec<wire::MessageDelta>>,
     /// Live events accepted for this turn (the cap counts these).
     pub(crate) event_count: usize,
     /// Persisted (listing) events accepted for this turn, counted against the same cap.
@@ -637,7 +637,7 @@ pub(crate) struct TurnInternal {
     /// The terminal state was applied.
     pub(crate) terminal: bool,
     /// `*_required` events of this turn (streamed or from `required_actions`), sorted by event
-    /// id (a few per turn: a sorted list, not another `BTreeMap` instantiation in the wasm). The
+    /// id (a few per turn: a sorted list, not another map instantiation in the wasm). The
     /// first record of an id wins.
     pub(crate) required: Vec<(String, RequiredRecord)>,
     /// Sum of message usage.

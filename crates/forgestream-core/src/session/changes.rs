@@ -8,7 +8,6 @@
 //! the last drain costs O(new text): it crosses as [`ItemAppend`] (the suffixes) instead of the
 //! whole item. Each drain is numbered (`drain`), so a consumer can tell whether an append is
 //! relative to the copy it holds.
-use alloc::collections::BTreeSet;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -449,7 +448,7 @@ impl Session {
         let view = self.view();
         // Turns that need their whole header: a changed header, or an item added, removed or
         // changed other than by appended text (the item keys may differ from the consumer's).
-        let whole: BTreeSet<&str> = changes
+        let mut whole: Vec<&str> = changes
             .turns
             .iter()
             .map(String::as_str)
@@ -461,8 +460,19 @@ impl Session {
                     .map(|i| i.turn_id.as_str()),
             )
             .collect();
-        // Each turn once, in first-change order.
-        let mut seen = BTreeSet::new();
+        whole.sort_unstable();
+        whole.dedup();
+        // Each turn once, in first-change order: `seen` runs beside `mentioned` (every turn the
+        // change set names, sorted), so a long history's change set stays O(n log n).
+        let mut mentioned: Vec<&str> = changes
+            .turns
+            .iter()
+            .map(String::as_str)
+            .chain(changes.items.iter().map(|i| i.turn_id.as_str()))
+            .collect();
+        mentioned.sort_unstable();
+        mentioned.dedup();
+        let mut seen = alloc::vec![false; mentioned.len()];
         let mut turns = Vec::new();
         let mut cursors = Vec::new();
         let changed = changes
@@ -470,10 +480,16 @@ impl Session {
             .iter()
             .map(String::as_str)
             .chain(changes.items.iter().map(|i| i.turn_id.as_str()))
-            .filter(|id| seen.insert(*id))
+            .filter(|id| {
+                mentioned
+                    .binary_search(id)
+                    .ok()
+                    .and_then(|i| seen.get_mut(i))
+                    .is_some_and(|s| !core::mem::replace(s, true))
+            })
             .filter_map(|id| view.turn(id));
         for turn in changed {
-            if whole.contains(turn.turn_id.as_str()) {
+            if whole.binary_search(&turn.turn_id.as_str()).is_ok() {
                 turns.push(TurnHeader::of(turn));
             } else {
                 cursors.push(TurnCursor {

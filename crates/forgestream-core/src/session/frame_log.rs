@@ -11,8 +11,8 @@
 //!
 //! Fields longer than [`FIELD_BYTES`] bytes (no TrueForge id, type or thread is) are kept
 //! truncated at a character boundary and end with `…`.
+use crate::id_map::IdMap;
 use alloc::borrow::Cow;
-use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::Write as _;
@@ -212,7 +212,7 @@ impl FrameLog {
     /// and each frame is seven numbers; JS builds the same objects from them.
     pub(super) fn since_packed(&self, seen: u64, limit: usize) -> String {
         // Each distinct string once, numbered in order of first use.
-        let mut numbers: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut numbers: IdMap<usize> = IdMap::new();
         let mut table: Vec<&str> = Vec::new();
         let mut frames = String::new();
         for slot in self.newest_since(seen, limit) {
@@ -262,12 +262,8 @@ impl FrameLog {
 const MALFORMED: &str = "(malformed)";
 
 /// `text`'s number in `table` (added at the end when new).
-fn number<'a>(
-    text: &'a str,
-    numbers: &mut BTreeMap<&'a str, usize>,
-    table: &mut Vec<&'a str>,
-) -> usize {
-    *numbers.entry(text).or_insert_with(|| {
+fn number<'a>(text: &'a str, numbers: &mut IdMap<usize>, table: &mut Vec<&'a str>) -> usize {
+    *numbers.get_or_insert_with(text, || {
         table.push(text);
         table.len() - 1
     })

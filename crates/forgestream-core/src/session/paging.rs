@@ -4,7 +4,7 @@
 //! A server (or a proxy, or a bug) that answers the same `next_page_token` again would have the
 //! SDK page forever; a server with more pages than the cap would have the rest silently dropped.
 //! Both end the listing with what was received so far and a `protocol` warning that says so.
-use alloc::collections::BTreeSet;
+use crate::id_map::IdSet;
 use alloc::format;
 use alloc::string::String;
 
@@ -24,7 +24,7 @@ pub(super) enum NextPage {
 #[derive(Debug, Default)]
 pub(super) struct PageGuard {
     /// Every token followed in this listing (a loop may span several pages: A, B, A).
-    seen: BTreeSet<String>,
+    seen: IdSet,
     /// Pages read so far, the first included.
     pages: u32,
 }
@@ -42,7 +42,7 @@ impl PageGuard {
         let Some(token) = next else {
             return NextPage::Done;
         };
-        if self.seen.contains(&token) {
+        if self.seen.contains_key(&token) {
             return NextPage::Cut(format!(
                 "the {listing} listing answered a next_page_token it had already sent after {} page(s); the listing ends there, with what was received",
                 self.pages
@@ -53,7 +53,7 @@ impl PageGuard {
                 "the {listing} listing has more than {max_pages} pages; only the first {max_pages} were read"
             ));
         }
-        self.seen.insert(token.clone());
+        self.seen.add(&token);
         NextPage::Follow(token)
     }
 }

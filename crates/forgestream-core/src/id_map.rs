@@ -1,0 +1,275 @@
+//! [`IdMap`]: the one map type of the core — values by protocol id (`turn_id`, event id,
+//! `thread_id`, `tool_call_id`), iterated in id order.
+//!
+//! Why not `BTreeMap<String, V>` per value type: each `(K, V)` pair instantiates the whole B-tree
+//! (search, insert with splits, remove with merges, iterators, drop) again — twelve of them were
+//! 83 KB of the wasm's 570 KB of code (issue 16, `node bench/size.mjs`). Here every map shares one
+//! `BTreeMap<String, u32>` (id → slot) and only the slot vector is per value type, which is a few
+//! small `Vec` functions. The ordering is the B-tree's, so iteration order (ids sort by creation
+//! time: ULIDs, PROTOCOL §1) is what it was; lookups cost one more indexed load.
+//!
+//! The id is stored once, in the index; a removed value's slot is reused by the next insert.
+
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+
+/// Values by string id, iterated in id order (byte-wise, as `str`'s `Ord`).
+///
+/// The API is the subset of `BTreeMap<String, V>` the core uses, with the same meanings.
+/// Invariant: every index entry names a filled slot, and every filled slot is named once.
+#[derive(Clone)]
+pub struct IdMap<V> {
+    index: BTreeMap<String, u32>,
+    slots: Vec<Option<V>>,
+    /// Emptied slots, reused before the vector grows.
+    free: Vec<u32>,
+}
+
+impl<V> Default for IdMap<V> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<V> IdMap<V> {
+    /// An empty map (no allocation).
+    pub const fn new() -> Self {
+        IdMap {
+            index: BTreeMap::new(),
+            slots: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    /// No entries.
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    fn slot(&self, i: u32) -> Option<&V> {
+        self.slots.get(i as usize).and_then(Option::as_ref)
+    }
+
+    /// The value of `id`.
+    pub fn get(&self, id: &str) -> Option<&V> {
+        self.slot(*self.index.get(id)?)
+    }
+
+    /// The value of `id`, mutably.
+    pub fn get_mut(&mut self, id: &str) -> Option<&mut V> {
+        let i = *self.index.get(id)?;
+        self.slots.get_mut(i as usize).and_then(Option::as_mut)
+    }
+
+    /// Whether `id` has a value.
+    pub fn contains_key(&self, id: &str) -> bool {
+        self.index.contains_key(id)
+    }
+
+    /// Sets the value of `id`; returns the value it replaced.
+    pub fn insert(&mut self, id: String, value: V) -> Option<V> {
+        let i = match self.index.get(id.as_str()) {
+            Some(&i) => i as usize,
+            None => {
+                let i = self.vacant();
+                self.index.insert(id, i as u32);
+                i
+            }
+        };
+        self.slots[i].replace(value)
+    }
+
+    /// The value of `id`, inserting `make()` first when it has none (`entry().or_insert_with`).
+    pub fn get_or_insert_with(&mut self, id: &str, make: impl FnOnce() -> V) -> &mut V {
+        let i = match self.index.get(id) {
+            Some(&i) => i as usize,
+            None => {
+                let i = self.vacant();
+                self.index.insert(String::from(id), i as u32);
+                i
+            }
+        };
+        self.slots[i].get_or_insert_with(make)
+    }
+
+    /// A slot number for a new entry, below `slots.len()`: the last emptied slot, else a new one.
+    /// Index entries only ever name slots this returned, so `slots[i]` of an entry is in bounds
+    /// (slots are never truncated below a named one: `remove` pops only the slot it emptied).
+    fn vacant(&mut self) -> usize {
+        while let Some(i) = self.free.pop() {
+            if matches!(self.slots.get(i as usize), Some(None)) {
+                return i as usize;
+            }
+        }
+        self.slots.push(None);
+        self.slots.len() - 1
+    }
+
+    /// Removes `id`; returns its value.
+    pub fn remove(&mut self, id: &str) -> Option<V> {
+        let i = self.index.remove(id)?;
+        let value = self.slots.get_mut(i as usize)?.take();
+        // The last slot is dropped rather than freed, so a map that only grows and shrinks at
+        // its newest entry (held deltas) keeps no empty slots.
+        if i as usize + 1 == self.slots.len() {
+            self.slots.pop();
+        } else {
+            self.free.push(i);
+        }
+        value
+    }
+
+    /// Entries in id order.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&String, &V)> + '_ {
+        self.index
+            .iter()
+            .filter_map(|(id, &i)| Some((id, self.slot(i)?)))
+    }
+
+    /// Entries in id order, values mutable.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&String, &mut V)> + '_ {
+        // One mutable borrow of every slot, handed out in the index's order.
+        let mut slots: Vec<Option<&mut V>> = self.slots.iter_mut().map(Option::as_mut).collect();
+        self.index
+            .iter()
+            .filter_map(move |(id, &i)| Some((id, slots.get_mut(i as usize)?.take()?)))
+    }
+
+    /// Ids in order.
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &String> + '_ {
+        self.index.keys()
+    }
+
+    /// Values in id order.
+    pub fn values(&self) -> impl DoubleEndedIterator<Item = &V> + '_ {
+        self.index.values().filter_map(|&i| self.slot(i))
+    }
+
+    /// Values, mutable, in no particular order (cheaper than [`IdMap::iter_mut`]).
+    pub fn values_mut_unordered(&mut self) -> impl Iterator<Item = &mut V> + '_ {
+        self.slots.iter_mut().filter_map(Option::as_mut)
+    }
+}
+
+impl<V: PartialEq> PartialEq for IdMap<V> {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl<V: fmt::Debug> fmt::Debug for IdMap<V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl<V> FromIterator<(String, V)> for IdMap<V> {
+    fn from_iter<I: IntoIterator<Item = (String, V)>>(entries: I) -> Self {
+        let mut map = IdMap::new();
+        for (id, value) in entries {
+            map.insert(id, value);
+        }
+        map
+    }
+}
+
+/// A set of ids: an [`IdMap`] without values (so sets share the map's one B-tree instance).
+pub type IdSet = IdMap<()>;
+
+impl IdMap<()> {
+    /// Adds `id`; false when it was already there (as `BTreeSet::insert`).
+    pub fn add(&mut self, id: &str) -> bool {
+        if self.contains_key(id) {
+            return false;
+        }
+        self.insert(String::from(id), ());
+        true
+    }
+}
+
+/// Entries in id order, owned.
+impl<V> IntoIterator for IdMap<V> {
+    type Item = (String, V);
+    type IntoIter = alloc::vec::IntoIter<(String, V)>;
+    fn into_iter(mut self) -> Self::IntoIter {
+        let mut entries = Vec::with_capacity(self.index.len());
+        for (id, i) in self.index {
+            if let Some(value) = self.slots.get_mut(i as usize).and_then(Option::take) {
+                entries.push((id, value));
+            }
+        }
+        entries.into_iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::collections::BTreeMap;
+    use proptest::prelude::*;
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Insert(u8, u32),
+        Remove(u8),
+        GetOrInsert(u8, u32),
+        Bump(u8),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            (any::<u8>(), any::<u32>()).prop_map(|(k, v)| Op::Insert(k % 32, v)),
+            any::<u8>().prop_map(|k| Op::Remove(k % 32)),
+            (any::<u8>(), any::<u32>()).prop_map(|(k, v)| Op::GetOrInsert(k % 32, v)),
+            any::<u8>().prop_map(|k| Op::Bump(k % 32)),
+        ]
+    }
+
+    proptest! {
+        /// Any sequence of operations leaves the map equal to a `BTreeMap` given the same ones,
+        /// entry for entry in the same order, with the same return values on the way.
+        #[test]
+        fn behaves_as_a_btreemap(ops in proptest::collection::vec(op(), 0..200)) {
+            let mut ours: IdMap<u32> = IdMap::new();
+            let mut model: BTreeMap<String, u32> = BTreeMap::new();
+            for op in ops {
+                match op {
+                    Op::Insert(k, v) => {
+                        let k = alloc::format!("id{k}");
+                        prop_assert_eq!(ours.insert(k.clone(), v), model.insert(k, v));
+                    }
+                    Op::Remove(k) => {
+                        let k = alloc::format!("id{k}");
+                        prop_assert_eq!(ours.remove(&k), model.remove(&k));
+                    }
+                    Op::GetOrInsert(k, v) => {
+                        let k = alloc::format!("id{k}");
+                        prop_assert_eq!(
+                            *ours.get_or_insert_with(&k, || v),
+                            *model.entry(k).or_insert(v)
+                        );
+                    }
+                    Op::Bump(k) => {
+                        let k = alloc::format!("id{k}");
+                        if let Some(v) = ours.get_mut(&k) { *v = v.wrapping_add(1); }
+                        if let Some(v) = model.get_mut(&k) { *v = v.wrapping_add(1); }
+                    }
+                }
+                prop_assert_eq!(ours.len(), model.len());
+                prop_assert!(ours.iter().map(|(k, v)| (k.clone(), *v)).eq(model.clone()));
+                for (k, v) in ours.iter_mut() {
+                    prop_assert_eq!(model.get(k), Some(&*v));
+                }
+            }
+            // Slots are reused: never more than the most entries ever held, plus nothing.
+            prop_assert!(ours.slots.len() <= 32);
+        }
+    }
+}
