@@ -602,6 +602,111 @@ fn reduce_w2(pages: &[&str], session_id: &str, budget: Duration) -> Fallible<W2R
     })
 }
 
+/// Heap bytes of `value` as a clone of it allocates them (requested sizes, no spare capacity).
+fn heap_of<T: Clone>(value: &T) -> usize {
+    let before = live_bytes();
+    let copy = value.clone();
+    let bytes = live_bytes().saturating_sub(before);
+    drop(black_box(copy));
+    bytes
+}
+
+/// Where the W2 view's heap goes (issue 16, "a lean view"): each part measured as the heap a
+/// clone of it allocates, under the counting allocator; "maps, indexes, bookkeeping" is the
+/// clone of the whole view less the listed parts (the maps' nodes and slots, the reducer's
+/// indexes by `tool_call_id`, per-turn bookkeeping), and "spare capacity" is the measured
+/// retained heap less that clone (vectors and strings grown by doubling).
+fn w2_view_breakdown(view: &SessionView, retained: usize, text_bytes: usize, events: u64) {
+    let mut parts: Vec<(&str, usize)> = Vec::new();
+    let mut add = |name: &'static str, bytes: usize| match parts.iter_mut().find(|p| p.0 == name) {
+        Some(p) => p.1 += bytes,
+        None => parts.push((name, bytes)),
+    };
+    let whole = heap_of(view);
+    let mut items = 0usize;
+    for turn in view.turns() {
+        add(
+            "turn headers (ids, times, states)",
+            heap_of(&turn.turn_id)
+                + heap_of(&turn.previous_turn_id)
+                + heap_of(&turn.cancel_reason)
+                + heap_of(&turn.error_message)
+                + heap_of(&turn.created_at)
+                + heap_of(&turn.completed_at),
+        );
+        add("turn input (JSON values)", heap_of(&turn.input));
+        add(
+            "turn records themselves (inline size x turns)",
+            std::mem::size_of::<forgestream_core::reduce::TurnView>(),
+        );
+        for item in turn.items.values() {
+            items += 1;
+            add(
+                "item envelopes (key, turn id, thread id, time)",
+                heap_of(&item.key)
+                    + heap_of(&item.turn_id)
+                    + heap_of(&item.thread_id)
+                    + heap_of(&item.created_at),
+            );
+            match &item.body {
+                ItemBody::Message(m) => {
+                    add(
+                        "message text (content, reasoning, refusal)",
+                        heap_of(&m.content) + heap_of(&m.reasoning) + heap_of(&m.refusal),
+                    );
+                    add("message usage", heap_of(&m.usage));
+                    add(
+                        "message ids and names",
+                        heap_of(&m.id) + heap_of(&m.name) + heap_of(&m.finish_reason),
+                    );
+                    let mut args = 0;
+                    let mut args_text = 0;
+                    for call in &m.tool_calls {
+                        args += heap_of(&call.arguments);
+                        args_text += heap_of(&call.arguments_text);
+                    }
+                    add("tool-call arguments, parsed (JSON values)", args);
+                    add("tool-call arguments, text", args_text);
+                    add(
+                        "tool calls, the rest (ids, names, links)",
+                        heap_of(&m.tool_calls).saturating_sub(args + args_text),
+                    );
+                }
+                ItemBody::ToolResult(r) => {
+                    add("tool results, content", heap_of(&r.content));
+                    add(
+                        "tool results, ids",
+                        heap_of(&r.tool_call_id)
+                            + heap_of(&r.call_message_id)
+                            + heap_of(&r.call_turn_id),
+                    );
+                }
+                other => add("other items", heap_of(other)),
+            }
+        }
+    }
+    add(
+        "item records themselves (inline size x items)",
+        items * std::mem::size_of::<forgestream_core::reduce::ItemView>(),
+    );
+    let listed: usize = parts.iter().map(|p| p.1).sum();
+    parts.push(("maps, indexes, bookkeeping", whole.saturating_sub(listed)));
+    parts.push(("spare capacity", retained.saturating_sub(whole)));
+    parts.sort_by_key(|p| std::cmp::Reverse(p.1));
+    println!(
+        "  view breakdown ({items} items; bytes per event of {events} and share of the retained heap):"
+    );
+    for (name, bytes) in &parts {
+        println!(
+            "    {name}: {:.2} MB = {:.0} B/event, {:.1}% ({:.2}x the text)",
+            *bytes as f64 / 1e6,
+            *bytes as f64 / events.max(1) as f64,
+            100.0 * *bytes as f64 / retained.max(1) as f64,
+            *bytes as f64 / text_bytes.max(1) as f64
+        );
+    }
+}
+
 /// Events per second over the first and the last tenth of the pages a run applied (every page
 /// but possibly the last holds the same number of events): equal rates mean linear work, a
 /// falling rate means the cost per event grows with the view.
@@ -788,6 +893,7 @@ fn bench_w2(dir: &std::path::Path, runs: usize) -> Fallible<W2Figures> {
         ));
     }
     println!("  verified: final view matches w2.json (turns, chain tip, {text_bytes} text bytes, no warnings)");
+    w2_view_breakdown(&first.view, retained, text_bytes as usize, events_total);
     let mut secs = vec![first.secs];
     drop(first);
     for _ in 1..runs {

@@ -1,6 +1,7 @@
 //! Applying one event to the session: lifecycle, items, links between calls, results and
 //! threads, usage.
 
+use alloc::boxed::Box;
 use alloc::collections::BinaryHeap;
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -920,7 +921,7 @@ impl SessionView {
                 stopped.push(StoppedMessage {
                     message_id: key.clone(),
                     thread_id: item.thread_id.clone(),
-                    usage: m.usage.take(),
+                    usage: m.usage.take().map(|u| *u),
                     calls,
                     removed: false,
                 });
@@ -1132,7 +1133,7 @@ impl SessionView {
         &mut self,
         turn_id: &str,
         message_id: &str,
-        old: Option<UsageView>,
+        old: Option<Box<UsageView>>,
         cs: &mut ChangeSet,
     ) {
         let Some(item) = self
@@ -1147,7 +1148,7 @@ impl SessionView {
         };
         let new = new.clone();
         let thread = item.thread_id.clone();
-        self.thread_usage_delta(thread.as_deref(), old.as_ref(), new.as_ref(), cs);
+        self.thread_usage_delta(thread.as_deref(), old.as_deref(), new.as_deref(), cs);
         self.recompute_message_usage(turn_id);
         self.recompute_turn_usage(turn_id, cs);
     }

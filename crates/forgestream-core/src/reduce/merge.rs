@@ -2,6 +2,7 @@
 //! [`MessageView`]. Cost per delta is O(delta size): text is appended in place, tool-call
 //! arguments are scanned incrementally (see [`super::args`]).
 
+use alloc::boxed::Box;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
@@ -19,7 +20,7 @@ pub(crate) struct DeltaEffects {
     /// A call got (or changed) its `tool_call_id`: re-link results and threads.
     pub(crate) call_ids_changed: bool,
     /// Usage changed (old value).
-    pub(crate) usage_changed: Option<Option<UsageView>>,
+    pub(crate) usage_changed: Option<Option<Box<UsageView>>>,
     /// Calls whose arguments were finished and still do not parse.
     pub(crate) unparsed: Vec<String>,
 }
@@ -239,7 +240,7 @@ pub(crate) fn apply_delta(message: &mut MessageView, delta: &wire::MessageDelta)
         release_slack(message);
     }
     if let Some(usage) = &delta.usage {
-        let new = Some(UsageView::from_message(usage));
+        let new = Some(Box::new(UsageView::from_message(usage)));
         if message.usage != new {
             fx.usage_changed = Some(core::mem::replace(&mut message.usage, new));
             fx.changed = true;
@@ -265,6 +266,9 @@ pub(crate) fn from_full(message: &wire::ModelMessage) -> (MessageView, Vec<Strin
     view.reasoning = message.reasoning_content.clone().filter(|r| !r.is_empty());
     view.refusal = message.refusal.clone().filter(|r| !r.is_empty());
     let mut unparsed = Vec::new();
+    // Exactly as many as the message has: a `Vec` grown by `push` starts at four, and a call
+    // view is ~300 bytes, so a one-call message carried ~900 spare bytes (W2: ~20 MB).
+    view.tool_calls = Vec::with_capacity(message.tool_calls.as_ref().map_or(0, Vec::len));
     for (position, call) in message.tool_calls.iter().flatten().enumerate() {
         let mut item = new_call(u32::try_from(position).unwrap_or(u32::MAX));
         item.tool_call_id = call.id.clone();
@@ -281,7 +285,10 @@ pub(crate) fn from_full(message: &wire::ModelMessage) -> (MessageView, Vec<Strin
         .finish_reason
         .as_ref()
         .map(|r| String::from(r.as_str()));
-    view.usage = message.usage.as_ref().map(UsageView::from_message);
+    view.usage = message
+        .usage
+        .as_ref()
+        .map(|u| Box::new(UsageView::from_message(u)));
     view.complete = true;
     view.merged = true;
     (view, unparsed)
