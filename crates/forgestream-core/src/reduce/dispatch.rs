@@ -120,10 +120,9 @@ impl SessionView {
         if let Some(input) = input {
             // Through the text, not `serde_json::to_value`: its serializer carries a JSON parser
             // of its own into the wasm (serde_json's `raw_value` hook), ≈9 KB of code for one
-            // conversion per turn; the text is read back by the SDK's decoder.
-            let value = serde_json::to_string(input)
-                .ok()
-                .and_then(|text| crate::wire::json::from_str::<serde_json::Value>(&text).ok());
+            // conversion per turn; the SDK's encoder writes the text, its decoder reads it back.
+            let text = crate::wire::write::to_string(input);
+            let value = crate::wire::json::from_str::<serde_json::Value>(&text).ok();
             if value.is_some() && turn.input != value {
                 turn.input = value;
                 changed = true;
@@ -599,7 +598,9 @@ impl SessionView {
         let content = match &r.content {
             Value::String(text) => text.clone(),
             Value::Null => String::new(),
-            other => other.to_string(),
+            // The SDK's encoder, not `Value`'s `Display` (serde_json's serializer): the same
+            // compact text.
+            other => crate::wire::write::to_string(other),
         };
         let call = self.calls.get(&r.tool_call_id).cloned();
         let body = ItemBody::ToolResult(ToolResultView {

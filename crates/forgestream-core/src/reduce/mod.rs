@@ -19,6 +19,7 @@
 mod args;
 mod change;
 mod dispatch;
+mod encode;
 mod frame;
 mod live;
 mod merge;

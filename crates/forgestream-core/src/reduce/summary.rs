@@ -2,26 +2,54 @@
 
 use crate::id_map::IdMap;
 use alloc::string::String;
+use alloc::vec;
 use alloc::vec::Vec;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::view::{ItemBody, MessageView, PendingAction, ThreadView, TurnView, UsageView};
 use super::SessionView;
 
+// Built as `Value`s member by member, not with `json!`: the macro converts each member through
+// `serde_json::to_value` (serde's serializer into a `Value`), which was the only reason the
+// view's `Serialize` impls and serde_json's value serializer were in the wasm.
+
+/// An object of `members`, in any order (a `Map` sorts its keys, as `json!` did).
+fn object(members: Vec<(&str, Value)>) -> Value {
+    Value::Object(
+        members
+            .into_iter()
+            .map(|(key, value)| (String::from(key), value))
+            .collect(),
+    )
+}
+
+/// A string member that may be absent (`null`).
+fn text(value: &Option<String>) -> Value {
+    Value::from(value.clone())
+}
+
 fn usage_json(u: &UsageView) -> Value {
-    json!({
-        "input": u.input_tokens,
-        "output": u.output_tokens,
-        "total": u.total_tokens,
-        "cacheRead": u.cache_read_tokens,
-        "breakdown": {
-            "harness": u.breakdown.harness,
-            "skills": u.breakdown.skills,
-            "instructions": u.breakdown.instructions,
-            "toolDefinitions": u.breakdown.tool_definitions,
-            "messages": u.breakdown.messages,
-        },
-    })
+    object(vec![
+        ("input", Value::from(u.input_tokens)),
+        ("output", Value::from(u.output_tokens)),
+        ("total", Value::from(u.total_tokens)),
+        ("cacheRead", Value::from(u.cache_read_tokens)),
+        (
+            "breakdown",
+            object(vec![
+                ("harness", Value::from(u.breakdown.harness)),
+                ("skills", Value::from(u.breakdown.skills)),
+                ("instructions", Value::from(u.breakdown.instructions)),
+                ("toolDefinitions", Value::from(u.breakdown.tool_definitions)),
+                ("messages", Value::from(u.breakdown.messages)),
+            ]),
+        ),
+    ])
+}
+
+/// `[input, output]` tokens.
+fn token_pair(u: &UsageView) -> Value {
+    Value::from(vec![u.input_tokens, u.output_tokens])
 }
 
 fn message_json(m: &MessageView, thread: &Option<String>) -> Value {
@@ -29,67 +57,96 @@ fn message_json(m: &MessageView, thread: &Option<String>) -> Value {
         .tool_calls
         .iter()
         .map(|c| {
-            json!({
-                "id": c.tool_call_id,
-                "name": c.name,
-                "argumentsText": c.arguments_text,
-                "arguments": c.arguments,
-                "argumentsError": c.arguments_error.is_some(),
-                "result": c.result_event_id,
-                "threads": c.spawned_thread_ids,
-                "uncertain": c.uncertain,
-            })
+            object(vec![
+                ("id", Value::from(c.tool_call_id.as_str())),
+                ("name", Value::from(c.name.as_str())),
+                ("argumentsText", Value::from(c.arguments_text.as_str())),
+                ("arguments", Value::from(c.arguments.clone())),
+                ("argumentsError", Value::from(c.arguments_error.is_some())),
+                ("result", text(&c.result_event_id)),
+                ("threads", Value::from(c.spawned_thread_ids.clone())),
+                ("uncertain", Value::from(c.uncertain)),
+            ])
         })
         .collect();
-    json!({
-        "kind": "message",
-        "id": m.id,
-        "thread": thread,
-        "text": m.content.as_ref().map(|c| c.text()),
-        "reasoning": m.reasoning,
-        "refusal": m.refusal,
-        "toolCalls": calls,
-        "finishReason": m.finish_reason,
-        "usage": m.usage.as_ref().map(|u| json!([u.input_tokens, u.output_tokens])),
-    })
+    object(vec![
+        ("kind", Value::from("message")),
+        ("id", Value::from(m.id.as_str())),
+        ("thread", text(thread)),
+        ("text", Value::from(m.content.as_ref().map(|c| c.text()))),
+        ("reasoning", text(&m.reasoning)),
+        ("refusal", text(&m.refusal)),
+        ("toolCalls", Value::from(calls)),
+        ("finishReason", text(&m.finish_reason)),
+        ("usage", Value::from(m.usage.as_deref().map(token_pair))),
+    ])
+}
+
+/// The ids of `list` (tool calls, servers) as an array of strings.
+fn ids<T>(list: &[T], id: impl Fn(&T) -> &str) -> Value {
+    Value::Array(list.iter().map(|x| Value::from(id(x))).collect())
 }
 
 fn item_json(key: &str, thread: &Option<String>, body: &ItemBody) -> Value {
-    match body {
-        ItemBody::Message(m) => message_json(m, thread),
-        ItemBody::ToolResult(r) => json!({
-            "kind": "toolResult", "id": key, "thread": thread, "toolCallId": r.tool_call_id,
-            "content": r.content, "bound": r.call_message_id.is_some(),
-        }),
-        ItemBody::ActionRequired { action, tool_calls } => json!({
-            "kind": "actionRequired", "id": key, "thread": thread, "action": action,
-            "toolCalls": tool_calls.iter().map(|c| c.tool_call_id.clone()).collect::<Vec<_>>(),
-        }),
-        ItemBody::McpAuthRequired { servers } => json!({
-            "kind": "mcpAuthRequired", "id": key,
-            "servers": servers.iter().map(|s| s.id.clone()).collect::<Vec<_>>(),
-        }),
-        ItemBody::McpInitialize { servers } => json!({
-            "kind": "mcpInitialize", "id": key, "thread": thread,
-            "servers": servers.iter().map(|s| s.id.clone()).collect::<Vec<_>>(),
-        }),
-        ItemBody::SandboxCreated { sandbox_id } => {
-            json!({ "kind": "sandboxCreated", "id": key, "sandboxId": sandbox_id })
-        }
+    let (kind, mut members) = match body {
+        ItemBody::Message(m) => return message_json(m, thread),
+        ItemBody::ToolResult(r) => (
+            "toolResult",
+            vec![
+                ("thread", text(thread)),
+                ("toolCallId", Value::from(r.tool_call_id.as_str())),
+                ("content", Value::from(r.content.as_str())),
+                ("bound", Value::from(r.call_message_id.is_some())),
+            ],
+        ),
+        ItemBody::ActionRequired { action, tool_calls } => (
+            "actionRequired",
+            vec![
+                ("thread", text(thread)),
+                ("action", Value::from(action.as_str())),
+                ("toolCalls", ids(tool_calls, |c| &c.tool_call_id)),
+            ],
+        ),
+        ItemBody::McpAuthRequired { servers } => (
+            "mcpAuthRequired",
+            vec![("servers", ids(servers, |s| &s.id))],
+        ),
+        ItemBody::McpInitialize { servers } => (
+            "mcpInitialize",
+            vec![
+                ("thread", text(thread)),
+                ("servers", ids(servers, |s| &s.id)),
+            ],
+        ),
+        ItemBody::SandboxCreated { sandbox_id } => (
+            "sandboxCreated",
+            vec![("sandboxId", Value::from(sandbox_id.as_str()))],
+        ),
         ItemBody::ThreadCreated {
             parent_tool_call_id,
             ..
-        } => json!({
-            "kind": "threadCreated", "id": key, "thread": thread,
-            "parentToolCallId": parent_tool_call_id,
-        }),
-        ItemBody::ThreadDone { status, .. } => {
-            json!({ "kind": "threadDone", "id": key, "thread": thread, "status": status })
-        }
-        ItemBody::Unknown { event_type, .. } => {
-            json!({ "kind": "unknown", "id": key, "eventType": event_type })
-        }
-    }
+        } => (
+            "threadCreated",
+            vec![
+                ("thread", text(thread)),
+                ("parentToolCallId", text(parent_tool_call_id)),
+            ],
+        ),
+        ItemBody::ThreadDone { status, .. } => (
+            "threadDone",
+            vec![
+                ("thread", text(thread)),
+                ("status", Value::from(status.as_str())),
+            ],
+        ),
+        ItemBody::Unknown { event_type, .. } => (
+            "unknown",
+            vec![("eventType", Value::from(event_type.as_str()))],
+        ),
+    };
+    members.push(("kind", Value::from(kind)));
+    members.push(("id", Value::from(key)));
+    object(members)
 }
 
 /// A message stopped while streaming: only the live view has it, so the summary (equal for
@@ -105,30 +162,39 @@ fn turn_json(t: &TurnView) -> Value {
         .filter(|i| !is_interrupted(&i.body))
         .map(|i| item_json(&i.key, &i.thread_id, &i.body))
         .collect();
-    json!({
-        "id": t.turn_id,
-        "previousTurnId": t.previous_turn_id,
-        "status": t.status,
-        "cancelReason": t.cancel_reason,
-        "errorMessage": t.error_message,
-        "items": items,
-        "usage": usage_json(&t.usage),
-    })
+    object(vec![
+        ("id", Value::from(t.turn_id.as_str())),
+        ("previousTurnId", text(&t.previous_turn_id)),
+        ("status", Value::from(t.status.as_str())),
+        ("cancelReason", text(&t.cancel_reason)),
+        ("errorMessage", text(&t.error_message)),
+        ("items", Value::from(items)),
+        ("usage", usage_json(&t.usage)),
+    ])
 }
 
 fn pending_json(p: &PendingAction) -> Value {
-    json!({
-        "key": p.key,
-        "kind": p.kind,
-        "turnId": p.turn_id,
-        "thread": p.thread_id,
-        "toolCallId": p.tool_call_id,
-        "sourceEventId": p.source_event_id,
-        "toolName": p.tool_name,
-        "arguments": p.arguments,
-        "question": p.question.as_ref().map(|q| json!({"question": q.question, "options": q.options})),
-        "authUrl": p.mcp_server.as_ref().map(|s| s.auth_url.clone()),
-    })
+    let question = p.question.as_ref().map(|q| {
+        object(vec![
+            ("question", Value::from(q.question.as_str())),
+            ("options", Value::from(q.options.clone())),
+        ])
+    });
+    object(vec![
+        ("key", Value::from(p.key.as_str())),
+        ("kind", Value::from(p.kind.as_str())),
+        ("turnId", Value::from(p.turn_id.as_str())),
+        ("thread", text(&p.thread_id)),
+        ("toolCallId", text(&p.tool_call_id)),
+        ("sourceEventId", text(&p.source_event_id)),
+        ("toolName", text(&p.tool_name)),
+        ("arguments", Value::from(p.arguments.clone())),
+        ("question", Value::from(question)),
+        (
+            "authUrl",
+            Value::from(p.mcp_server.as_ref().map(|s| s.auth_url.as_str())),
+        ),
+    ])
 }
 
 impl SessionView {
@@ -176,17 +242,23 @@ impl SessionView {
         let mut seqs = Map::new();
         for t in self.turns() {
             if let Some(n) = t.last_sequence_number {
-                seqs.insert(t.turn_id.clone(), json!(n));
+                seqs.insert(t.turn_id.clone(), Value::from(n));
             }
         }
-        json!({
-            "turns": turns,
-            "threads": self.thread_tree(),
-            "pending": pending,
-            "unmatchedToolResults": unmatched,
-            "usage": usage_json(&self.usage),
-            "diagnostics": { "lastSequenceNumbers": seqs, "warnings": self.warning_count },
-        })
+        object(vec![
+            ("turns", Value::from(turns)),
+            ("threads", self.thread_tree()),
+            ("pending", Value::from(pending)),
+            ("unmatchedToolResults", Value::from(unmatched)),
+            ("usage", usage_json(&self.usage)),
+            (
+                "diagnostics",
+                object(vec![
+                    ("lastSequenceNumbers", Value::Object(seqs)),
+                    ("warnings", Value::from(self.warning_count)),
+                ]),
+            ),
+        ])
     }
 
     fn thread_tree(&self) -> Value {
@@ -238,16 +310,20 @@ impl SessionView {
                     })
                     .unwrap_or_default()
             };
-            json!({
-                "id": t.thread_id,
-                "title": t.title,
-                "parentToolCallId": t.parent_tool_call_id,
-                "status": t.status,
-                "placeholder": t.placeholder,
-                "messages": messages.get(t.thread_id.as_str()).cloned().unwrap_or_default(),
-                "usage": [t.usage.input_tokens, t.usage.output_tokens],
-                "children": children,
-            })
+            let thread_messages = messages.get(t.thread_id.as_str());
+            object(vec![
+                ("id", Value::from(t.thread_id.as_str())),
+                ("title", text(&t.title)),
+                ("parentToolCallId", text(&t.parent_tool_call_id)),
+                ("status", Value::from(t.status.as_str())),
+                ("placeholder", Value::from(t.placeholder)),
+                (
+                    "messages",
+                    Value::from(thread_messages.cloned().unwrap_or_default()),
+                ),
+                ("usage", token_pair(&t.usage)),
+                ("children", Value::from(children)),
+            ])
         }
         let main: Vec<Value> = by_parent
             .get("main")
@@ -262,6 +338,9 @@ impl SessionView {
             .iter()
             .map(|k| node(k, &self.threads, &by_parent, &messages, 0))
             .collect();
-        json!({ "main": main, "detached": detached })
+        object(vec![
+            ("main", Value::from(main)),
+            ("detached", Value::from(detached)),
+        ])
     }
 }

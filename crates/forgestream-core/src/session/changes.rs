@@ -547,7 +547,7 @@ fn reported_warnings(changes: &ChangeSet, extra: &[(String, String)]) -> Vec<Rep
         .iter()
         .map(|w| ReportedWarning {
             code: String::from("protocol"),
-            message: serde_json::to_string(w).unwrap_or_default(),
+            message: crate::wire::write::to_string(w),
         })
         .chain(extra.iter().map(|(code, message)| ReportedWarning {
             code: code.clone(),

@@ -64,6 +64,17 @@ crate::wire::json::decode_struct!(CreatingTurn, "a creating marker" {
     after: "after" => default,
 });
 
+crate::wire::write::encode_struct!(Checkpoint {
+    v: "v",
+    session_id: "sessionId",
+    turn_id: "turnId",
+    seq: "seq",
+    saved_at: "savedAt",
+    creating: "creating" => skip_none,
+});
+
+crate::wire::write::encode_struct!(CreatingTurn { after: "after" });
+
 /// Whether `id` can be a session or turn id read back from storage: 1 to [`MAX_ID_BYTES`]
 /// bytes of `A–Z a–z 0–9 . _ - ~ :`, and not `.` or `..` (which a URL resolver would turn into
 /// a path step). Server ids are ULIDs with dotted suffixes; anything else in storage is garbage

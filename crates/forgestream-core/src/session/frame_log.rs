@@ -249,7 +249,7 @@ impl FrameLog {
             if i > 0 {
                 out.push(',');
             }
-            json_string(&mut out, text);
+            crate::wire::write::string(&mut out, text);
         }
         out.push_str("],\"frames\":[");
         out.push_str(&frames);
@@ -267,24 +267,6 @@ fn number<'a>(text: &'a str, numbers: &mut IdMap<usize>, table: &mut Vec<&'a str
         table.push(text);
         table.len() - 1
     })
-}
-
-/// Appends `text` as a JSON string (RFC 8259 §7: `"` and `\` escaped, control characters as
-/// `\u00XX`). The logged fields never hold these (they are kept only when unescaped in the
-/// frame), but a turn id comes from elsewhere and the output must be JSON whatever it holds.
-fn json_string(out: &mut String, text: &str) {
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
 
 /// The envelope fields of one frame, borrowed from it.

@@ -63,6 +63,7 @@ pub const RENOTIFY_MS: u64 = 100;
 pub mod checkpoint;
 mod create;
 mod effect;
+mod encode;
 mod error;
 mod export;
 mod frame_log;
@@ -78,7 +79,7 @@ pub mod tabs;
 pub use crate::resume::Lifecycle;
 pub use api::{Api, Flavor};
 pub use changes::{
-    ConnectionState, CoreChanges, ItemAppend, ItemUpdate, ReportedWarning, TurnHeader,
+    ConnectionState, CoreChanges, ItemAppend, ItemUpdate, ReportedWarning, TurnCursor, TurnHeader,
 };
 pub use checkpoint::{Checkpoint, CheckpointIssue, CreatingTurn, Pointer};
 pub use create::{create_session_request, created_session_id};
@@ -582,7 +583,7 @@ impl Session {
         self.drains += 1;
         // The badge as JSON, compared with the one the last drain saw: `changes_of` carries it
         // only when it changed (a streaming turn's 60 drains a second repeated it unchanged).
-        let badge = serde_json::to_string(&self.connection_state()).unwrap_or_default();
+        let badge = wire::write::to_string(&self.connection_state());
         self.badge_changed = badge != self.drained_badge;
         self.drained_badge = badge;
         self.notified = false;
@@ -1088,16 +1089,9 @@ impl Session {
     }
 
     fn create_turn(&mut self, id: CommandId, input: &[wire::InputItem]) {
-        let body = match serde_json::to_string(input) {
-            Ok(items) => format!("{{\"input\":{items},\"stream\":true}}"),
-            Err(e) => {
-                self.settle(
-                    id,
-                    Err(SessionError::new(ErrorCode::Internal, format!("{e}"))),
-                );
-                return;
-            }
-        };
+        let mut body = String::from("{\"input\":");
+        wire::write::Encode::encode(input, &mut body);
+        body.push_str(",\"stream\":true}");
         self.start_run(StartMode::CreateTurn, None, Some(body));
         if let Some(run) = self.run.as_mut() {
             run.started = Some(id);

@@ -4,9 +4,10 @@
 //! Decoding is tolerant: unknown fields are ignored; unknown event `type`s, turn `status`es,
 //! content parts, input items and `tool_info` kinds are kept raw instead of failing. Optional
 //! wire fields are `Option`s. The SDK decodes every text with the hand-written decoder
-//! ([`json`], `decode`): one function per type, no intermediate tree. The serde derives encode
-//! (request bodies, exported events) and, for decoding, are the oracle the native tests hold
-//! the decoder to (`tests/decode_oracle.rs`; `tagged` is their union logic).
+//! ([`json`], `decode`): one function per type, no intermediate tree. It encodes with the
+//! hand-written encoder ([`write`], `encode`; request bodies, exported events). The serde
+//! derives are the oracle the native tests hold both to (`tests/decode_oracle.rs`,
+//! `tests/encode_oracle.rs`; `tagged` is their union logic).
 //!
 //! - [`event`]: the 12 streamed event types and [`Event`].
 //! - [`message`]: model messages, deltas, tool calls, usage.
@@ -14,9 +15,12 @@
 //! - [`input`]: turn input items (`user.message`, `user.tool_approval`, `user.tool_response`).
 //! - [`listing`]: `{data, pagination}`, `{data}`, session timeline items, the error body.
 //! - [`json`]: the pull reader, [`json::Decode`] and [`json::JsonError`].
+//! - [`write`]: the JSON writer, [`write::Encode`] and `encode_struct!` (the mirror of [`json`]);
+//!   `encode` holds the wire types' encoders.
 //! - [`sequence`]: a frame's SSE `id:` as a sequence number (only `0 ..= 2^53 − 1`).
 
 mod decode;
+mod encode;
 pub mod event;
 pub(crate) mod fast;
 pub mod input;
@@ -26,6 +30,7 @@ pub mod message;
 pub mod sequence;
 mod tagged;
 pub mod turn;
+pub mod write;
 
 pub use event::{
     AgentInfo, Event, McpAuthRequired, McpAuthServer, McpInitialize, McpServer, RequiredToolCall,

@@ -48,6 +48,16 @@ crate::wire::json::decode_struct!(Index, "a checkpoint index" {
     sessions: "sessions" => required,
 });
 
+crate::wire::write::encode_struct!(IndexEntry {
+    id: "id",
+    saved_at: "savedAt",
+});
+
+crate::wire::write::encode_struct!(Index {
+    v: "v",
+    sessions: "sessions",
+});
+
 /// How long and how many checkpoints are kept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Retention {

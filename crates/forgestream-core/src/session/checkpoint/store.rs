@@ -21,6 +21,7 @@ use super::index::{Index, Retention};
 use super::keys;
 use super::{parse_checkpoint, parse_pointer, supersedes, Checkpoint, Pointer};
 use crate::session::{StorageEffect, StorageKind};
+use crate::wire::write::to_string;
 
 /// What a storage call did not do.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -225,9 +226,7 @@ impl<B: StorageBackend> CheckpointStore<B> {
         if !supersedes(record, self.load(&record.session_id).as_ref()) {
             return false;
         }
-        let Ok(json) = serde_json::to_string(record) else {
-            return false;
-        };
+        let json = to_string(record);
         self.set_raw(
             &keys::checkpoint_key(&self.namespace, &record.session_id),
             &json,
@@ -254,9 +253,7 @@ impl<B: StorageBackend> CheckpointStore<B> {
         for gone in &expired {
             self.remove_raw(&keys::checkpoint_key(&self.namespace, gone));
         }
-        if let Ok(json) = serde_json::to_string(&index) {
-            self.set_raw(&key, &json);
-        }
+        self.set_raw(&key, &to_string(&index));
     }
 
     fn read_index(&mut self, key: &str) -> Index {
@@ -330,9 +327,8 @@ impl<B: StorageBackend> CheckpointStore<B> {
                 .and_then(|raw| parse_checkpoint(&raw, id).ok())
             {
                 if supersedes(&record, self.load(id).as_ref()) {
-                    if let Ok(json) = serde_json::to_string(&record) {
-                        self.set_raw(&keys::checkpoint_key(&self.namespace, id), &json);
-                    }
+                    let json = to_string(&record);
+                    self.set_raw(&keys::checkpoint_key(&self.namespace, id), &json);
                 }
             }
             self.remove_raw(&legacy_checkpoint);
@@ -386,9 +382,7 @@ impl<B: StorageBackend> CheckpointStore<B> {
         if let Some(raw) = self.get_raw(&key) {
             if let Some(mut index) = Index::parse(&raw) {
                 if index.remove(session_id) {
-                    if let Ok(json) = serde_json::to_string(&index) {
-                        self.set_raw(&key, &json);
-                    }
+                    self.set_raw(&key, &to_string(&index));
                 }
             }
         }

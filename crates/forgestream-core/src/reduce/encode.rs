@@ -1,0 +1,317 @@
+//! The view types' JSON encoders (over [`wire::write`](crate::wire::write)): what crosses to
+//! JS in a change set, the spelling of their serde derives (camelCase; the derives, kept for
+//! tsify's TypeScript, are the oracle of `tests/encode_oracle.rs`). Members in declaration
+//! order, `Option`s as `null` (no view member is skipped); tagged enums (`ItemBody`,
+//! `ContentPartView`, `Warning`) write their tag first.
+
+use alloc::string::String;
+
+use super::change::Warning;
+use super::view::{
+    BreakdownView, ContentPartView, ContentView, ItemBody, ItemView, McpAuthServerView,
+    McpServerView, MessageView, PendingAction, PendingKind, QuestionView, RequiredCallView,
+    ThreadStatus, ThreadView, ToolCallView, ToolInfoView, ToolResultView, TurnStatus, UsageView,
+};
+use crate::wire::write::{encode_str_enum, encode_struct, Encode, EncodeFields, Object};
+
+encode_struct!(UsageView {
+    input_tokens: "inputTokens",
+    output_tokens: "outputTokens",
+    total_tokens: "totalTokens",
+    cache_read_tokens: "cacheReadTokens",
+    cache_write_tokens: "cacheWriteTokens",
+    reasoning_tokens: "reasoningTokens",
+    cost_usd: "costUsd",
+    breakdown: "breakdown",
+});
+
+encode_struct!(BreakdownView {
+    harness: "harness",
+    skills: "skills",
+    instructions: "instructions",
+    tool_definitions: "toolDefinitions",
+    messages: "messages",
+});
+
+encode_str_enum!(TurnStatus {
+    Running => "running",
+    Paused => "paused",
+    Done => "done",
+    Cancelled => "cancelled",
+    Error => "error",
+});
+
+encode_struct!(ToolInfoView {
+    kind: "kind",
+    name: "name",
+    server_id: "serverId",
+    server_name: "serverName",
+});
+
+encode_struct!(ToolCallView {
+    index: "index",
+    tool_call_id: "toolCallId",
+    name: "name",
+    arguments_text: "argumentsText",
+    arguments: "arguments",
+    arguments_error: "argumentsError",
+    tool_info: "toolInfo",
+    result_event_id: "resultEventId",
+    result_turn_id: "resultTurnId",
+    spawned_thread_ids: "spawnedThreadIds",
+    uncertain: "uncertain",
+});
+
+impl Encode for ContentPartView {
+    fn encode(&self, out: &mut String) {
+        let mut o = Object::open(out);
+        match self {
+            ContentPartView::Text { text } => {
+                o.member("type", "text");
+                o.member("text", text);
+            }
+            ContentPartView::Refusal { refusal } => {
+                o.member("type", "refusal");
+                o.member("refusal", refusal);
+            }
+            ContentPartView::Other { raw } => {
+                o.member("type", "other");
+                o.member("raw", raw);
+            }
+        }
+        o.close();
+    }
+}
+
+impl Encode for ContentView {
+    fn encode(&self, out: &mut String) {
+        match self {
+            ContentView::Text(text) => text.encode(out),
+            ContentView::Parts(parts) => parts.encode(out),
+        }
+    }
+}
+
+encode_struct!(MessageView {
+    id: "id",
+    name: "name",
+    content: "content",
+    reasoning: "reasoning",
+    refusal: "refusal",
+    tool_calls: "toolCalls",
+    finish_reason: "finishReason",
+    usage: "usage",
+    complete: "complete",
+    interrupted: "interrupted",
+});
+
+encode_struct!(ToolResultView {
+    tool_call_id: "toolCallId",
+    content: "content",
+    call_message_id: "callMessageId",
+    call_turn_id: "callTurnId",
+});
+
+encode_str_enum!(PendingKind {
+    ToolApproval => "toolApproval",
+    ToolResponse => "toolResponse",
+    McpAuth => "mcpAuth",
+});
+
+encode_struct!(RequiredCallView {
+    tool_call_id: "toolCallId",
+    source_event_id: "sourceEventId",
+});
+
+encode_struct!(McpAuthServerView {
+    id: "id",
+    name: "name",
+    auth_url: "authUrl",
+});
+
+encode_struct!(McpServerView {
+    id: "id",
+    name: "name",
+    transport_type: "transportType",
+});
+
+impl Encode for ItemBody {
+    fn encode(&self, out: &mut String) {
+        let mut o = Object::open(out);
+        match self {
+            ItemBody::Message(m) => {
+                o.member("kind", "message");
+                m.encode_fields(&mut o);
+            }
+            ItemBody::ToolResult(r) => {
+                o.member("kind", "toolResult");
+                r.encode_fields(&mut o);
+            }
+            ItemBody::ActionRequired { action, tool_calls } => {
+                o.member("kind", "actionRequired");
+                o.member("action", action);
+                o.member("toolCalls", tool_calls);
+            }
+            ItemBody::McpAuthRequired { servers } => {
+                o.member("kind", "mcpAuthRequired");
+                o.member("servers", servers);
+            }
+            ItemBody::McpInitialize { servers } => {
+                o.member("kind", "mcpInitialize");
+                o.member("servers", servers);
+            }
+            ItemBody::SandboxCreated { sandbox_id } => {
+                o.member("kind", "sandboxCreated");
+                o.member("sandboxId", sandbox_id);
+            }
+            ItemBody::ThreadCreated {
+                title,
+                parent_thread_id,
+                parent_tool_call_id,
+                agent_name,
+            } => {
+                o.member("kind", "threadCreated");
+                o.member("title", title);
+                o.member("parentThreadId", parent_thread_id);
+                o.member("parentToolCallId", parent_tool_call_id);
+                o.member("agentName", agent_name);
+            }
+            ItemBody::ThreadDone {
+                title,
+                status,
+                error,
+                output_message_id,
+            } => {
+                o.member("kind", "threadDone");
+                o.member("title", title);
+                o.member("status", status);
+                o.member("error", error);
+                o.member("outputMessageId", output_message_id);
+            }
+            ItemBody::Unknown { event_type, raw } => {
+                o.member("kind", "unknown");
+                o.member("eventType", event_type);
+                o.member("raw", raw);
+            }
+        }
+        o.close();
+    }
+}
+
+encode_struct!(ItemView {
+    key: "key",
+    turn_id: "turnId",
+    thread_id: "threadId",
+    version: "version",
+    created_at: "createdAt",
+    body: "body",
+});
+
+encode_str_enum!(ThreadStatus {
+    Running => "running",
+    Done => "done",
+    Error => "error",
+});
+
+encode_struct!(ThreadView {
+    thread_id: "threadId",
+    title: "title",
+    agent_name: "agentName",
+    parent_thread_id: "parentThreadId",
+    parent_tool_call_id: "parentToolCallId",
+    status: "status",
+    placeholder: "placeholder",
+    turn_id: "turnId",
+    output_message_id: "outputMessageId",
+    usage: "usage",
+    version: "version",
+});
+
+encode_struct!(PendingAction {
+    key: "key",
+    kind: "kind",
+    turn_id: "turnId",
+    required_event_id: "requiredEventId",
+    thread_id: "threadId",
+    tool_call_id: "toolCallId",
+    source_event_id: "sourceEventId",
+    tool_name: "toolName",
+    arguments_text: "argumentsText",
+    arguments: "arguments",
+    tool_info: "toolInfo",
+    question: "question",
+    mcp_server: "mcpServer",
+});
+
+encode_struct!(QuestionView {
+    question: "question",
+    options: "options",
+});
+
+impl Encode for Warning {
+    fn encode(&self, out: &mut String) {
+        let mut o = Object::open(out);
+        match self {
+            Warning::OrphanDeltasDropped {
+                turn_id,
+                message_id,
+                count,
+            } => {
+                o.member("kind", "orphanDeltasDropped");
+                o.member("turnId", turn_id);
+                o.member("messageId", message_id);
+                o.member("count", count);
+            }
+            Warning::EventAfterTurnDone {
+                turn_id,
+                event_type,
+            } => {
+                o.member("kind", "eventAfterTurnDone");
+                o.member("turnId", turn_id);
+                o.member("eventType", event_type);
+            }
+            Warning::SequenceGap {
+                turn_id,
+                expected,
+                received,
+            } => {
+                o.member("kind", "sequenceGap");
+                o.member("turnId", turn_id);
+                o.member("expected", expected);
+                o.member("received", received);
+            }
+            Warning::UnfinishedMessageInterrupted {
+                turn_id,
+                message_id,
+            } => {
+                o.member("kind", "unfinishedMessageInterrupted");
+                o.member("turnId", turn_id);
+                o.member("messageId", message_id);
+            }
+            Warning::UnfinishedMessageDiscarded {
+                turn_id,
+                message_id,
+            } => {
+                o.member("kind", "unfinishedMessageDiscarded");
+                o.member("turnId", turn_id);
+                o.member("messageId", message_id);
+            }
+            Warning::ArgumentsUnparsed {
+                turn_id,
+                message_id,
+                tool_call_id,
+            } => {
+                o.member("kind", "argumentsUnparsed");
+                o.member("turnId", turn_id);
+                o.member("messageId", message_id);
+                o.member("toolCallId", tool_call_id);
+            }
+            Warning::EventSkipped { turn_id, reason } => {
+                o.member("kind", "eventSkipped");
+                o.member("turnId", turn_id);
+                o.member("reason", reason);
+            }
+        }
+        o.close();
+    }
+}
