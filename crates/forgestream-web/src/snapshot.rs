@@ -1,13 +1,15 @@
 //! The view crossing into JS. The shapes are the core's ([`forgestream_core::session::CoreChanges`]
 //! and its parts, declared to TypeScript by tsify); this file only moves them across.
 //!
-//! The change sets cross as JSON text (`serde_json` in wasm, `JSON.parse` in JS), not through
-//! serde-wasm-bindgen: a change set of a long history holds every item (W2: ≈49 MB of JSON), and
-//! building its objects one property at a time through the boundary measured slower than one
-//! `JSON.parse` per item, and pulled a second serializer into the wasm. The app's small values
-//! (options, decisions) come in the same way, as JSON text ([`json_from_js`]).
+//! The change sets cross as JSON text (the core's encoder, `wire::write`, in wasm; `JSON.parse`
+//! in JS), not through serde-wasm-bindgen: a change set of a long history holds every item (W2:
+//! ≈49 MB of JSON), and building its objects one property at a time through the boundary
+//! measured slower than one `JSON.parse` per item, and pulled a second serializer into the wasm.
+//! The text is serde_json's of the same value (the core's `tests/encode_oracle.rs`), so JS gets
+//! the objects the types' tsify declarations describe. The app's small values (options,
+//! decisions) come in the same way, as JSON text ([`json_from_js`]).
 use forgestream_core::session::{CoreChanges, ErrorCode, SessionError};
-use serde::Serialize;
+use forgestream_core::wire::write::{to_string as json_text, Encode};
 use wasm_bindgen::{JsCast, JsValue};
 
 /// Changed items up to this many bytes of JSON cross in the envelope's own text (64 KiB).
@@ -24,7 +26,7 @@ const ONE_TEXT_BYTES: usize = 64 * 1024;
 /// one item.
 pub fn to_js(mut out: CoreChanges<'_>) -> Result<JsValue, SessionError> {
     let items = std::mem::take(&mut out.items);
-    let mut text = json_text(&out)?;
+    let mut text = json_text(&out);
     if items.is_empty() {
         return parse(&text);
     }
@@ -34,7 +36,7 @@ pub fn to_js(mut out: CoreChanges<'_>) -> Result<JsValue, SessionError> {
     text.push_str(",\"items\":[");
     let items_start = text.len();
     for (i, item) in items.iter().enumerate() {
-        let item_text = json_text(item)?;
+        let item_text = json_text(item);
         if text.len() + item_text.len() > ONE_TEXT_BYTES {
             // Too big for one text: the envelope, the items so far as one array, then the rest
             // one by one (each serialised once).
@@ -66,17 +68,6 @@ pub fn to_js(mut out: CoreChanges<'_>) -> Result<JsValue, SessionError> {
     parse(&text)
 }
 
-fn json_text<T: Serialize + ?Sized>(value: &T) -> Result<String, SessionError> {
-    serde_json::to_string(value).map_err(serialise_failed)
-}
-
-fn serialise_failed(e: serde_json::Error) -> SessionError {
-    SessionError::new(
-        ErrorCode::Internal,
-        format!("view serialisation failed: {e}"),
-    )
-}
-
 fn internal(what: &str) -> SessionError {
     SessionError::new(
         ErrorCode::Internal,
@@ -93,9 +84,10 @@ fn parse(text: &str) -> Result<JsValue, SessionError> {
     })
 }
 
-/// Serialises `value` with serde_json and hands it to `JSON.parse` (one boundary crossing).
-pub fn json_to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, SessionError> {
-    parse(&json_text(value)?)
+/// Writes `value` as JSON text (the core's encoder) and hands it to `JSON.parse` (one boundary
+/// crossing).
+pub fn json_to_js<T: Encode + ?Sized>(value: &T) -> Result<JsValue, SessionError> {
+    parse(&json_text(value))
 }
 
 /// Reads an app's value (client options, decisions) as `T` through its JSON text:
