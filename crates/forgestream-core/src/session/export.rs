@@ -8,6 +8,14 @@
 //! like any other, so `Close` aborts it (and rejects it with `aborted`), and it runs beside a
 //! live stream, a history load or another export.
 //!
+//! The items are kept decoded ([`SessionEventItem`]) and the web crate writes them with the
+//! core's encoder (`wire::write`), rather than passing each item's received text through: the
+//! app gets the events as the `ProtocolEvent` declarations describe them (a missing `id` or
+//! `thread_id` filled in, members this SDK does not know left out, the `type` first), the same
+//! values as before the encoder replaced serde's; and the encoders of the wire types cost the
+//! wasm a few KB (one function per type), while keeping the text would have put a second copy of
+//! every page in memory until the export settles.
+//!
 //! [`Command::ExportEvents`]: super::Command::ExportEvents
 
 use alloc::format;
