@@ -634,7 +634,7 @@ fn w2_view_breakdown(view: &SessionView, retained: usize, text_bytes: usize, eve
                 + heap_of(&turn.created_at)
                 + heap_of(&turn.completed_at),
         );
-        add("turn input (JSON values)", heap_of(&turn.input));
+        add("turn input (JSON text)", heap_of(&turn.input));
         add(
             "turn records themselves (inline size x turns)",
             std::mem::size_of::<forgestream_core::reduce::TurnView>(),
@@ -665,7 +665,7 @@ fn w2_view_breakdown(view: &SessionView, retained: usize, text_bytes: usize, eve
                         args += heap_of(&call.arguments);
                         args_text += heap_of(&call.arguments_text);
                     }
-                    add("tool-call arguments, parsed (JSON values)", args);
+                    add("tool-call arguments, checked copy (JSON text)", args);
                     add("tool-call arguments, text", args_text);
                     add(
                         "tool calls, the rest (ids, names, links)",

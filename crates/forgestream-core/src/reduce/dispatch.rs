@@ -118,13 +118,11 @@ impl SessionView {
             }
         }
         if let Some(input) = input {
-            // Through the text, not `serde_json::to_value`: its serializer carries a JSON parser
-            // of its own into the wasm (serde_json's `raw_value` hook), ≈9 KB of code for one
-            // conversion per turn; the SDK's encoder writes the text, its decoder reads it back.
-            let text = crate::wire::write::to_string(input);
-            let value = crate::wire::json::from_str::<serde_json::Value>(&text).ok();
-            if value.is_some() && turn.input != value {
-                turn.input = value;
+            // Kept as the encoder's text (see `wire::JsonText`): JS parses it once, with the
+            // change set that carries it.
+            let text = wire::JsonText::from_encoded(crate::wire::write::to_string(input));
+            if turn.input.as_ref() != Some(&text) {
+                turn.input = Some(text);
                 changed = true;
             }
         }

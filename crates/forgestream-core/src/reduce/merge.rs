@@ -94,7 +94,7 @@ pub(super) fn append_opt(target: &mut Option<String>, text: &str) {
 }
 
 fn try_parse(call: &mut ToolCallView) {
-    match crate::wire::json::from_str::<serde_json::Value>(&call.arguments_text) {
+    match crate::wire::JsonText::parse(&call.arguments_text) {
         Ok(value) => {
             call.arguments = Some(value);
             call.arguments_error = None;
@@ -108,7 +108,7 @@ fn finish_arguments(call: &mut ToolCallView) -> bool {
     if call.arguments.is_some() || call.arguments_text.trim().is_empty() {
         return false;
     }
-    match crate::wire::json::from_str::<serde_json::Value>(&call.arguments_text) {
+    match crate::wire::JsonText::parse(&call.arguments_text) {
         Ok(value) => {
             call.arguments = Some(value);
             call.arguments_error = None;

@@ -2,7 +2,6 @@
 //! `*_required` events and its `turn.done.required_actions`, keyed by (thread, tool call) and
 //! per MCP server, enriched from the proposing message so a UI can render each card.
 
-use crate::id_map::IdSet;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -11,6 +10,8 @@ use serde_json::Value;
 use super::change::ChangeSet;
 use super::view::{ItemBody, PendingAction, PendingKind, QuestionView};
 use super::SessionView;
+use crate::id_map::IdSet;
+use crate::wire::JsonText;
 
 /// The built-in client tool whose arguments are `{question, options}`.
 const ASK_USER_QUESTION: &str = "ask_user_question";
@@ -57,9 +58,10 @@ impl SessionView {
                             }
                             let view = self.tool_call(&call.tool_call_id);
                             let arguments = view.and_then(|v| v.arguments.clone());
-                            let question = view
-                                .filter(|v| v.name == ASK_USER_QUESTION)
-                                .and_then(|_| question_of(arguments.as_ref()));
+                            let question =
+                                view.filter(|v| v.name == ASK_USER_QUESTION).and_then(|_| {
+                                    question_of(arguments.as_ref().map(JsonText::to_value).as_ref())
+                                });
                             pending.push(PendingAction {
                                 key,
                                 kind: *kind,

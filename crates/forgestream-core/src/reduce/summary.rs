@@ -1,6 +1,5 @@
 //! [`SessionView::summary`]: a compact, canonical JSON digest of the view.
 
-use crate::id_map::IdMap;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -8,6 +7,8 @@ use serde_json::{Map, Value};
 
 use super::view::{ItemBody, MessageView, PendingAction, ThreadView, TurnView, UsageView};
 use super::SessionView;
+use crate::id_map::IdMap;
+use crate::wire::JsonText;
 
 // Built as `Value`s member by member, not with `json!`: the macro converts each member through
 // `serde_json::to_value` (serde's serializer into a `Value`), which was the only reason the
@@ -61,7 +62,10 @@ fn message_json(m: &MessageView, thread: &Option<String>) -> Value {
                 ("id", Value::from(c.tool_call_id.as_str())),
                 ("name", Value::from(c.name.as_str())),
                 ("argumentsText", Value::from(c.arguments_text.as_str())),
-                ("arguments", Value::from(c.arguments.clone())),
+                (
+                    "arguments",
+                    c.arguments.as_ref().map_or(Value::Null, JsonText::to_value),
+                ),
                 ("argumentsError", Value::from(c.arguments_error.is_some())),
                 ("result", text(&c.result_event_id)),
                 ("threads", Value::from(c.spawned_thread_ids.clone())),
@@ -188,7 +192,10 @@ fn pending_json(p: &PendingAction) -> Value {
         ("toolCallId", text(&p.tool_call_id)),
         ("sourceEventId", text(&p.source_event_id)),
         ("toolName", text(&p.tool_name)),
-        ("arguments", Value::from(p.arguments.clone())),
+        (
+            "arguments",
+            p.arguments.as_ref().map_or(Value::Null, JsonText::to_value),
+        ),
         ("question", Value::from(question)),
         (
             "authUrl",

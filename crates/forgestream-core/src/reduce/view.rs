@@ -1,7 +1,6 @@
 //! The view types the reducer maintains. All serialise camelCase (the TS surface); each item is
 //! serialisable on its own so the web layer can ship only changed items.
 
-use crate::id_map::IdMap;
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -9,7 +8,8 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use super::args::ArgScanner;
-use crate::wire;
+use crate::id_map::IdMap;
+use crate::wire::{self, JsonText};
 
 /// Token usage (tokens) and cost (USD) of a message, turn, thread or session.
 ///
@@ -197,9 +197,10 @@ pub struct ToolCallView {
     pub name: String,
     /// Raw arguments text, exactly as concatenated.
     pub arguments_text: String,
-    /// Parsed arguments once the text is complete JSON; `None` while incomplete (never `{}`).
+    /// The arguments once the text is complete JSON (`None` while incomplete, never `{}`):
+    /// checked JSON text, which crosses to JS as the parsed value ([`JsonText::to_value`]).
     #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
-    pub arguments: Option<Value>,
+    pub arguments: Option<JsonText>,
     /// Set when the message finished and the text is not valid JSON.
     pub arguments_error: Option<String>,
     /// Which tool family.
@@ -540,9 +541,9 @@ pub struct PendingAction {
     pub tool_name: Option<String>,
     /// Raw arguments text.
     pub arguments_text: Option<String>,
-    /// Parsed arguments.
+    /// The arguments (checked JSON text; crosses to JS as the parsed value).
     #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
-    pub arguments: Option<Value>,
+    pub arguments: Option<JsonText>,
     /// Tool family (MCP server for MCP tools).
     pub tool_info: Option<ToolInfoView>,
     /// For `ask_user_question`: the question and its options (free text is always allowed).
@@ -579,9 +580,10 @@ pub struct TurnView {
     pub cancel_reason: Option<String>,
     /// `error` message.
     pub error_message: Option<String>,
-    /// Input items the turn was created with (wire shape).
+    /// Input items the turn was created with (wire shape), as JSON text (crosses to JS as the
+    /// array; [`JsonText::to_value`] parses it).
     #[cfg_attr(feature = "tsify", tsify(type = "unknown[] | null"))]
-    pub input: Option<Value>,
+    pub input: Option<JsonText>,
     /// ISO-8601.
     pub created_at: Option<String>,
     /// ISO-8601.

@@ -40,7 +40,7 @@ pub struct TurnHeader<'a> {
     pub error_message: Option<&'a str>,
     /// Input items the turn was created with (wire shape).
     #[cfg_attr(feature = "tsify", tsify(type = "unknown[] | null"))]
-    pub input: Option<&'a serde_json::Value>,
+    pub input: Option<&'a crate::wire::JsonText>,
     /// ISO-8601.
     pub created_at: Option<&'a str>,
     /// ISO-8601.

@@ -25,6 +25,7 @@ pub mod event;
 pub(crate) mod fast;
 pub mod input;
 pub mod json;
+pub mod json_text;
 pub mod listing;
 pub mod message;
 pub mod sequence;
@@ -38,6 +39,7 @@ pub use event::{
     ToolResponse, TurnCreated, TurnDone,
 };
 pub use input::{Approval, InputItem, InputPart, UserContent};
+pub use json_text::JsonText;
 pub use listing::{
     ErrorBody, ErrorDetail, Listing, Pagination, SessionEventItem, SessionEventsPage, Single,
 };

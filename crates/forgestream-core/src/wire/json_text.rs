@@ -1,0 +1,78 @@
+//! [`JsonText`]: a JSON value the view keeps as its text (tool-call arguments, a turn's input).
+//!
+//! Why text: the view hands these to JS, which parses them anyway, and the Rust side rarely
+//! reads inside them. As `serde_json::Value`s they were the largest part of a long history's
+//! view — W2's tool-call arguments 16.0 MB as values for 1.3 MB of text, the turn inputs
+//! 11.4 MB (`cargo run --release -p forgestream-core --example bench_core`, "view breakdown")
+//! — and building them was a share of the time to open it. Kept as text they are written
+//! verbatim into the JSON the view crosses as, so JS receives the same value.
+
+use alloc::boxed::Box;
+use alloc::string::String;
+use core::fmt;
+use serde_json::Value;
+
+use super::json::{self, JsonError};
+use super::write::Encode;
+
+/// The text of one JSON value, known to be valid: checked by the SDK's decoder
+/// ([`JsonText::parse`]) or written by its encoder ([`JsonText::from_encoded`]).
+///
+/// Encoded ([`Encode`]) and serialised (serde, through `serde_json::value::RawValue`) as the
+/// value itself, not as a string. Its TypeScript type is the value's (`unknown`).
+#[derive(Clone, PartialEq, Eq)]
+pub struct JsonText(Box<str>);
+
+impl JsonText {
+    /// `text` if it is one JSON value as the SDK's decoder reads it (RFC 8259, with the
+    /// decoder's limits: nesting depth 127, numbers in `f64`/`u64`/`i64` range).
+    ///
+    /// # Errors
+    ///
+    /// The decoder's [`JsonError`] (its reason and byte offset) when `text` is not.
+    pub fn parse(text: &str) -> Result<JsonText, JsonError> {
+        // Read as a value (and dropped) rather than only scanned: the rules are then exactly
+        // those of `to_value`, so a text accepted here always reads back.
+        json::from_str::<Value>(text)?;
+        Ok(JsonText(Box::from(text)))
+    }
+
+    /// Text the SDK's encoder wrote (valid by construction).
+    pub(crate) fn from_encoded(text: String) -> JsonText {
+        JsonText(text.into_boxed_str())
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The value, parsed from the text (`Value::Null` cannot occur for a valid text but stands
+    /// in rather than panicking).
+    pub fn to_value(&self) -> Value {
+        json::from_str::<Value>(&self.0).unwrap_or(Value::Null)
+    }
+}
+
+impl fmt::Debug for JsonText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Encode for JsonText {
+    fn encode(&self, out: &mut String) {
+        out.push_str(&self.0);
+    }
+}
+
+impl serde::Serialize for JsonText {
+    /// Through `RawValue`, so serde_json writes the text in place (the native tests' oracle;
+    /// nothing in the wasm serialises with serde).
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match serde_json::value::RawValue::from_string(String::from(&*self.0)) {
+            Ok(raw) => raw.serialize(serializer),
+            Err(e) => Err(serde::ser::Error::custom(e)),
+        }
+    }
+}
