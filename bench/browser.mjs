@@ -292,10 +292,12 @@ async function benchW2() {
   save();
 }
 
-// ---- retained memory after W1 (fresh page per contender) ---------------------------------------
-async function memoryAfterW1(name) {
+// ---- retained memory after W1 and W2 (fresh page per contender) --------------------------------
+// `which` is the workload to load ('w1' / 'w2'), `name` the contender's run, `mode` 'net' or
+// 'mem' (W2 in-page: the same final state without 1,000 loopback requests).
+async function memoryAfter(which, name, mode = 'net') {
   const { page, cdp } = await openBenchPage();
-  await page.evaluate(() => globalThis.__bench.load('w1'));
+  await page.evaluate((w) => globalThis.__bench.load(w), which);
   const measure = async () => {
     await gc(cdp);
     await gc(cdp);
@@ -303,7 +305,7 @@ async function memoryAfterW1(name) {
     return { js: h.usedSize, wasm: await page.evaluate(() => globalThis.__bench.wasmMemoryBytes()) };
   };
   const before = await measure();
-  const res = await page.evaluate((n) => globalThis.__bench.run(n, 'net'), name);
+  const res = await page.evaluate(([n, m]) => globalThis.__bench.run(n, m), [name, mode]);
   const after = await measure(); // the session and its last snapshot are still referenced
   await page.close();
   return { ok: res.ok, js: after.js - before.js, wasmGrowth: after.wasm - before.wasm, wasmBefore: before.wasm, wasmAfter: after.wasm };
@@ -311,8 +313,8 @@ async function memoryAfterW1(name) {
 
 async function benchMemory() {
   const text = W1META.total_text_bytes;
-  const sdk = await memoryAfterW1('w1-sdk');
-  const base = await memoryAfterW1('w1-base');
+  const sdk = await memoryAfter('w1', 'w1-sdk');
+  const base = await memoryAfter('w1', 'w1-base');
   results.raw.memory = { final_text_bytes: text, sdk, base };
   const mb = (x) => `${fmt(x / 1e6, 2)} MB`;
   const sdkTotal = sdk.js + sdk.wasmGrowth;
@@ -321,6 +323,17 @@ async function benchMemory() {
   row('W1 retained: forgestream JS + wasm', `**${mb(sdkTotal)} = ${fmt(sdkTotal / text, 2)}×** final text`, '');
   row('W1 retained: baseline JS heap (after GC)', `${mb(base.js)} = ${fmt(base.js / text, 2)}× final text`, 'same method');
   target('W1 retained memory ≤ 2× final text', sdkTotal <= 2 * text, `${fmt(sdkTotal / text, 2)}× (JS ${fmt(sdk.js / text, 2)}× + wasm ${fmt(sdk.wasmGrowth / text, 2)}×); baseline ${fmt(base.js / text, 2)}×`, '≤ 2×');
+  save();
+  // W2: the whole history loaded (in-page pages), the session and its snapshot still held.
+  const sdk2 = await memoryAfter('w2', 'w2-sdk', 'mem');
+  const base2 = await memoryAfter('w2', 'w2-base', 'mem');
+  results.raw.memory.w2 = { sdk: sdk2, base: base2 };
+  const sdk2Total = sdk2.js + sdk2.wasmGrowth;
+  row('W2 retained: forgestream JS heap (after GC)', mb(sdk2.js), `whole history loaded (pages answered in-page), ${sdk2.ok ? 'view verified' : 'VIEW NOT VERIFIED'}; same method as W1`);
+  row('W2 retained: forgestream wasm linear memory growth', mb(sdk2.wasmGrowth), `WebAssembly.Memory ${mb(sdk2.wasmBefore)} → ${mb(sdk2.wasmAfter)} (the high-water mark)`);
+  row('W2 retained: forgestream JS + wasm', `**${mb(sdk2Total)}**`, '');
+  row('W2 retained: baseline JS heap (after GC)', mb(base2.js), 'same method');
+  target('W2 retained memory (JS + wasm) ≤ the baseline JS heap', sdk2Total <= base2.js, `${mb(sdk2Total)} (JS ${mb(sdk2.js)} + wasm ${mb(sdk2.wasmGrowth)}) vs ${mb(base2.js)}: ${fmt(sdk2Total / base2.js, 2)}×`, '≤ 1×');
   save();
 }
 
