@@ -141,29 +141,7 @@ fn agree_all(text: &str) -> Result<(), String> {
 
 /// The recorded corpus: whole JSON bodies and every SSE `data` line.
 fn corpus() -> Vec<String> {
-    let root = support::fixtures_dir().join("recorded");
-    let mut texts = Vec::new();
-    for dir in std::fs::read_dir(&root).unwrap() {
-        let dir = dir.unwrap().path();
-        if !dir.is_dir() {
-            continue;
-        }
-        for file in std::fs::read_dir(dir).unwrap() {
-            let path = file.unwrap().path();
-            let Ok(text) = std::fs::read_to_string(&path) else {
-                continue;
-            };
-            match path.extension().and_then(|e| e.to_str()) {
-                Some("json") => texts.push(text),
-                Some("sse") => texts.extend(
-                    text.lines()
-                        .filter_map(|l| l.strip_prefix("data: "))
-                        .map(String::from),
-                ),
-                _ => {}
-            }
-        }
-    }
+    let texts = support::recorded_texts();
     assert!(texts.len() > 200, "only {} corpus texts", texts.len());
     texts
 }

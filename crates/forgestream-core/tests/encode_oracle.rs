@@ -129,29 +129,7 @@ proptest! {
 fn corpus() -> &'static [Value] {
     static VALUES: std::sync::OnceLock<Vec<Value>> = std::sync::OnceLock::new();
     VALUES.get_or_init(|| {
-        let root = support::fixtures_dir().join("recorded");
-        let mut texts = Vec::new();
-        for dir in std::fs::read_dir(&root).unwrap() {
-            let dir = dir.unwrap().path();
-            if !dir.is_dir() {
-                continue;
-            }
-            for file in std::fs::read_dir(dir).unwrap() {
-                let path = file.unwrap().path();
-                let Ok(text) = std::fs::read_to_string(&path) else {
-                    continue;
-                };
-                match path.extension().and_then(|e| e.to_str()) {
-                    Some("json") => texts.push(text),
-                    Some("sse") => texts.extend(
-                        text.lines()
-                            .filter_map(|l| l.strip_prefix("data: "))
-                            .map(String::from),
-                    ),
-                    _ => {}
-                }
-            }
-        }
+        let texts = support::recorded_texts();
         let values: Vec<Value> = texts
             .iter()
             .filter_map(|t| serde_json::from_str(t).ok())
@@ -331,13 +309,7 @@ fn input_item() -> impl Strategy<Value = InputItem> {
 
 /// The views of every reducer fixture.
 fn views() -> Vec<(String, SessionView)> {
-    let dir = support::fixtures_dir().join("reduce");
-    let mut names: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    names.sort();
+    let names = support::reduce_fixture_paths();
     names
         .iter()
         .map(|path| {

@@ -21,13 +21,7 @@ fn config_of(fixture: &Value) -> ReducerConfig {
 
 #[test]
 fn reduce_corpus() {
-    let dir = support::fixtures_dir().join("reduce");
-    let mut names: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    names.sort();
+    let names = support::reduce_fixture_paths();
     assert!(names.len() >= 30, "corpus has only {} cases", names.len());
     let mut failures = Vec::new();
     for path in &names {

@@ -14,6 +14,47 @@ pub fn fixtures_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")
 }
 
+/// The recorded TrueForge corpus (`tests/fixtures/recorded/*/`) as texts: each whole JSON body
+/// and each SSE `data` line.
+pub fn recorded_texts() -> Vec<String> {
+    let root = fixtures_dir().join("recorded");
+    let mut texts = Vec::new();
+    for dir in std::fs::read_dir(&root).unwrap() {
+        let dir = dir.unwrap().path();
+        if !dir.is_dir() {
+            continue;
+        }
+        for file in std::fs::read_dir(dir).unwrap() {
+            let path = file.unwrap().path();
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            match path.extension().and_then(|e| e.to_str()) {
+                Some("json") => texts.push(text),
+                Some("sse") => texts.extend(
+                    text.lines()
+                        .filter_map(|l| l.strip_prefix("data: "))
+                        .map(String::from),
+                ),
+                _ => {}
+            }
+        }
+    }
+    texts
+}
+
+/// The reducer's golden corpus (`tests/fixtures/reduce/*.json`), sorted by name.
+pub fn reduce_fixture_paths() -> Vec<PathBuf> {
+    let dir = fixtures_dir().join("reduce");
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    names.sort();
+    names
+}
+
 pub fn read_fixture_text(rel: &str) -> String {
     let path = fixtures_dir().join(rel);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
