@@ -145,3 +145,73 @@ fn excerpt(text: &str, at: usize) -> &str {
     }
     &text[start..end]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use forgestream_core::session::ItemUpdate;
+    use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
+
+    wasm_bindgen_test_configure!(run_in_browser);
+
+    /// A change set of `n` removals (each ~70 bytes of JSON), keys `k0…`.
+    fn removals(keys: &[String]) -> CoreChanges<'_> {
+        CoreChanges {
+            session_id: "s",
+            drain: 1,
+            order: None,
+            turns: Vec::new(),
+            cursors: Vec::new(),
+            items: keys
+                .iter()
+                .map(|key| ItemUpdate {
+                    turn_id: "t",
+                    key,
+                    removed: true,
+                    value: None,
+                    append: None,
+                })
+                .collect(),
+            pending: None,
+            threads: None,
+            usage: None,
+            connection: None,
+            error: None,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// The items JS received, by key (none when the envelope has no `items`).
+    fn keys_in_js(changes: &JsValue) -> Vec<String> {
+        let items = js_sys::Reflect::get(changes, &JsValue::from_str("items")).unwrap();
+        if items.is_undefined() {
+            return Vec::new();
+        }
+        let items: js_sys::Array = items.unchecked_into();
+        items
+            .iter()
+            .map(|item| {
+                js_sys::Reflect::get(&item, &JsValue::from_str("key"))
+                    .unwrap()
+                    .as_string()
+                    .unwrap()
+            })
+            .collect()
+    }
+
+    /// Small sets cross as one text; large ones in batches (the first becomes the items array,
+    /// the later ones are appended): either way JS gets every item once, in order, and the
+    /// envelope's other members.
+    #[wasm_bindgen_test]
+    fn every_item_crosses_once_and_in_order_whatever_the_batching() {
+        // 10 items: one text. 1,000 (~70 KB): one full batch and a remainder. 5,000 (~350 KB):
+        // several batches. 936 items land a batch boundary near the end.
+        for n in [0, 1, 10, 936, 1_000, 5_000] {
+            let keys: Vec<String> = (0..n).map(|i| format!("k{i}")).collect();
+            let js = to_js(removals(&keys)).unwrap();
+            assert_eq!(keys_in_js(&js), keys, "{n} items");
+            let session = js_sys::Reflect::get(&js, &JsValue::from_str("sessionId")).unwrap();
+            assert_eq!(session.as_string().as_deref(), Some("s"), "{n} items");
+        }
+    }
+}
