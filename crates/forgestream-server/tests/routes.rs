@@ -192,6 +192,49 @@ async fn create_turn_errors_and_stream_false() {
     );
 }
 
+/// A refund or a lookup of an order that does not exist ends the turn `done` with a plain
+/// answer after the failed lookup: no approval is asked for an order with no customer or total.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_order_ends_the_turn_without_an_approval() {
+    let server = start().await;
+    let base = server.url();
+    let sid = create_session(&base, "support").await;
+    for (ask, answer) in [
+        (
+            "Refund €20 on ORD-3100, wrong size",
+            "I could not find order ORD-3100, so I cannot refund it.",
+        ),
+        (
+            "Where is my order ORD-3100?",
+            "I could not find order ORD-3100. Check the number",
+        ),
+    ] {
+        let frames = post_turn(&base, &sid, &message(ask)).await.frames();
+        let state = last_state(&frames);
+        assert_eq!(state["status"], "done", "{ask}");
+        assert!(
+            state["required_actions"]
+                .as_array()
+                .is_none_or(Vec::is_empty),
+            "{ask}: {state}"
+        );
+        let merged = merge_live(&frames);
+        assert!(
+            !merged.iter().any(|e| e["type"] == "tool.approval_required"),
+            "{ask}"
+        );
+        let last = merged
+            .iter()
+            .rev()
+            .find(|e| e["type"] == "model.message")
+            .unwrap();
+        let text = last["content"].as_str().unwrap_or("");
+        assert!(text.starts_with(answer), "{ask}: {text}");
+    }
+    // A known order afterwards still reads its own fields (no stale `result.error`).
+    approval_turn(&base, &sid).await;
+}
+
 async fn approval_turn(base: &str, sid: &str) -> (String, String) {
     let frames = post_turn(
         base,

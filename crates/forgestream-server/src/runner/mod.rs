@@ -209,6 +209,13 @@ async fn play_turn(
                 }
                 (Vec::new(), StepEnd::Next)
             }
+            Step::EndIf(end) => {
+                if trigger::var_is_set(&planner.vars, &end.set) {
+                    player.play(planner.say("main", &end.say).0).await?;
+                    return Ok(StepEnd::Next);
+                }
+                (Vec::new(), StepEnd::Next)
+            }
             Step::Error(e) => {
                 // The failed model call leaves an orphan placeholder (live only, §9).
                 let mut placeholder = Item::standalone(Event::new(

@@ -319,6 +319,8 @@ impl Planner<'_> {
         arguments: &Value,
     ) -> String {
         let content = tools::run(&self.ctx.store, tool_call_id, spec, arguments, &self.vars);
+        // The previous result's fields go: a stale `result.error` would still read as set.
+        self.vars.retain(|name, _| !name.starts_with("result."));
         self.vars
             .insert("result".into(), Value::String(content.clone()));
         if let Ok(Value::Object(fields)) = serde_json::from_str::<Value>(&content) {

@@ -35,7 +35,7 @@ impl Planner<'_> {
                     }
                 }
                 // Refused for subagents when the scenario is compiled.
-                Step::Subagents(_) | Step::Error(_) | Step::McpAuth(_) => {}
+                Step::Subagents(_) | Step::Error(_) | Step::McpAuth(_) | Step::EndIf(_) => {}
             }
         }
         (items, last_message)

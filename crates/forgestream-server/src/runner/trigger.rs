@@ -48,7 +48,8 @@ fn tool_matches(want: &str, item: &PendingItem) -> bool {
     want == "*" || item.tool.as_deref() == Some(want)
 }
 
-fn var_is_set(vars: &Map<String, Value>, name: &str) -> bool {
+/// The variable `name` holds something (not absent, `null` or `false`).
+pub(super) fn var_is_set(vars: &Map<String, Value>, name: &str) -> bool {
     !matches!(
         vars.get(name),
         None | Some(Value::Null) | Some(Value::Bool(false))

@@ -102,6 +102,19 @@ pub enum Step {
     McpAuth(McpAuth),
     /// Wait (ms) without emitting anything.
     Sleep(u64),
+    /// When a variable is set (e.g. `result.error` after a failed lookup), a streamed answer
+    /// and the end of the turn (`done`); otherwise nothing.
+    EndIf(EndIf),
+}
+
+/// `end_if`: `{"set": "result.error", "say": {…}}`.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct EndIf {
+    /// The variable that ends the turn when set (not absent, `null` or `false`).
+    pub set: String,
+    /// What the agent answers before the turn ends.
+    pub say: Say,
 }
 
 /// `say`: streamed text.
@@ -279,7 +292,7 @@ fn check_steps(steps: &[Step], in_subagent: bool, name: &str) -> Result<(), Stri
                     check_steps(&agent.steps, true, name)?;
                 }
             }
-            Step::Error(_) | Step::McpAuth(_) if in_subagent => {
+            Step::Error(_) | Step::McpAuth(_) | Step::EndIf(_) if in_subagent => {
                 return Err(format!(
                     "{name}: subagents support say, call and sleep only"
                 ));
