@@ -153,7 +153,7 @@ function ApprovalCard({ action, messages, busy, choice, onChoose, reason, onReas
         <button type="button" className="primary" data-testid="approve" disabled={busy} onClick={() => onChoose({ kind: "allow" })}>
           Allow
         </button>
-        <input type="text" data-testid="deny-reason" aria-label="Reason for denying (optional)" placeholder="Reason for denying (optional)" value={reason} onChange={(e) => onReason(e.target.value)} disabled={busy} maxLength={500} />
+        <input type="text" data-testid="deny-reason" aria-label="Reason for denying (optional)" placeholder="Reason (optional)" value={reason} onChange={(e) => onReason(e.target.value)} disabled={busy} maxLength={500} />
         <button type="button" className="danger" data-testid="deny" disabled={busy} onClick={() => onChoose({ kind: "deny" })}>
           Deny
         </button>
