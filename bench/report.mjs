@@ -143,6 +143,9 @@ if (!core) {
     p(`| W2 | decode + apply_session_events, median of ${b.runs} | **${int(b.apply_events_per_s)} events/s** |`);
     p(`| W2 | heap retained by the final view | ${num(b.retained_heap_bytes / 1e6, 2)} MB = ${num(b.retained_heap_ratio, 2)}× its text |`);
     p(`| W2 | final view verified against w2.json | ${b.verified ? 'yes' : 'NO'} |`);
+    for (const part of b.view_breakdown ?? []) {
+      p(`| W2 | view heap: ${part.part} | ${num(part.bytes / 1e6, 2)} MB = ${int(part.bytes / w2.events)} B/event, ${num((100 * part.bytes) / b.retained_heap_bytes)}% |`);
+    }
   } else {
     p(`| W2 | decode + apply_session_events | **not measured**: did not finish within the ${b.budget_s} s budget (${int(b.pages_done)} of ${int(w2?.pages)} pages, ${int(b.events_done)} events, ${num(b.apply_median_s)} s = ${int(b.apply_events_per_s)} events/s over that prefix only) |`);
     p(`| W2 | final view verified against w2.json | not checked (incomplete) |`);
@@ -151,6 +154,9 @@ if (!core) {
   p();
   p('MB = 10^6 bytes. Heap figures come from a counting global allocator in the benchmark binary');
   p('(requested bytes, not RSS); it is active during the timed runs too, adding a little overhead.');
+  p('The W2 "view heap" rows: each part is the heap a clone of it allocates (`bench_core`, "view');
+  p('breakdown"); "maps, indexes, bookkeeping" is the clone of the whole view less the listed parts,');
+  p('"spare capacity" the retained heap less that clone.');
 }
 p();
 

@@ -616,7 +616,12 @@ fn heap_of<T: Clone>(value: &T) -> usize {
 /// clone of the whole view less the listed parts (the maps' nodes and slots, the reducer's
 /// indexes by `tool_call_id`, per-turn bookkeeping), and "spare capacity" is the measured
 /// retained heap less that clone (vectors and strings grown by doubling).
-fn w2_view_breakdown(view: &SessionView, retained: usize, text_bytes: usize, events: u64) {
+fn w2_view_breakdown(
+    view: &SessionView,
+    retained: usize,
+    text_bytes: usize,
+    events: u64,
+) -> Vec<(&'static str, usize)> {
     let mut parts: Vec<(&str, usize)> = Vec::new();
     let mut add = |name: &'static str, bytes: usize| match parts.iter_mut().find(|p| p.0 == name) {
         Some(p) => p.1 += bytes,
@@ -705,6 +710,7 @@ fn w2_view_breakdown(view: &SessionView, retained: usize, text_bytes: usize, eve
             *bytes as f64 / text_bytes.max(1) as f64
         );
     }
+    parts
 }
 
 /// Events per second over the first and the last tenth of the pages a run applied (every page
@@ -770,6 +776,8 @@ struct W2Figures {
     /// Events/s over the first and last tenth of the first run's pages, and the tenth's size.
     scaling: (f64, f64, usize),
     retained_heap: Option<usize>,
+    /// Where the retained heap goes (part, bytes), largest first: [`w2_view_breakdown`].
+    breakdown: Vec<(&'static str, usize)>,
     text_bytes: u64,
     budget_s: f64,
 }
@@ -878,6 +886,7 @@ fn bench_w2(dir: &std::path::Path, runs: usize) -> Fallible<W2Figures> {
             decode_runs: runs,
             scaling,
             retained_heap: None,
+            breakdown: Vec::new(),
             text_bytes,
             budget_s,
         });
@@ -893,7 +902,7 @@ fn bench_w2(dir: &std::path::Path, runs: usize) -> Fallible<W2Figures> {
         ));
     }
     println!("  verified: final view matches w2.json (turns, chain tip, {text_bytes} text bytes, no warnings)");
-    w2_view_breakdown(&first.view, retained, text_bytes as usize, events_total);
+    let breakdown = w2_view_breakdown(&first.view, retained, text_bytes as usize, events_total);
     let mut secs = vec![first.secs];
     drop(first);
     for _ in 1..runs {
@@ -932,6 +941,7 @@ fn bench_w2(dir: &std::path::Path, runs: usize) -> Fallible<W2Figures> {
         decode_runs: runs,
         scaling,
         retained_heap: Some(retained),
+        breakdown,
         text_bytes,
         budget_s,
     })
@@ -1052,6 +1062,11 @@ fn main() -> ExitCode {
             "text_bytes": w2.text_bytes,
             "retained_heap_bytes": w2.retained_heap,
             "retained_heap_ratio": w2.retained_heap.map(|r| r as f64 / w2.text_bytes as f64),
+            "view_breakdown": w2
+                .breakdown
+                .iter()
+                .map(|(part, bytes)| json!({"part": part, "bytes": bytes}))
+                .collect::<Vec<_>>(),
             "verified": w2.complete,
         },
     });
