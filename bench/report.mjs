@@ -143,6 +143,7 @@ if (!core) {
     p(`| W2 | decode + apply_session_events, median of ${b.runs} | **${int(b.apply_events_per_s)} events/s** |`);
     p(`| W2 | heap retained by the final view | ${num(b.retained_heap_bytes / 1e6, 2)} MB = ${num(b.retained_heap_ratio, 2)}× its text |`);
     p(`| W2 | final view verified against w2.json | ${b.verified ? 'yes' : 'NO'} |`);
+    if (b.encode_items_mb_per_s) p(`| W2 | the view's items written as JSON (a whole-history snapshot's bulk, ${num(b.encode_items_bytes / 1e6, 1)} MB), median of ${b.runs} | **${num(b.encode_items_mb_per_s)} MB/s**; serde_json's derives ${num(b.encode_items_serde_mb_per_s)} MB/s (SDK encoder ${(b.encode_items_mb_per_s / b.encode_items_serde_mb_per_s).toFixed(2)}×), alternated, texts equal |`);
     for (const part of b.view_breakdown ?? []) {
       p(`| W2 | view heap: ${part.part} | ${num(part.bytes / 1e6, 2)} MB = ${int(part.bytes / w2.events)} B/event, ${num((100 * part.bytes) / b.retained_heap_bytes)}% |`);
     }

@@ -602,6 +602,45 @@ fn reduce_w2(pages: &[&str], session_id: &str, budget: Duration) -> Fallible<W2R
     })
 }
 
+/// Writes every item of `view` as JSON (what a first snapshot of the whole history crosses as)
+/// with the SDK's encoder and with serde_json's derives, alternated run by run; returns
+/// (bytes written, median seconds SDK, median seconds serde). Both texts are checked equal.
+fn encode_w2_items(view: &SessionView, runs: usize) -> (usize, f64, f64) {
+    let items: Vec<&forgestream_core::reduce::ItemView> =
+        view.turns().flat_map(|t| t.items.values()).collect();
+    let mut ours = Vec::with_capacity(runs);
+    let mut serde = Vec::with_capacity(runs);
+    let mut bytes = 0;
+    for _ in 0..runs {
+        let started = Instant::now();
+        let mut text = String::new();
+        for item in &items {
+            forgestream_core::wire::write::Encode::encode(*item, &mut text);
+        }
+        ours.push(started.elapsed().as_secs_f64());
+        let started = Instant::now();
+        let mut other = Vec::new();
+        for item in &items {
+            serde_json::to_writer(&mut other, item).unwrap_or_default();
+        }
+        serde.push(started.elapsed().as_secs_f64());
+        assert_eq!(text.as_bytes(), other.as_slice(), "the encoders disagree");
+        bytes = text.len();
+    }
+    let (ours, serde) = (median(&mut ours), median(&mut serde));
+    println!(
+        "  encode the view's {} items as JSON ({:.1} MB): SDK encoder median {:.0} ms = {:.0} MB/s; serde_json derives {:.0} ms = {:.0} MB/s ({:.2}x)",
+        items.len(),
+        bytes as f64 / 1e6,
+        ours * 1e3,
+        bytes as f64 / 1e6 / ours,
+        serde * 1e3,
+        bytes as f64 / 1e6 / serde,
+        serde / ours
+    );
+    (bytes, ours, serde)
+}
+
 /// Heap bytes of `value` as a clone of it allocates them (requested sizes, no spare capacity).
 fn heap_of<T: Clone>(value: &T) -> usize {
     let before = live_bytes();
@@ -778,6 +817,8 @@ struct W2Figures {
     retained_heap: Option<usize>,
     /// Where the retained heap goes (part, bytes), largest first: [`w2_view_breakdown`].
     breakdown: Vec<(&'static str, usize)>,
+    /// The view's items written as JSON: (bytes, seconds SDK encoder, seconds serde_json).
+    encode: Option<(usize, f64, f64)>,
     text_bytes: u64,
     budget_s: f64,
 }
@@ -887,6 +928,7 @@ fn bench_w2(dir: &std::path::Path, runs: usize) -> Fallible<W2Figures> {
             scaling,
             retained_heap: None,
             breakdown: Vec::new(),
+            encode: None,
             text_bytes,
             budget_s,
         });
@@ -903,6 +945,7 @@ fn bench_w2(dir: &std::path::Path, runs: usize) -> Fallible<W2Figures> {
     }
     println!("  verified: final view matches w2.json (turns, chain tip, {text_bytes} text bytes, no warnings)");
     let breakdown = w2_view_breakdown(&first.view, retained, text_bytes as usize, events_total);
+    let encode = encode_w2_items(&first.view, runs);
     let mut secs = vec![first.secs];
     drop(first);
     for _ in 1..runs {
@@ -942,6 +985,7 @@ fn bench_w2(dir: &std::path::Path, runs: usize) -> Fallible<W2Figures> {
         scaling,
         retained_heap: Some(retained),
         breakdown,
+        encode: Some(encode),
         text_bytes,
         budget_s,
     })
@@ -1062,6 +1106,9 @@ fn main() -> ExitCode {
             "text_bytes": w2.text_bytes,
             "retained_heap_bytes": w2.retained_heap,
             "retained_heap_ratio": w2.retained_heap.map(|r| r as f64 / w2.text_bytes as f64),
+            "encode_items_bytes": w2.encode.map(|e| e.0),
+            "encode_items_mb_per_s": w2.encode.map(|e| e.0 as f64 / 1e6 / e.1),
+            "encode_items_serde_mb_per_s": w2.encode.map(|e| e.0 as f64 / 1e6 / e.2),
             "view_breakdown": w2
                 .breakdown
                 .iter()
