@@ -11,11 +11,9 @@
 //!
 //! Fields longer than [`FIELD_BYTES`] bytes (no TrueForge id, type or thread is) are kept
 //! truncated at a character boundary and end with `…`.
-use crate::id_map::IdMap;
 use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
-use core::fmt::Write as _;
 
 use super::{EventLogPage, LoggedFrame, EVENT_LOG_CAPACITY};
 use crate::wire::fast::TextDelta;
@@ -211,40 +209,58 @@ impl FrameLog {
     /// tenth of the SDK's main-thread time in W3 (issue 19). Each distinct string crosses once
     /// and each frame is seven numbers; JS builds the same objects from them.
     pub(super) fn since_packed(&self, seen: u64, limit: usize) -> String {
-        // Each distinct string once, numbered in order of first use.
-        let mut numbers: IdMap<usize> = IdMap::new();
-        let mut table: Vec<&str> = Vec::new();
+        // Each distinct string once, numbered in order of first use. The strings are found by
+        // binary search in a sorted copy of the frames' strings rather than in a map built per
+        // read: no allocation per string, and a read is O(n log n) in the frames it returns.
+        let mut sorted: Vec<&str> = self
+            .newest_since(seen, limit)
+            .flat_map(|slot| strings(slot).into_iter().flatten())
+            .collect();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let mut numbers: Vec<Option<usize>> = alloc::vec![None; sorted.len()];
+        let mut table: Vec<&str> = Vec::with_capacity(sorted.len());
         let mut frames = String::new();
         for slot in self.newest_since(seen, limit) {
-            let event_type = slot.event_type.as_ref().map_or(MALFORMED, Short::as_str);
-            let fields = [
-                Some(number(slot.turn_id.as_str(), &mut numbers, &mut table)),
-                Some(number(event_type, &mut numbers, &mut table)),
-                slot.thread_id
-                    .as_ref()
-                    .map(|t| number(t.as_str(), &mut numbers, &mut table)),
-                slot.id
-                    .as_ref()
-                    .map(|t| number(t.as_str(), &mut numbers, &mut table)),
-            ];
             if !frames.is_empty() {
                 frames.push(',');
             }
-            let [turn, kind, thread, id] = fields.map(|f| f.map_or(-1, |n| n as i64));
-            let seq = slot.sequence_number.map_or(-1, |n| n as i64);
-            // Writing to a `String` cannot fail.
-            let _ = write!(
-                frames,
-                "{turn},{seq},{kind},{thread},{id},{},{}",
-                slot.bytes, slot.at_ms
-            );
+            let [turn, kind, thread, id] = strings(slot).map(|text| {
+                let at = sorted.binary_search(&text?).ok()?;
+                let number = numbers.get_mut(at)?;
+                Some(*number.get_or_insert_with(|| {
+                    table.push(text.unwrap_or_default());
+                    table.len() - 1
+                }))
+            });
+            // `turn,seq,kind,thread,id,bytes,atMs`; -1 for an absent one.
+            for (i, n) in [
+                turn.map(|n| n as u64),
+                slot.sequence_number,
+                kind.map(|n| n as u64),
+                thread.map(|n| n as u64),
+                id.map(|n| n as u64),
+                Some(slot.bytes as u64),
+                Some(slot.at_ms),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                if i > 0 {
+                    frames.push(',');
+                }
+                match n {
+                    Some(n) => crate::wire::write::unsigned(&mut frames, n),
+                    None => frames.push_str("-1"),
+                }
+            }
         }
         let mut out = String::with_capacity(frames.len() + 64 + table.len() * 40);
-        let _ = write!(
-            out,
-            "{{\"total\":{},\"capacity\":{},\"strings\":[",
-            self.total, EVENT_LOG_CAPACITY
-        );
+        out.push_str("{\"total\":");
+        crate::wire::write::unsigned(&mut out, self.total);
+        out.push_str(",\"capacity\":");
+        crate::wire::write::unsigned(&mut out, EVENT_LOG_CAPACITY as u64);
+        out.push_str(",\"strings\":[");
         for (i, text) in table.iter().enumerate() {
             if i > 0 {
                 out.push(',');
@@ -258,16 +274,18 @@ impl FrameLog {
     }
 }
 
+/// A frame's four string fields as the packed log numbers them: turn id, type, thread id, id.
+fn strings(slot: &Slot) -> [Option<&str>; 4] {
+    [
+        Some(slot.turn_id.as_str()),
+        Some(slot.event_type.as_ref().map_or(MALFORMED, Short::as_str)),
+        slot.thread_id.as_ref().map(Short::as_str),
+        slot.id.as_ref().map(Short::as_str),
+    ]
+}
+
 /// The event type the log shows for a frame that was not a JSON object with a string `type`.
 const MALFORMED: &str = "(malformed)";
-
-/// `text`'s number in `table` (added at the end when new).
-fn number<'a>(text: &'a str, numbers: &mut IdMap<usize>, table: &mut Vec<&'a str>) -> usize {
-    *numbers.get_or_insert_with(text, || {
-        table.push(text);
-        table.len() - 1
-    })
-}
 
 /// The envelope fields of one frame, borrowed from it.
 #[derive(Debug, Default, PartialEq, Eq)]
