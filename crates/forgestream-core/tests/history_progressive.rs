@@ -9,6 +9,7 @@ mod support;
 use forgestream_core::reduce::{ReducerConfig, SessionView};
 use forgestream_core::session::{
     Api, Command, Config, Effect, Flavor, Input, Method, Session, Settled, HISTORY_APPLY_MS,
+    HISTORY_SCREEN_TURNS,
 };
 use forgestream_core::wire;
 use proptest::prelude::*;
@@ -50,10 +51,20 @@ fn item_keys(view: &SessionView) -> Shown {
 /// response `step_ms` after the last; returns the engine, the view's item keys after each
 /// timeline page, and whether a notification came after each page.
 fn load(pages: &[Vec<serde_json::Value>], step_ms: u64) -> (Session, Vec<Shown>, Vec<bool>) {
+    load_with(pages, step_ms, HISTORY_SCREEN_TURNS)
+}
+
+/// [`load`] with `history_screen_turns` set to `screen_turns`.
+fn load_with(
+    pages: &[Vec<serde_json::Value>],
+    step_ms: u64,
+    screen_turns: usize,
+) -> (Session, Vec<Shown>, Vec<bool>) {
     let mut s = Session::new(
         "s1",
         Config {
             max_frame_bytes: 1 << 20,
+            history_screen_turns: screen_turns,
             ..Config::new(Api::new("http://h", Flavor::TrueForge))
         },
     );
@@ -196,7 +207,8 @@ fn the_newest_turns_show_first_and_each_only_when_complete() {
 fn pages_arriving_back_to_back_are_applied_together() {
     let items = timeline();
     let pages: Vec<Vec<serde_json::Value>> = items.iter().map(|i| vec![i.clone()]).collect();
-    let (s, after_page, _) = load(&pages, 1);
+    // Once one turn shows (a screen of one), the rest gather.
+    let (s, after_page, _) = load_with(&pages, 1, 1);
     let changes = after_page.windows(2).filter(|w| w[0] != w[1]).count();
     assert!(
         changes <= 2,
@@ -212,4 +224,41 @@ fn pages_arriving_back_to_back_are_applied_together() {
         "the first complete turn shows before the end"
     );
     assert_eq!(s.view().summary(), reference(&items).summary());
+}
+
+/// Until a screenful of turns shows (`history_screen_turns`), every page that completes a turn
+/// shows it at once, however fast the pages come; after that they gather. Here a screen of 3
+/// turns, one event per page, pages 1 ms apart: the view shows 1, then 2, then 3 turns on the
+/// pages that complete them, and the other 3 turns of the timeline arrive together.
+#[test]
+fn a_screenful_of_turns_shows_page_by_page_then_pages_gather() {
+    let items = timeline();
+    let pages: Vec<Vec<serde_json::Value>> = items.iter().map(|i| vec![i.clone()]).collect();
+    let whole = reference(&items);
+    let turns = whole.turn_ids().len();
+    assert!(turns > 4, "{turns} turns");
+    let (s, after_page, _) = load_with(&pages, 1, 3);
+    let counts: Vec<usize> = after_page.iter().map(Vec::len).collect();
+    for n in 1..=3 {
+        assert!(
+            counts.contains(&n),
+            "{n} turn(s) never shown alone: {counts:?}"
+        );
+    }
+    // A turn shows on the page after its last event (the next page begins another turn).
+    let ends: Vec<usize> = (1..items.len())
+        .filter(|&i| items[i]["turn_id"] != items[i - 1]["turn_id"])
+        .collect();
+    for (k, &end) in ends.iter().take(3).enumerate() {
+        assert_eq!(
+            counts[end],
+            k + 1,
+            "turn {} not shown when complete: {counts:?}",
+            k + 1
+        );
+    }
+    // After the screen, gathered: fewer distinct states than turns.
+    let changes = after_page.windows(2).filter(|w| w[0] != w[1]).count();
+    assert!(changes < turns, "{changes} applies for {turns} turns");
+    assert_eq!(s.view().summary(), whole.summary());
 }

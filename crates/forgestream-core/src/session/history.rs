@@ -8,10 +8,12 @@
 //! the next page: every turn a snapshot shows is complete, and the events are applied in exactly
 //! the order one apply of every page would take (`tests/history_progressive.rs` checks both).
 //! The reducer's derived state (chain order, pending set, usage) is rebuilt after each apply,
-//! which it does from scratch, so the final view is the all-at-once one. Pages that arrive less
-//! than a gap after the last apply are gathered and applied with a later one — the gap starts
-//! at [`HISTORY_APPLY_MS`] and doubles per apply up to [`HISTORY_APPLY_MAX_MS`]: the rebuild is
-//! O(turns), and a loopback load of 1,000 pages would otherwise pay it 1,000 times.
+//! which it does from scratch, so the final view is the all-at-once one. Once the view shows a
+//! screenful of turns ([`Config::history_screen_turns`](super::Config::history_screen_turns)),
+//! pages that arrive less than a gap after the last apply are gathered and applied with a later
+//! one — the gap starts at [`HISTORY_APPLY_MS`] and doubles per apply up to
+//! [`HISTORY_APPLY_MAX_MS`]: the rebuild is O(turns), and a loopback load of 1,000 pages would
+//! otherwise pay it 1,000 times.
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -122,6 +124,7 @@ impl Session {
         }
         match parse_json::<wire::SessionEventsPage>(body) {
             Ok(page) => {
+                let screen_short = self.view.turn_ids().len() < self.config.history_screen_turns;
                 let Some(h) = self.history.as_mut() else {
                     return;
                 };
@@ -133,9 +136,10 @@ impl Session {
                 let mut items = core::mem::take(&mut h.held);
                 items.extend(page.data);
                 if let NextPage::Follow(_) = next {
-                    let due = h
-                        .applied_at
-                        .is_none_or(|at| self.now_ms >= at.saturating_add(apply_gap_ms(h.applies)));
+                    let due = screen_short
+                        || h.applied_at.is_none_or(|at| {
+                            self.now_ms >= at.saturating_add(apply_gap_ms(h.applies))
+                        });
                     h.held = if due {
                         split_off_oldest_turn(&mut items)
                     } else {

@@ -319,6 +319,7 @@ impl ClientConfig {
             max_frame_bytes: self.max_frame_bytes,
             inspect: self.inspect,
             reducer: self.reducer.clone(),
+            history_screen_turns: super::HISTORY_SCREEN_TURNS,
         }
     }
 
