@@ -446,50 +446,41 @@ impl Session {
         extra: &[(String, String)],
     ) -> CoreChanges<'a> {
         let view = self.view();
-        // Turns that need their whole header: a changed header, or an item added, removed or
-        // changed other than by appended text (the item keys may differ from the consumer's).
-        let mut whole: Vec<&str> = changes
+        // Every turn the change set names, in change order, with whether that change needs the
+        // turn's whole header: a changed header, or an item added, removed or changed other
+        // than by appended text (the item keys may differ from the consumer's).
+        // Each turn once, in first-change order, whole if any of its changes needs it: grouped
+        // by a sort on the id (O(n log n) for a long history's change set).
+        let mut by_id: Vec<(&str, usize, bool)> = changes
             .turns
             .iter()
-            .map(String::as_str)
+            .map(|t| (t.as_str(), true))
             .chain(
                 changes
                     .items
                     .iter()
-                    .filter(|i| i.removed || i.appended.is_none())
-                    .map(|i| i.turn_id.as_str()),
+                    .map(|i| (i.turn_id.as_str(), i.removed || i.appended.is_none())),
             )
+            .enumerate()
+            .map(|(at, (id, whole))| (id, at, whole))
             .collect();
-        whole.sort_unstable();
-        whole.dedup();
-        // Each turn once, in first-change order: `seen` runs beside `mentioned` (every turn the
-        // change set names, sorted), so a long history's change set stays O(n log n).
-        let mut mentioned: Vec<&str> = changes
-            .turns
-            .iter()
-            .map(String::as_str)
-            .chain(changes.items.iter().map(|i| i.turn_id.as_str()))
+        by_id.sort_unstable();
+        let mut firsts: Vec<(usize, &str, bool)> = by_id
+            .chunk_by(|a, b| a.0 == b.0)
+            .filter_map(|group| {
+                // Sorted by (id, place): the group's first is the turn's first change.
+                let &(id, at, _) = group.first()?;
+                Some((at, id, group.iter().any(|&(_, _, whole)| whole)))
+            })
             .collect();
-        mentioned.sort_unstable();
-        mentioned.dedup();
-        let mut seen = alloc::vec![false; mentioned.len()];
+        firsts.sort_unstable_by_key(|&(at, _, _)| at);
         let mut turns = Vec::new();
         let mut cursors = Vec::new();
-        let changed = changes
-            .turns
-            .iter()
-            .map(String::as_str)
-            .chain(changes.items.iter().map(|i| i.turn_id.as_str()))
-            .filter(|id| {
-                mentioned
-                    .binary_search(id)
-                    .ok()
-                    .and_then(|i| seen.get_mut(i))
-                    .is_some_and(|s| !core::mem::replace(s, true))
-            })
-            .filter_map(|id| view.turn(id));
-        for turn in changed {
-            if whole.binary_search(&turn.turn_id.as_str()).is_ok() {
+        for (_, id, whole) in firsts {
+            let Some(turn) = view.turn(id) else {
+                continue;
+            };
+            if whole {
                 turns.push(TurnHeader::of(turn));
             } else {
                 cursors.push(TurnCursor {

@@ -179,9 +179,10 @@ const MAX_EVENT_PAGES: u32 = 1000;
 /// the view shows [`Config::history_screen_turns`] complete turns (the newest screen: W2's
 /// newest 20 turns span two pages, and in-page the second one waited out the gap while every
 /// page behind it arrived, 2.9× the baseline instead of ≥ 5×); later ones gather until the gap
-/// passed (or the last page is in). Each apply rebuilds the view's chain order, pending set and usage over
-/// every turn: applying each of 1,000 pages cost O(pages × turns) — W2 in-page 5× slower — and
-/// a fixed 100 ms gap still ≈ 2× (`scripts/bench` W2); doubling makes it O(turns × log(load time)).
+/// passed (or the last page is in). Each apply rebuilds the view's chain order, pending set and
+/// usage over every turn: applying each of 1,000 pages cost O(pages × turns) — W2 in-page 5×
+/// slower — and a fixed 100 ms gap still ≈ 2× (`scripts/bench` W2); doubling makes it
+/// O(turns × log(load time)).
 pub const HISTORY_APPLY_MS: u64 = 100;
 /// The longest gap between two applies of history pages (ms): a long load still shows its older
 /// turns every few seconds.
