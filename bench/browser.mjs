@@ -264,7 +264,8 @@ async function benchW1() {
     row(`W1 compare: this build vs ${CMP_PKG} (same page, same rotation)`, `net **${fmt(a.ms, 0)} vs ${fmt(x.ms, 0)} ms** (${fmt(x.ms / a.ms, 3)}× its speed), in-page ${fmt(a2.ms, 0)} vs ${fmt(x2.ms, 0)} ms (${fmt(x2.ms / a2.ms, 3)}×)`, `median of ${RUNS} each; runs: this ${a.all_ms.join(', ')} / compare ${x.all_ms.join(', ')} ms (net); > 1×: this build is faster`);
   }
   target('W1 forgestream ≥ 2× baseline throughput', a.mbps / b.mbps >= 2, `${fmt(a.mbps / b.mbps, 2)}× (net), ${fmt(a2.mbps / b2.mbps, 2)}× (in-page)`, '≥ 2×');
-  target('W1 forgestream within 2× of the JSON.parse floor', a.mbps / c.mbps >= 0.5, `${fmt(c.ms / a.ms, 3)}× floor speed (net), ${fmt(c.ms / a2.ms, 3)}× (in-page); time ${fmt(a.ms / c.ms, 1)}× / ${fmt(a2.ms / c.ms, 1)}× the floor's`, 'time ≤ 2× the floor');
+  // Issue 16 set this at 2.5× (issue 7 had 2×), on both paths.
+  target('W1 forgestream time ≤ 2.5× the JSON.parse floor\'s (net and in-page)', a.ms / c.ms <= 2.5 && a2.ms / c.ms <= 2.5, `${fmt(c.ms / a.ms, 3)}× floor speed (net), ${fmt(c.ms / a2.ms, 3)}× (in-page); time ${fmt(a.ms / c.ms, 1)}× / ${fmt(a2.ms / c.ms, 1)}× the floor's`, 'time ≤ 2.5× the floor');
   save();
 }
 
@@ -969,7 +970,8 @@ async function main() {
   row('size: .wasm raw / gzip -9 / brotli -q11', kb(sz.wasm), 'pkg/wasm/forgestream_web_bg.wasm');
   row('size: JS glue raw / gzip / brotli', kb(sz.glue), 'pkg/wasm/forgestream_web.js + pkg/dist/*.js except react.js/vue.js (each file compressed alone)');
   row('size: wasm + glue raw / gzip / brotli', `**${kb(sz.total)}**`, `adapters (react.js + vue.js) add ${kb(sz.adapters)}`);
-  target('wasm + glue ≤ 100 KB gzip', sz.total.gzip <= 100_000, `${fmt(sz.total.gzip / 1000)} KB gzip (${fmt(sz.wasm.gzip / 1000)} KB of it the .wasm)`, '≤ 100 KB');
+  // Issue 16: ≤ 120 KB, stretch ≤ 100 KB (issue 7's figure).
+  target('wasm + glue ≤ 120 KB gzip (stretch ≤ 100 KB)', sz.total.gzip <= 120_000, `${fmt(sz.total.gzip / 1000)} KB gzip (${fmt(sz.wasm.gzip / 1000)} KB of it the .wasm)${sz.total.gzip <= 100_000 ? '; stretch met' : ''}`, '≤ 120 KB');
   save();
   if (PHASES.has('memory')) await benchMemory();
   if (!PHASES.has('w2')) {

@@ -158,6 +158,15 @@ if (!core) {
   p('The W2 "view heap" rows: each part is the heap a clone of it allocates (`bench_core`, "view');
   p('breakdown"); "maps, indexes, bookkeeping" is the clone of the whole view less the listed parts,');
   p('"spare capacity" the retained heap less that clone.');
+  p();
+  // Issue 16's two native targets, judged here from the figures above.
+  p('### Targets (native core)');
+  p();
+  p('| target | met | measured |');
+  p('|---|---|---|');
+  p(`| W1 parse + reduce ≥ 1 GB/s | ${a.reduce_mb_per_s >= 1000 ? 'met' : '**not met**'} | ${num(a.reduce_mb_per_s)} MB/s (${num(a.reduce_mb_per_s / 1000, 2)}× the target) |`);
+  if (b.complete) p(`| W2 view retained ≤ 10× its text | ${b.retained_heap_ratio <= 10 ? 'met' : '**not met**'} | ${num(b.retained_heap_ratio, 2)}× (${num(b.retained_heap_bytes / 1e6, 2)} MB) |`);
+  else p('| W2 view retained ≤ 10× its text | not checked | the W2 apply did not finish within its budget |');
 }
 p();
 
