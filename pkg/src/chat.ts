@@ -6,7 +6,7 @@
 import { ForgestreamError } from "./errors.js";
 import { MessageDeriver, type ChatMessage, type OutboxEntry } from "./messages.js";
 import { EMPTY_SNAPSHOT } from "./snapshot.js";
-import type { ConnectionState, InputItem, SessionSnapshot } from "./types.js";
+import type { ConnectionState, InputItem, SessionSnapshot, TurnSnapshot } from "./types.js";
 
 /** This tab's part in sharing the session's live connection (see `ChatSnapshot.connection.role`). */
 export type TabRole = "leader" | "follower" | "solo";
@@ -37,8 +37,20 @@ export interface ChatSnapshot extends SessionSnapshot {
    * `connecting` (or `reconnecting`) for the moment it resubscribes from its own cursor.
    */
   readonly connection: ConnectionState & { readonly role: TabRole };
-  /** The session as a chat renders it (see `messages.ts`); derived on first read. */
+  /**
+   * The session as a chat renders it (see `messages.ts`), for the turns of the history window
+   * only — the newest `shownTurns` (20 by default) when the session opened, plus every turn
+   * after them; `showOlder()` widens it — so a long history's older turns are never derived
+   * (nor their items read). Derived on first read.
+   */
   readonly messages: readonly ChatMessage[];
+  /**
+   * How many turns of `turns` are older than the history window, so not in `messages`: `0` when
+   * the chat shows the session from its first turn. A UI shows a "Show older" control (or loads
+   * on scroll to the top) while it is above 0. Counts turns as `turns` has them (a turn still
+   * loading counts); continuation turns (approvals, answers, logins) count too.
+   */
+  readonly olderTurns: number;
   /** One status for the whole session; `connection` keeps the transport detail for badges. */
   readonly status: SessionStatus;
   /**
@@ -73,15 +85,15 @@ function statusOf(base: SessionSnapshot, error: ForgestreamError | null, submitt
 }
 
 /** Builds a frozen chat snapshot whose `messages` are computed on first read. */
-function chatSnapshot(base: SessionSnapshot, connection: ChatSnapshot["connection"], status: SessionStatus, error: ForgestreamError | null, messages: () => readonly ChatMessage[]): ChatSnapshot {
-  const snap = { ...base, connection, status, error } as ChatSnapshot;
+function chatSnapshot(base: SessionSnapshot, connection: ChatSnapshot["connection"], status: SessionStatus, error: ForgestreamError | null, olderTurns: number, messages: () => readonly ChatMessage[]): ChatSnapshot {
+  const snap = { ...base, connection, status, error, olderTurns } as ChatSnapshot;
   let cached: readonly ChatMessage[] | undefined;
   Object.defineProperty(snap, "messages", { enumerable: true, get: () => (cached ??= messages()) });
   return Object.freeze(snap);
 }
 
 /** The snapshot before a session is open. */
-export const EMPTY_CHAT_SNAPSHOT: ChatSnapshot = Object.freeze({ ...EMPTY_SNAPSHOT, connection: Object.freeze({ ...EMPTY_SNAPSHOT.connection, role: "solo" as TabRole }), messages: Object.freeze([]) as readonly ChatMessage[], status: "idle" as SessionStatus });
+export const EMPTY_CHAT_SNAPSHOT: ChatSnapshot = Object.freeze({ ...EMPTY_SNAPSHOT, connection: Object.freeze({ ...EMPTY_SNAPSHOT.connection, role: "solo" as TabRole }), messages: Object.freeze([]) as readonly ChatMessage[], olderTurns: 0, status: "idle" as SessionStatus });
 
 /** The snapshot while an adapter opens its session (restore / load / create in flight): `status: "loading"`. */
 export const LOADING_CHAT_SNAPSHOT: ChatSnapshot = Object.freeze({ ...EMPTY_CHAT_SNAPSHOT, status: "loading" as SessionStatus });
@@ -98,6 +110,30 @@ export interface UnconfirmedHooks {
   refresh(): void;
 }
 
+/**
+ * How many of the newest turns `messages` holds when a session opens, unless told otherwise
+ * (`shownTurns`): a screenful, as many as the core publishes at once before it gathers older
+ * history pages (its `history_screen_turns`).
+ */
+export const DEFAULT_SHOWN_TURNS = 20;
+
+/** How many turns a chat shows at least: a count of the newest turns, or `"all"` (the whole history). */
+export type ShownTurns = number | "all";
+
+/** Whether a turn's input opens a conversation step (a user message), or only continues the turn before it (approvals, answers, an MCP login done); a turn without a known input counts as one. */
+function startsStep(turn: TurnSnapshot): boolean {
+  const input = turn.input as unknown;
+  if (!Array.isArray(input)) return true;
+  return input.length === 0 || input.some((i) => (i as { type?: unknown } | null)?.type === "user.message");
+}
+
+/** `count` as a number of turns: `"all"` (or `Infinity`) is `all`; else rounded down, at least 1; not a number: the default. */
+function turnCount(count: ShownTurns, all: number): number {
+  if (count === "all" || count === Infinity) return all;
+  const n = Math.floor(count);
+  return Number.isNaN(n) ? DEFAULT_SHOWN_TURNS : Math.max(1, n);
+}
+
 export class ChatStore {
   readonly #source: ViewSource;
   readonly #listeners = new Set<() => void>();
@@ -111,6 +147,19 @@ export class ChatStore {
   #derivedFrom: readonly OutboxEntry[] | undefined;
   /** `messages`, kept up to date from the last derived snapshot (the cost is what changed). */
   readonly #messages = new MessageDeriver();
+  /** The history window's least size in turns (`Infinity`: every turn). */
+  #shownTurns = DEFAULT_SHOWN_TURNS;
+  /**
+   * The window's first turn, as last seen: its id, its position in `turns` and how many turns
+   * were in the window then (its distance from the end, which older pages arriving above it do
+   * not change). The window keeps this turn — new turns join at the end, older history arriving
+   * stays out — so a user who scrolled back keeps their place.
+   */
+  #first: { turnId: string; pos: number; count: number } | undefined;
+  /** Bumped when the window is widened or resized, so `getSnapshot` makes a new snapshot. */
+  #windowVersion = 0;
+  /** The window version and start `#snapshot` was made with. */
+  #derivedWindow = { version: 0, start: 0 };
   #next = 0;
   #unsubscribe: () => void;
 
@@ -160,12 +209,67 @@ export class ChatStore {
     const prev = this.#snapshot;
     // The same object while nothing it is made of changed (`useSyncExternalStore` needs that).
     const connection = this.#connectionOf(base);
-    if (prev && this.#base === base && this.#derivedFrom === outbox && prev.status === status && prev.error === error && prev.connection === connection) return prev;
-    const next = chatSnapshot(base, connection, status, error, () => this.#messages.update(base, outbox));
+    const sameWindow = this.#base === base && this.#derivedWindow.version === this.#windowVersion;
+    if (prev && sameWindow && this.#derivedFrom === outbox && prev.status === status && prev.error === error && prev.connection === connection) return prev;
+    const start = sameWindow ? this.#derivedWindow.start : this.#windowStart(base.turns);
+    // Only the window's turns reach the deriver: the others' items are never read.
+    const next = chatSnapshot(base, connection, status, error, start, () => this.#messages.update(start === 0 ? base : { ...base, turns: base.turns.slice(start) }, outbox));
     this.#base = base;
     this.#derivedFrom = outbox;
+    this.#derivedWindow = { version: this.#windowVersion, start };
     this.#snapshot = next;
     return next;
+  }
+
+  /**
+   * Where the history window starts in `turns`: at the newest `#shownTurns`, or earlier at the
+   * turn it started at before (it never loses a turn it showed), and never on a continuation
+   * turn (a reply to an approval is shown with the question before it). Records the result as
+   * `#first`. O(1) when turns were only added at either end.
+   */
+  #windowStart(turns: readonly TurnSnapshot[]): number {
+    const n = turns.length;
+    let start = Math.max(0, n - this.#shownTurns);
+    const first = this.#first;
+    if (first && start > 0) {
+      // Where the first turn is now: the same position (turns added at the end), the same
+      // distance from the end (older turns arrived above it), else wherever it went.
+      let p = turns[first.pos]?.turnId === first.turnId ? first.pos : turns[n - first.count]?.turnId === first.turnId ? n - first.count : -1;
+      if (p < 0) p = turns.findIndex((t) => t.turnId === first.turnId);
+      // Gone (the view was rebuilt without it): keep showing as many turns as before.
+      start = Math.min(start, p >= 0 ? p : Math.max(0, n - first.count));
+    }
+    while (start > 0 && !startsStep(turns[start]!)) start--;
+    this.#first = start < n ? { turnId: turns[start]!.turnId, pos: start, count: n - start } : first;
+    return start;
+  }
+
+  /**
+   * Sets the history window's least size: `messages` holds at least the newest `count` turns
+   * (`"all"`: every turn, the whole history). Never hides turns already shown; `count` is
+   * rounded down, at least 1.
+   */
+  showTurns(count: ShownTurns): void {
+    const size = turnCount(count, Infinity);
+    if (size === this.#shownTurns) return;
+    this.#shownTurns = size;
+    this.#windowVersion += 1;
+    this.#notify();
+  }
+
+  /**
+   * Widens the history window by `count` older turns (default: the window's least size, a
+   * screenful; `"all"`: back to the first turn) for scroll-back. Their messages come first in
+   * `messages`; the others keep their objects. Does nothing when `olderTurns` is 0.
+   */
+  showOlder(count?: ShownTurns): void {
+    const turns = this.#source.getSnapshot().turns;
+    const start = this.getSnapshot().olderTurns;
+    if (start === 0) return;
+    const to = Math.max(0, start - turnCount(count ?? this.#shownTurns, start));
+    this.#first = { turnId: turns[to]!.turnId, pos: to, count: turns.length - to };
+    this.#windowVersion += 1;
+    this.#notify();
   }
 
   /**

@@ -15,7 +15,7 @@
 import wasmInit, { WasmClient, WasmSession, version as wasmVersion, type PackedEventLog } from "../wasm/forgestream_web.js";
 import { ForgestreamError } from "./errors.js";
 import { SnapshotStore } from "./snapshot.js";
-import { ChatStore, type ChatSnapshot } from "./chat.js";
+import { ChatStore, type ChatSnapshot, type ShownTurns } from "./chat.js";
 import { canShareTabs, TabLink, withActionLock } from "./tabs.js";
 import type { ClientOptions, CreateSessionBody, Decision, FrameLogEntry, InputItem, SessionDigest, SessionEvent, Warning } from "./types.js";
 
@@ -23,7 +23,8 @@ export { ForgestreamError } from "./errors.js";
 export type { ErrorCode } from "./errors.js";
 export * from "./types.js";
 export { isKnownEvent, KNOWN_EVENT_TYPES } from "./events.js";
-export type { ChatSnapshot, SessionStatus, TabRole } from "./chat.js";
+export type { ChatSnapshot, SessionStatus, ShownTurns, TabRole } from "./chat.js";
+export { DEFAULT_SHOWN_TURNS } from "./chat.js";
 export type { AssistantMessage, AssistantPart, ChatMessage, JsonValue, McpAuthPart, PendingToolAction, ReasoningPart, RefusalPart, SubagentGroup, TextPart, ToolPart, ToolResult, ToolState, UserMessage } from "./messages.js";
 
 let ready: Promise<void> | undefined;
@@ -551,6 +552,29 @@ export class AgentSession implements Disposable {
    * read it).
    */
   getSnapshot = (): ChatSnapshot => this.#final ?? this.#shared().chat.getSnapshot();
+
+  /**
+   * Widens the history window for scroll-back: `messages` gains the messages of `count` older
+   * turns (default: a screenful, the window's least size; `"all"`: back to the first turn) at its
+   * start; the others keep their objects. `snapshot.olderTurns` says how many are left; does
+   * nothing at 0. The window is the session's on this page, shared by every handle on it (like
+   * the snapshot). Only the view changes: nothing is fetched — turns still loading show as the
+   * turns listing has them until their timeline page arrives.
+   */
+  showOlder(count?: ShownTurns): void {
+    this.#s?.chat.showOlder(count);
+  }
+
+  /**
+   * Sets the history window's least size: `messages` holds at least the newest `count` turns
+   * (default 20, a screenful), or every turn with `"all"` (the whole history, as before the
+   * window existed). It never hides a turn already shown: new turns join the window at the end
+   * and its first turn stays, so a user who scrolled back keeps their place. Shared by every
+   * handle on the session in this page; the adapters set it from their `shownTurns` option.
+   */
+  showTurns(count: ShownTurns): void {
+    this.#s?.chat.showTurns(count);
+  }
 
   /**
    * Loads the session's history (turns and the session timeline). The first load of a session

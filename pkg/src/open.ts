@@ -1,4 +1,5 @@
 import type { AgentClient, AgentSession } from "./index.js";
+import type { ShownTurns } from "./chat.js";
 import type { CreateSessionBody } from "./types.js";
 
 /**
@@ -18,6 +19,14 @@ export interface OpenSessionOptions {
    * restore each other's session; pass e.g. `${userId}/${agent}` so two users do not either.
    */
   scope?: string;
+  /**
+   * How many of the newest turns `messages` holds at least (the history window): default 20 (a
+   * screenful), `"all"` for the whole history. `showOlder()` widens the window for scroll-back;
+   * `snapshot.olderTurns` says how many turns are left above it. The window belongs to the
+   * session on this page (every handle and adapter on it shares it, like the snapshot): the
+   * largest size asked for applies.
+   */
+  shownTurns?: ShownTurns;
 }
 
 /** The agent name a create body names (TrueForge `agent.name`, gateway `agent_name`). */
@@ -38,6 +47,16 @@ export async function openSession(
   options: OpenSessionOptions,
   onOpen?: (session: AgentSession) => void,
 ): Promise<AgentSession> {
+  // The window's size is set on every handle before the app renders it.
+  const sized = (s: AgentSession) => {
+    if (options.shownTurns !== undefined) s.showTurns(options.shownTurns);
+    return s;
+  };
+  const shown = onOpen && ((s: AgentSession) => onOpen(sized(s)));
+  return sized(await openWith(client, options, shown));
+}
+
+async function openWith(client: AgentClient, options: OpenSessionOptions, onOpen: ((session: AgentSession) => void) | undefined): Promise<AgentSession> {
   if (options.sessionId) {
     const session = client.session(options.sessionId);
     onOpen?.(client.session(options.sessionId));

@@ -7,7 +7,7 @@ import { useCallback, useEffect, useMemo, useState, useSyncExternalStore } from 
 import type { AgentClient, AgentSession } from "./index.js";
 import { ForgestreamError } from "./errors.js";
 import type { Decision, InputItem } from "./types.js";
-import { EMPTY_CHAT_SNAPSHOT, LOADING_CHAT_SNAPSHOT, type ChatSnapshot, type SessionStatus } from "./chat.js";
+import { EMPTY_CHAT_SNAPSHOT, LOADING_CHAT_SNAPSHOT, type ChatSnapshot, type SessionStatus, type ShownTurns } from "./chat.js";
 import type { ChatMessage } from "./messages.js";
 import { openSession, type OpenSessionOptions } from "./open.js";
 
@@ -23,8 +23,19 @@ export interface AgentSessionHandle {
    * open finishes), else an empty one with `status: "loading"`; empty without a client.
    */
   snapshot: ChatSnapshot;
-  /** `snapshot.messages`: the chat list (user messages, assistant parts, tool states). */
+  /**
+   * `snapshot.messages`: the chat list (user messages, assistant parts, tool states) of the
+   * turns in the history window — the newest `shownTurns` (default 20) and every turn after them.
+   */
   messages: readonly ChatMessage[];
+  /** `snapshot.olderTurns`: how many turns are above the history window (0: none; show no "Show older"). */
+  olderTurns: number;
+  /**
+   * Widens the history window by `count` older turns (default: `shownTurns`, a screenful;
+   * `"all"`: every turn) — for a "Show older" button or a scroll to the top. Works while the
+   * history still loads; does nothing without a session.
+   */
+  showOlder: (count?: ShownTurns) => void;
   /** `loading` until the session is open, then `snapshot.status`; `error` when opening failed. */
   status: SessionStatus;
   /**
@@ -118,13 +129,15 @@ export function useAgentSession(client: AgentClient | null, options: OpenSession
   const cancel = useCallback(() => (open ? open.cancel() : noSession()), [open]);
   const disconnect = useCallback(() => open?.disconnect(), [open]);
   const refresh = useCallback(() => open?.refresh(), [open]);
+  // The window is view state, not an action: it can widen while the history still loads.
+  const showOlder = useCallback((count?: ShownTurns) => session?.showOlder(count), [session]);
 
   const shown = error ?? snapshot.error;
   const status: SessionStatus = error ? "error" : opening ? "loading" : snapshot.status;
   return useMemo(() => {
-    const handle = { session: open, snapshot, status, error: shown, send, respond, continueAfterAuth, cancel, disconnect, refresh };
+    const handle = { session: open, snapshot, olderTurns: snapshot.olderTurns, status, error: shown, send, respond, continueAfterAuth, cancel, disconnect, refresh, showOlder };
     // `messages` is derived on first read (snapshot.messages): an app that renders only the
     // turns/items view never pays for it.
     return Object.defineProperty(handle, "messages", { enumerable: true, get: () => snapshot.messages }) as AgentSessionHandle;
-  }, [open, snapshot, status, shown, send, respond, continueAfterAuth, cancel, disconnect, refresh]);
+  }, [open, snapshot, status, shown, send, respond, continueAfterAuth, cancel, disconnect, refresh, showOlder]);
 }

@@ -9,7 +9,7 @@ import { computed, getCurrentScope, onScopeDispose, shallowRef, toValue, watch, 
 import type { AgentClient, AgentSession } from "./index.js";
 import { ForgestreamError } from "./errors.js";
 import type { Decision, InputItem } from "./types.js";
-import { EMPTY_CHAT_SNAPSHOT, LOADING_CHAT_SNAPSHOT, type ChatSnapshot, type SessionStatus } from "./chat.js";
+import { EMPTY_CHAT_SNAPSHOT, LOADING_CHAT_SNAPSHOT, type ChatSnapshot, type SessionStatus, type ShownTurns } from "./chat.js";
 import type { ChatMessage } from "./messages.js";
 import { openSession, type OpenSessionOptions } from "./open.js";
 
@@ -19,8 +19,16 @@ export type { OpenSessionOptions } from "./open.js";
 export interface AgentSessionRefs {
   session: ShallowRef<AgentSession | null>;
   snapshot: ShallowRef<ChatSnapshot>;
-  /** `snapshot.messages`. */
+  /** `snapshot.messages`: the chat list of the turns in the history window (the newest `shownTurns`, default 20, and every turn after them). */
   messages: ComputedRef<readonly ChatMessage[]>;
+  /** `snapshot.olderTurns`: how many turns are above the history window (0: none). */
+  olderTurns: ComputedRef<number>;
+  /**
+   * Widens the history window by `count` older turns (default: `shownTurns`, a screenful;
+   * `"all"`: every turn) — for a "Show older" button or a scroll to the top. Works while the
+   * history still loads; does nothing without a session.
+   */
+  showOlder: (count?: ShownTurns) => void;
   /** `loading` until the session is open, then `snapshot.status`; `error` when opening failed. */
   status: ComputedRef<SessionStatus>;
   /** The one error channel: opening failed, else `snapshot.error`. */
@@ -41,6 +49,8 @@ export function useAgentSession(client: MaybeRefOrGetter<AgentClient | null>, op
   // Showing the early handle's history while the session opens (see `open`).
   const opening = shallowRef(false);
   let stop: (() => void) | undefined;
+  /** The handle whose snapshots are shown (the early one while opening): `showOlder` widens its window. */
+  let shownHandle: AgentSession | null = null;
 
   const open = (c: AgentClient | null, o: OpenSessionOptions) => {
     stop?.();
@@ -58,6 +68,7 @@ export function useAgentSession(client: MaybeRefOrGetter<AgentClient | null>, op
     // The early handle's snapshots are shown, but `session` stays null (no actions) until open.
     const show = (s: AgentSession, isOpen: boolean) => {
       unsubscribe?.();
+      shownHandle = s;
       session.value = isOpen ? s : null;
       opening.value = !isOpen;
       snapshot.value = s.getSnapshot();
@@ -65,6 +76,7 @@ export function useAgentSession(client: MaybeRefOrGetter<AgentClient | null>, op
     };
     stop = () => {
       live = false;
+      shownHandle = null;
       unsubscribe?.();
       opened?.close();
       early?.close();
@@ -91,6 +103,7 @@ export function useAgentSession(client: MaybeRefOrGetter<AgentClient | null>, op
         if (!live) return;
         unsubscribe?.();
         unsubscribe = undefined;
+        shownHandle = null;
         session.value = null;
         opening.value = false;
         snapshot.value = EMPTY_CHAT_SNAPSHOT;
@@ -127,6 +140,7 @@ export function useAgentSession(client: MaybeRefOrGetter<AgentClient | null>, op
     session,
     snapshot,
     messages: computed(() => snapshot.value.messages),
+    olderTurns: computed(() => snapshot.value.olderTurns),
     status: computed(() => (openError.value ? "error" : opening.value ? "loading" : snapshot.value.status)),
     error,
     send: (m, o) => guard((s) => s.send(m, o)),
@@ -135,5 +149,7 @@ export function useAgentSession(client: MaybeRefOrGetter<AgentClient | null>, op
     cancel: () => guard((s) => s.cancel()),
     disconnect: () => session.value?.disconnect(),
     refresh: () => session.value?.refresh(),
+    // The window is view state, not an action: it can widen while the history still loads.
+    showOlder: (count) => shownHandle?.showOlder(count),
   };
 }

@@ -5,7 +5,7 @@
  * run time `expectTypeOf` does nothing; the assertions are the types.
  */
 import { describe, expectTypeOf, it } from "vitest";
-import type { AgentClient, AgentSession, ChatMessage, ChatSnapshot, ClientOptions, ConnectionState, Decision, ErrorCode, ForgestreamError, FrameLogEntry, InputItem, ItemBody, JsonValue, PendingAction, QuestionView, SessionSnapshot, SessionStatus, ToolPart, ToolResult, ToolState, TurnStatus, Warning } from "../src/index.js";
+import type { AgentClient, AgentSession, ChatMessage, ChatSnapshot, ClientOptions, ConnectionState, Decision, ErrorCode, ForgestreamError, FrameLogEntry, InputItem, ItemBody, JsonValue, PendingAction, QuestionView, SessionSnapshot, SessionStatus, ShownTurns, ToolPart, ToolResult, ToolState, TurnStatus, Warning } from "../src/index.js";
 import type { AgentSessionHandle, OpenSessionOptions } from "../src/react.js";
 import type { AgentSessionRefs } from "../src/vue.js";
 import type { approve, deny, answer, init } from "../src/index.js";
@@ -101,7 +101,16 @@ describe("public types", () => {
     expectTypeOf<AgentSessionRefs["error"]["value"]>().toEqualTypeOf<ForgestreamError | null>();
     expectTypeOf<AgentSessionHandle["error"]>().toEqualTypeOf<ForgestreamError | null>();
     expectTypeOf<AgentSessionRefs["send"]>().toEqualTypeOf<AgentSession["send"]>();
-    expectTypeOf<OpenSessionOptions>().toEqualTypeOf<{ sessionId?: string; restore?: boolean; create?: import("../src/index.js").CreateSessionBody; scope?: string }>();
+    expectTypeOf<OpenSessionOptions>().toEqualTypeOf<{ sessionId?: string; restore?: boolean; create?: import("../src/index.js").CreateSessionBody; scope?: string; shownTurns?: ShownTurns }>();
+    // The history window: the same call and count through the handle and both adapters.
+    expectTypeOf<ShownTurns>().toEqualTypeOf<number | "all">();
+    expectTypeOf<AgentSession["showOlder"]>().toEqualTypeOf<(count?: ShownTurns) => void>();
+    expectTypeOf<AgentSession["showTurns"]>().toEqualTypeOf<(count: ShownTurns) => void>();
+    expectTypeOf<AgentSessionHandle["showOlder"]>().toEqualTypeOf<AgentSession["showOlder"]>();
+    expectTypeOf<AgentSessionRefs["showOlder"]>().toEqualTypeOf<AgentSession["showOlder"]>();
+    expectTypeOf<AgentSessionHandle["olderTurns"]>().toEqualTypeOf<number>();
+    expectTypeOf<AgentSessionRefs["olderTurns"]["value"]>().toEqualTypeOf<number>();
+    expectTypeOf<ChatSnapshot["olderTurns"]>().toEqualTypeOf<number>();
     expectTypeOf<AgentClient["forget"]>().toEqualTypeOf<(id: string, options?: import("../src/index.js").ScopeOptions) => void>();
   });
 

@@ -97,8 +97,15 @@ const TurnLive = createContext(false);
 /** Connection states in which a followed turn's output is arriving (or about to). */
 const FOLLOWING = new Set(["connecting", "live", "reconnecting", "rebuilding"]);
 
-export function Transcript({ snapshot }: { snapshot: ChatSnapshot }) {
+/**
+ * The transcript of the turns in the SDK's history window (`snapshot.messages` holds the newest
+ * screenful and every turn after them; `olderTurns` counts the rest), with "Show older" above
+ * them calling `onShowOlder` (`showOlder()`), which keeps the reader's place.
+ */
+export function Transcript({ snapshot, onShowOlder }: { snapshot: ChatSnapshot; onShowOlder: () => void }) {
   const { turns, local } = useMemo(() => byTurn(snapshot.messages), [snapshot.messages]);
+  // Only the window's turns: the older ones' items are never read (they may not be in JS yet).
+  const shown = useMemo(() => snapshot.turns.slice(snapshot.olderTurns), [snapshot.turns, snapshot.olderTurns]);
   // Turn id → whether a later turn continued it (`previousTurnId`): a paused turn it answered.
   const continued = useMemo(() => new Set(snapshot.turns.map((t) => t.previousTurnId).filter((id): id is string => !!id)), [snapshot.turns]);
   const calls = useMemo(() => callIds(snapshot.messages), [snapshot.messages]);
@@ -109,8 +116,13 @@ export function Transcript({ snapshot }: { snapshot: ChatSnapshot }) {
   // own, so the live turn stays the last `.turn` (styles.css renders only that one eagerly).
   return (
     <>
+      {snapshot.olderTurns > 0 && (
+        <button type="button" className="show-older" data-testid="show-older" onClick={onShowOlder}>
+          Show older turns ({snapshot.olderTurns})
+        </button>
+      )}
       <ol className="turns">
-        {snapshot.turns.map((turn) => (
+        {shown.map((turn) => (
           <TurnBlock
             key={turn.turnId}
             turn={turn}

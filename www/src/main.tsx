@@ -1,4 +1,4 @@
-import { StrictMode, useCallback, useEffect, useRef, useState } from "react";
+import { StrictMode, useCallback, useEffect, useLayoutEffect, useRef, useState } from "react";
 import { createRoot } from "react-dom/client";
 import { AgentClient, ForgestreamError, init, version, type ClientOptions, type Decision } from "forgestream";
 import { useAgentSession } from "forgestream/react";
@@ -271,6 +271,22 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
     return () => observer.disconnect();
   }, []);
 
+  // "Show older" adds turns above what the user reads: their distance from the transcript's
+  // bottom is restored once the longer list rendered (before paint), so nothing moves on screen.
+  const fromBottom = useRef<number | null>(null);
+  const showOlder = useCallback(() => {
+    const el = scroller.current;
+    if (el) fromBottom.current = el.scrollHeight - el.scrollTop;
+    handle.showOlder();
+  }, [handle]);
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    if (!el || fromBottom.current === null) return;
+    el.scrollTop = el.scrollHeight - fromBottom.current;
+    lastTop.current = el.scrollTop;
+    fromBottom.current = null;
+  }, [snapshot.messages]);
+
   const run = useCallback(
     async (action: () => Promise<string | void>) => {
       setBusy(true);
@@ -398,7 +414,7 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
           }}
         >
           <div className="transcript-content" ref={content}>
-            {session ? <Transcript snapshot={snapshot} /> : !openError && <p className="empty">Opening session…</p>}
+            {session ? <Transcript snapshot={snapshot} onShowOlder={showOlder} /> : !openError && <p className="empty">Opening session…</p>}
             <PendingPanel pending={snapshot.pending} messages={snapshot.messages} busy={busy} onRespond={(d: Decision[]) => void respond(() => handle.respond(d))} onContinueAfterAuth={() => void respond(() => handle.continueAfterAuth())} />
           </div>
         </div>

@@ -1,14 +1,18 @@
 /**
  * The README's React quickstart, as a page the e2e tests drive (tests/e2e/chat-*.spec.ts): the
  * same component, in `<StrictMode>` as Vite's template renders it, with `data-testid`s added and
- * the agent taken from `?agent=` (default `support`). Keep it in step with the README.
+ * the agent taken from `?agent=` (default `support`) and the history window's size from
+ * `?turns=` (default 20, the SDK's). Keep it in step with the README.
  */
-import { StrictMode, useState } from "react";
+import { StrictMode, useLayoutEffect, useRef, useState } from "react";
 import { createRoot } from "react-dom/client";
 import { AgentClient, approve, deny, init, type AssistantPart, type ChatMessage } from "forgestream";
 import { useAgentSession } from "forgestream/react";
 
-const agent = new URLSearchParams(location.search).get("agent") ?? "support";
+const params = new URLSearchParams(location.search);
+const agent = params.get("agent") ?? "support";
+const turns = params.get("turns");
+const shownTurns = turns ? Number(turns) : undefined;
 
 function Part({ part, respond }: { part: AssistantPart; respond: ReturnType<typeof useAgentSession>["respond"] }) {
   switch (part.kind) {
@@ -56,13 +60,33 @@ function Message({ m, respond }: { m: ChatMessage; respond: ReturnType<typeof us
   return null;
 }
 
+/**
+ * Runs `widen` (which adds older messages above) keeping what the user looks at in place: the
+ * distance from the page's bottom is restored once React rendered the longer list.
+ */
+function useKeepScroll(messages: readonly ChatMessage[]): (widen: () => void) => void {
+  const fromBottom = useRef<number | null>(null);
+  useLayoutEffect(() => {
+    if (fromBottom.current === null) return;
+    window.scrollTo(0, document.documentElement.scrollHeight - fromBottom.current);
+    fromBottom.current = null;
+  }, [messages]);
+  return (widen) => {
+    fromBottom.current = document.documentElement.scrollHeight - window.scrollY;
+    widen();
+  };
+}
+
 function Chat({ client }: { client: AgentClient }) {
-  const { messages, status, error, send, cancel, respond } = useAgentSession(client, { create: { agent: { name: agent } } });
+  // The newest turns first (a screenful, `shownTurns`); `showOlder()` adds older ones above.
+  const { messages, olderTurns, showOlder, status, error, send, cancel, respond } = useAgentSession(client, { create: { agent: { name: agent } }, shownTurns });
   const [draft, setDraft] = useState("");
+  const keepScroll = useKeepScroll(messages);
   return (
     <main>
       <p>status: <span data-testid="status">{status}</span></p>
       {error && <p role="alert" data-testid="error">{error.code}: {error.message}</p>}
+      {olderTurns > 0 && <button data-testid="show-older" onClick={() => keepScroll(() => showOlder())}>Show older ({olderTurns})</button>}
       {messages.map((m) => <Message key={m.key} m={m} respond={respond} />)}
       <form
         onSubmit={(e) => {

@@ -243,3 +243,54 @@ export const historyShowsWhileLoading: Check<"page"> = async ({ page }) => {
   await expect(page.getByTestId("send")).toBeEnabled();
   expect(errors).toEqual([]);
 };
+
+/**
+ * Progressive history on the quickstart (issue 16), with a window of 3 turns (`?turns=3`):
+ * after a reload the page shows the newest 3 turns and "Show older (2)"; a new turn joins at the
+ * end without hiding the oldest shown one; "Show older" adds the 2 older turns above while the
+ * message the user looked at stays where it was on screen.
+ */
+export const newestTurnsFirstOlderOnDemand: Check<"page"> = async ({ page }) => {
+  const errors = watchErrors(page);
+  // A short viewport: the page scrolls, so "stays where it was" is a real scroll position.
+  await page.setViewportSize({ width: 480, height: 320 });
+  await page.goto("/quickstart.html?agent=storyteller&turns=3");
+  await expect(page.getByTestId("status")).toHaveText("idle");
+  const asked = page.getByTestId("user-message");
+  for (const n of [1, 2, 3, 4, 5]) {
+    await say(page, `Tell a story, 20 words, number ${n}`);
+    await expect(page.getByTestId("text")).toHaveCount(n);
+    await expect(page.getByTestId("status")).toHaveText("idle");
+  }
+  // Turns sent on this page join the window: all 5 are shown, nothing is older.
+  await expect(asked).toHaveCount(5);
+  await expect(page.getByTestId("show-older")).toHaveCount(0);
+
+  await page.reload();
+  await expect(page.getByTestId("status")).toHaveText("idle");
+  await expect(asked).toHaveText([/number 3$/, /number 4$/, /number 5$/]);
+  await expect(page.getByTestId("text")).toHaveCount(3);
+  await expect(page.getByTestId("show-older")).toHaveText("Show older (2)");
+
+  // A new turn: it joins at the end, the window keeps its first turn.
+  await say(page, "Tell a story, 20 words, number 6");
+  await expect(page.getByTestId("text")).toHaveCount(4);
+  await expect(page.getByTestId("status")).toHaveText("idle");
+  await expect(asked).toHaveText([/number 3$/, /number 4$/, /number 5$/, /number 6$/]);
+  await expect(page.getByTestId("show-older")).toHaveText("Show older (2)");
+
+  // Scrolled to the top, where the control is: the first message shown stays in place.
+  await page.evaluate(() => window.scrollTo(0, 0));
+  const third = asked.filter({ hasText: "number 3" });
+  const before = (await third.boundingBox())?.y;
+  await page.getByTestId("show-older").click();
+  await expect(asked).toHaveText([/number 1$/, /number 2$/, /number 3$/, /number 4$/, /number 5$/, /number 6$/]);
+  await expect(page.getByTestId("show-older")).toHaveCount(0);
+  const after = (await third.boundingBox())?.y;
+  expect(before).toBeDefined();
+  expect(Math.abs((after ?? NaN) - (before ?? NaN)), `number 3 at ${before} px, then ${after} px`).toBeLessThanOrEqual(2);
+  // The older turns are above it, off screen until the user scrolls up.
+  expect((await asked.first().boundingBox())?.y ?? 0).toBeLessThan(0);
+  await shot(page, "chat-older-turns-shown");
+  expect(errors).toEqual([]);
+};

@@ -1,0 +1,73 @@
+/**
+ * The history window through `openSession` and the Vue composable: `shownTurns` reaches the
+ * session before the app renders its first snapshot (the early handle of a load included), and
+ * `showOlder` / `olderTurns` pass through, also while the history still loads. The React hook
+ * shares `openSession`; the quickstart's e2e check drives it (tests/e2e/checks/chat.ts).
+ */
+import { describe, expect, it } from "vitest";
+import { effectScope } from "vue";
+import { EMPTY_CHAT_SNAPSHOT, type ShownTurns } from "../src/chat.js";
+import { openSession } from "../src/open.js";
+import { useAgentSession } from "../src/vue.js";
+import type { AgentClient } from "../src/index.js";
+
+/** A client whose handles record the window calls; `load()` waits for `finishLoad`. */
+function fakeClient() {
+  const calls: string[] = [];
+  let finishLoad!: () => void;
+  const loaded = new Promise<void>((r) => (finishLoad = r));
+  const snapshot = Object.freeze({ ...EMPTY_CHAT_SNAPSHOT, sessionId: "s1", olderTurns: 7 });
+  let n = 0;
+  const client = {
+    session: (id: string) => {
+      const name = `h${++n}`;
+      return {
+        id,
+        showTurns: (c: ShownTurns) => calls.push(`${name}.showTurns(${c})`),
+        showOlder: (c?: ShownTurns) => calls.push(`${name}.showOlder(${c ?? ""})`),
+        getSnapshot: () => {
+          calls.push(`${name}.getSnapshot`);
+          return snapshot;
+        },
+        subscribe: () => () => {},
+        load: () => loaded,
+        resume: async () => null,
+        close: () => {},
+      };
+    },
+  };
+  return { client: client as unknown as AgentClient, calls, finishLoad };
+}
+
+describe("the history window in the adapters", () => {
+  it("openSession sets shownTurns on the early handle before anyone reads it, and on the opened one", async () => {
+    const { client, calls, finishLoad } = fakeClient();
+    const opened = openSession(client, { sessionId: "s1", shownTurns: 3 }, (s) => s.getSnapshot());
+    finishLoad();
+    await opened;
+    expect(calls).toEqual(["h2.showTurns(3)", "h2.getSnapshot", "h1.showTurns(3)"]);
+    // Without the option, the store's default stands: nothing is called.
+    const other = fakeClient();
+    other.finishLoad();
+    await openSession(other.client, { sessionId: "s1" });
+    expect(other.calls.filter((c) => c.includes("showTurns"))).toEqual([]);
+  });
+
+  it("Vue: olderTurns and showOlder work while the history loads, and after", async () => {
+    const { client, calls, finishLoad } = fakeClient();
+    const scope = effectScope();
+    const refs = scope.run(() => useAgentSession(client, { sessionId: "s1", shownTurns: "all" }))!;
+    expect(calls[0]).toBe("h2.showTurns(all)");
+    expect(refs.olderTurns.value).toBe(7);
+    refs.showOlder(2);
+    expect(calls).toContain("h2.showOlder(2)");
+    finishLoad();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(refs.session.value?.id).toBe("s1");
+    refs.showOlder();
+    expect(calls.at(-1)).toBe("h1.showOlder()");
+    scope.stop();
+    refs.showOlder();
+    expect(calls.at(-1)).toBe("h1.showOlder()");
+  });
+});
