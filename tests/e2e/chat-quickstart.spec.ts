@@ -1,5 +1,5 @@
 import { test } from "@playwright/test";
-import { historyShowsWhileLoading, optimisticWhileServerDown, stopKeepsText, strictModeOneSession } from "./checks/chat";
+import { historyShowsWhileLoading, longHistoryAfterReload, optimisticWhileServerDown, stopKeepsText, strictModeOneSession } from "./checks/chat";
 
 // The chat-grade API (issue 13) through the README's React quickstart page. The checks live in
 // checks/chat.ts so that firefox.spec.ts runs the same code in Firefox.
@@ -7,3 +7,4 @@ test("StrictMode's double mount creates one session and one stream", ({ page }) 
 test("stop keeps the streamed text on the page, marked stopped; a reload shows the server's history", ({ page }) => stopKeepsText({ page }));
 test("the user's message shows at once while the server is down; once it is back the SDK finds it was not sent, and Retry sends it", ({ page }) => optimisticWhileServerDown({ page }));
 test("after a reload the chat shows the listed history while the timeline still loads", ({ page }) => historyShowsWhileLoading({ page }));
+test("a history longer than a screen shows after a reload exactly as before it", ({ page }) => longHistoryAfterReload({ page }));
