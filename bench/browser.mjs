@@ -271,9 +271,10 @@ async function benchW1() {
 
 // ---- W2 ----------------------------------------------------------------------------------------
 async function benchW2() {
-  const { page, cdp } = await openBenchPage();
+  const { page, cdp } = await openBenchPage(CMP_PKG ? '?cmp=1' : '');
   await page.evaluate(() => globalThis.__bench.load('w2'));
-  const raw = await alternate(page, cdp, [['w2-sdk', 'net'], ['w2-base', 'net'], ['w2-floor', 'net'], ['w2-sdk', 'mem'], ['w2-base', 'mem']], W2_RUNS);
+  const cmp = CMP_PKG ? [['w2-sdk-cmp', 'net'], ['w2-sdk-cmp', 'mem']] : [];
+  const raw = await alternate(page, cdp, [['w2-sdk', 'net'], ['w2-base', 'net'], ['w2-floor', 'net'], ['w2-sdk', 'mem'], ['w2-base', 'mem'], ...cmp], W2_RUNS);
   await page.close();
   const s = Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, summarise(v)]));
   results.raw.w2 = s;
@@ -287,6 +288,10 @@ async function benchW2() {
   row("W2 (b') baseline, pages answered in-page", `${fmt(b2.mbps)} MB/s, ${fmt(b2.eps, 0)} events/s`, '');
   row("W2 ratio a/b (net), a'/b' (in-page)", `**${fmt(a.mbps / b.mbps, 2)}×**, ${fmt(a2.mbps / b2.mbps, 2)}×`, '> 1: forgestream faster');
   row("W2 ratio a/c (net), a'/c (in-page)", `**${fmt(a.mbps / c.mbps, 2)}×**, ${fmt(a2.mbps / c.mbps, 2)}×`, '1.0 = as fast as JSON.parse alone');
+  if (CMP_PKG) {
+    const x = s['w2-sdk-cmp:net'], x2 = s['w2-sdk-cmp:mem'];
+    row(`W2 compare: this build vs ${CMP_PKG} (same page, same rotation)`, `full load net **${fmt(a.ms, 0)} vs ${fmt(x.ms, 0)} ms** (${fmt(x.ms / a.ms, 3)}× its speed), in-page ${fmt(a2.ms, 0)} vs ${fmt(x2.ms, 0)} ms (${fmt(x2.ms / a2.ms, 3)}×); first screen net ${fmt(a.first_ms, 1)} vs ${fmt(x.first_ms, 1)} ms`, `median of ${W2_RUNS} each; runs: this ${a.all_ms.join(', ')} / compare ${x.all_ms.join(', ')} ms (net), this ${a2.all_ms.join(', ')} / compare ${x2.all_ms.join(', ')} ms (in-page); > 1×: this build is faster`);
+  }
   target('W2-first-screen ≥ 5× faster than the baseline', b.ms / a.first_ms >= 5, `${fmt(b.ms / a.first_ms, 1)}× (net: ${fmt(a.first_ms, 1)} vs ${fmt(b.ms, 0)} ms), ${fmt(b2.ms / a2.first_ms, 1)}× (in-page: ${fmt(a2.first_ms, 1)} vs ${fmt(b2.ms, 0)} ms)`, '≥ 5×');
   target('W2 forgestream ≥ 2× baseline throughput', a.mbps / b.mbps >= 2, `${fmt(a.mbps / b.mbps, 2)}× (net), ${fmt(a2.mbps / b2.mbps, 2)}× (in-page)`, '≥ 2×');
   target('W2 forgestream within 2× of the JSON.parse floor', a.mbps / c.mbps >= 0.5, `time ${fmt(a.ms / c.ms, 1)}× the floor's (net), ${fmt(a2.ms / c.ms, 1)}× (in-page)`, 'time ≤ 2× the floor');
@@ -296,9 +301,12 @@ async function benchW2() {
 // ---- retained memory after W1 and W2 (fresh page per contender) --------------------------------
 // `which` is the workload to load ('w1' / 'w2'), `name` the contender's run, `mode` 'net' or
 // 'mem' (W2 in-page: the same final state without 1,000 loopback requests).
-async function memoryAfter(which, name, mode = 'net') {
-  const { page, cdp } = await openBenchPage();
+async function memoryAfter(which, name, mode = 'net', query = '') {
+  const { page, cdp } = await openBenchPage(query);
   await page.evaluate((w) => globalThis.__bench.load(w), which);
+  // The heap is measured as an app that shows the newest screen leaves it; the whole view is
+  // verified (every turn's items read) only after that.
+  await page.evaluate(() => { globalThis.__bench.deferVerify = true; });
   const measure = async () => {
     await gc(cdp);
     await gc(cdp);
@@ -308,8 +316,9 @@ async function memoryAfter(which, name, mode = 'net') {
   const before = await measure();
   const res = await page.evaluate(([n, m]) => globalThis.__bench.run(n, m), [name, mode]);
   const after = await measure(); // the session and its last snapshot are still referenced
+  const ok = res.deferred ? (await page.evaluate(() => globalThis.__bench.verifyKept())).ok : res.ok;
   await page.close();
-  return { ok: res.ok, js: after.js - before.js, wasmGrowth: after.wasm - before.wasm, wasmBefore: before.wasm, wasmAfter: after.wasm };
+  return { ok, js: after.js - before.js, wasmGrowth: after.wasm - before.wasm, wasmBefore: before.wasm, wasmAfter: after.wasm };
 }
 
 async function benchMemory() {
@@ -328,6 +337,13 @@ async function benchMemory() {
   // W2: the whole history loaded (in-page pages), the session and its snapshot still held.
   const sdk2 = await memoryAfter('w2', 'w2-sdk', 'mem');
   const base2 = await memoryAfter('w2', 'w2-base', 'mem');
+  if (CMP_PKG) {
+    // The compared build as the page's SDK (its own wasm memory is the one measured).
+    const cmp2 = await memoryAfter('w2', 'w2-sdk', 'mem', '?pkg=pkgcmp');
+    results.raw.memory.w2_compare = cmp2;
+    const t = (x) => x.js + x.wasmGrowth;
+    row(`W2 retained compare: this build vs ${CMP_PKG}`, `**${fmt((sdk2.js + sdk2.wasmGrowth) / 1e6, 2)} vs ${fmt(t(cmp2) / 1e6, 2)} MB** JS + wasm`, `this: JS ${fmt(sdk2.js / 1e6, 2)} + wasm ${fmt(sdk2.wasmGrowth / 1e6, 2)} MB${sdk2.ok ? '' : ' (VIEW NOT VERIFIED)'}; compare: JS ${fmt(cmp2.js / 1e6, 2)} + wasm ${fmt(cmp2.wasmGrowth / 1e6, 2)} MB${cmp2.ok ? '' : ' (VIEW NOT VERIFIED)'}; each after load() with the newest ${20} turns' items read, verified (every item read) after the measurement`);
+  }
   results.raw.memory.w2 = { sdk: sdk2, base: base2 };
   const sdk2Total = sdk2.js + sdk2.wasmGrowth;
   row('W2 retained: forgestream JS heap (after GC)', mb(sdk2.js), `whole history loaded (pages answered in-page), ${sdk2.ok ? 'view verified' : 'VIEW NOT VERIFIED'}; same method as W1`);

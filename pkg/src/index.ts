@@ -189,10 +189,10 @@ class SharedSession {
   /** This engine's key in the page-wide registry ({@link engineKey}). */
   readonly key: string;
 
-  constructor(key: string, inner: WasmSession, onWarning: ((w: Warning) => void) | undefined, followOtherTabs: boolean, shareTabs: boolean) {
+  constructor(key: string, inner: WasmSession, onWarning: ((w: Warning) => void) | undefined, followOtherTabs: boolean, shareTabs: boolean, eagerItems: boolean) {
     this.key = key;
     this.inner = inner;
-    this.store = new SnapshotStore(inner, (w) => onWarning?.(w));
+    this.store = new SnapshotStore(inner, (w) => onWarning?.(w), eagerItems);
     this.chat = new ChatStore(this.store, () => this.link?.role ?? "solo");
     if (followOtherTabs && shareTabs) {
       const inner_ = new WeakRef(inner);
@@ -295,6 +295,8 @@ export class AgentClient {
   readonly #inner: WasmClient;
   readonly #onWarning: ((w: Warning) => void) | undefined;
   readonly #followOtherTabs: boolean;
+  /** `turnItems: "all"`: every turn's items cross with every snapshot (the engine was told too). */
+  readonly #eagerItems: boolean;
   /** Sessions share one live connection among this origin's tabs (Web Locks + BroadcastChannel). */
   readonly #shareTabs: boolean;
   /** This client's configuration in the page-wide registry. */
@@ -304,6 +306,7 @@ export class AgentClient {
     assertReady();
     this.#onWarning = options.onWarning;
     this.#followOtherTabs = options.followOtherTabs ?? true;
+    this.#eagerItems = options.turnItems === "all";
     this.#shareTabs = this.#followOtherTabs && canShareTabs();
     try {
       this.#inner = new WasmClient({ ...options, headers: headerPairs(options.headers), onWarning: undefined, followOtherTabs: undefined });
@@ -328,7 +331,7 @@ export class AgentClient {
         inner.free();
       }
     } else {
-      s = new SharedSession(key, inner, this.#onWarning, this.#followOtherTabs, this.#shareTabs);
+      s = new SharedSession(key, inner, this.#onWarning, this.#followOtherTabs, this.#shareTabs, this.#eagerItems);
       pageEngines().sessions.set(key, new WeakRef(s));
       byEngine.set(inner.engineId, new WeakRef(s));
     }

@@ -5,12 +5,24 @@
  * `takeChanges()` — a turn that only gained text comes as its new cursor, not its whole header;
  * this store patches the previous snapshot: a changed item gets a new object, its
  * turn a new object and a new items array, everything else keeps its identity — so React's
- * `useSyncExternalStore` and Vue's `shallowRef` re-render only what changed. Notifications are
+ * `useSyncExternalStore` and Vue's `shallowRef` re-render only what changed.
+ *
+ * Turn items cross on first read (option `turnItems`, default `"onRead"`; the core's `held.rs`):
+ * every turn's header is here at once, but a turn's `items` is a getter that asks the wasm for
+ * that turn's items the first time it is read, caches the array on the turn object, and from
+ * then on the core's change sets carry that turn's item changes (appends, replaced items) as
+ * before. Reading never notifies and never changes `getSnapshot()`. The array read from a turn
+ * object is the one the eager path (`turnItems: "all"`) would have shown for that object, with
+ * two documented exceptions: an item *replaced or removed* in the wasm since the last published
+ * snapshot shows its newer state (the wasm keeps no older copy; text that was only appended is
+ * cut back exactly), and a turn object read for the first time after a newer object of the
+ * same turn was published (an old snapshot kept around) shows the newest object's items.
+ * Notifications are
  * coalesced to one per animation frame; in a hidden page (no frames, timers throttled to 1 s or
  * more) to one per `HIDDEN_MS` through a message task, paced by the core's own repeated
  * notifications (see `schedule`).
  */
-import type { CoreChanges, ItemAppend, TurnHeader, WasmSession } from "../wasm/forgestream_web.js";
+import type { CoreChanges, ItemAppend, TurnHeader, TurnItemsRead, WasmSession } from "../wasm/forgestream_web.js";
 import { ForgestreamError } from "./errors.js";
 import type { ConnectionState, ItemView, PendingAction, SessionSnapshot, ThreadView, TurnSnapshot, UsageView, Warning } from "./types.js";
 
@@ -40,7 +52,12 @@ export class SnapshotStore {
   readonly #listeners = new Set<() => void>();
   #snapshot: SessionSnapshot;
   #headers = new Map<string, TurnHeader>();
+  /** Items by key of the turns held here: every turn with `turnItems: "all"`, else those read. */
   #items = new Map<string, Map<string, ItemView>>();
+  /** `turnItems: "all"`: every item arrives with the change sets; no turn is read lazily. */
+  readonly #eager: boolean;
+  /** The change set `#apply` gets next is the whole view (`#full`). */
+  #whole = false;
   #turns = new Map<string, TurnSnapshot>();
   #order: string[] = [];
   #scheduled = false;
@@ -57,8 +74,9 @@ export class SnapshotStore {
   #port: MessagePort | undefined;
   #posted = false;
 
-  constructor(core: WasmSession, onWarning: (w: Warning) => void) {
+  constructor(core: WasmSession, onWarning: (w: Warning) => void, eager = false) {
     this.#core = core;
+    this.#eager = eager;
     this.#onWarning = onWarning;
     this.#snapshot = { ...EMPTY_SNAPSHOT, sessionId: core.id };
     // Rust holds this function until the session's last handle closes; it reaches the store
@@ -86,6 +104,9 @@ export class SnapshotStore {
 
   /** Detaches from the core (the session's last handle closed). */
   detach(): void {
+    // The engine goes with the last handle, and a closed handle keeps showing its last
+    // snapshot: read the items of its turns nobody read yet while the wasm still has them.
+    for (const turn of this.#snapshot.turns) void turn.items;
     this.#scheduled = false;
     if (this.#frame !== undefined) cancelAnimationFrame(this.#frame);
     if (this.#timer !== undefined) clearTimeout(this.#timer);
@@ -106,7 +127,8 @@ export class SnapshotStore {
     this.#frame = this.#timer = undefined;
     this.#flushedAt = Date.now();
     if (this.#apply(this.#drainCore())) {
-      if (this.#onFirstContent && this.#snapshot.turns.some((t) => t.items.length > 0)) {
+      // From the headers: reading `items` here would read every turn's items from the wasm.
+      if (this.#onFirstContent && this.#snapshot.turns.some((t) => (this.#headers.get(t.turnId)?.itemKeys.length ?? 0) > 0)) {
         const callback = this.#onFirstContent;
         this.#onFirstContent = undefined;
         // After the listeners below have rendered it (next task).
@@ -220,6 +242,7 @@ export class SnapshotStore {
   #full(): CoreChanges {
     const c = this.#core.snapshot();
     this.#drain = c.drain;
+    this.#whole = true;
     return c;
   }
 
@@ -246,12 +269,50 @@ export class SnapshotStore {
     };
   }
 
+  /**
+   * A turn whose items stay in the wasm until `items` is first read (then cached on the object:
+   * every read of one object gives the same array).
+   */
+  #lazyTurn(rest: Omit<TurnHeader, "itemKeys">, itemKeys: readonly string[]): TurnSnapshot {
+    let list: readonly ItemView[] | undefined;
+    const turn = { ...rest } as TurnSnapshot;
+    Object.defineProperty(turn, "items", { enumerable: true, get: () => (list ??= this.#read(turn, itemKeys)) });
+    return Object.freeze(turn);
+  }
+
+  /** The items of `turn` (a lazy turn object) in the order of `itemKeys`, its header's. */
+  #read(turn: TurnSnapshot, itemKeys: readonly string[]): readonly ItemView[] {
+    const id = turn.turnId;
+    const current = this.#turns.get(id);
+    // A newer object of this turn was published before this one was read: the wasm no longer
+    // has this one's items, only the newest (documented in the module comment).
+    if (current !== turn) return current ? current.items : NO_ITEMS;
+    let items = this.#items.get(id);
+    if (!items) {
+      let read: TurnItemsRead | null = null;
+      try {
+        read = this.#core.turnItems(id);
+      } catch {
+        // A closed engine (`detach` read what it could first): nothing more to read.
+      }
+      if (!read) return NO_ITEMS;
+      items = new Map(read.items.map((item) => [item.key, Object.freeze(item)]));
+      this.#items.set(id, items);
+    }
+    return listOf(itemKeys, items);
+  }
+
   /** Patches the snapshot; returns whether anything visible changed. */
   #apply(c: CoreChanges): boolean {
     for (const w of c.warnings ?? []) this.#onWarning(w);
     const touched = new Set<string>();
+    // A whole view replaces the held turns' items (removed ones must go): it carries all of
+    // them (the core holds every turn this store read).
+    if (this.#whole) for (const id of this.#items.keys()) this.#items.set(id, new Map());
+    this.#whole = false;
     for (const h of c.turns ?? []) {
       this.#headers.set(h.turnId, h);
+      if (this.#eager && !this.#items.has(h.turnId)) this.#items.set(h.turnId, new Map());
       touched.add(h.turnId);
     }
     // A turn that only gained text keeps its header (checked in `#drainCore`: same version).
@@ -263,20 +324,22 @@ export class SnapshotStore {
     }
     for (const change of c.items ?? []) {
       let items = this.#items.get(change.turnId);
-      if (!items) this.#items.set(change.turnId, (items = new Map()));
+      // The core sends items only of held turns; with `"all"` a turn's items may come first.
+      if (!items && this.#eager) this.#items.set(change.turnId, (items = new Map()));
+      touched.add(change.turnId);
+      if (!items) continue;
       const prev = items.get(change.key);
       if (change.append && prev) items.set(change.key, Object.freeze(SnapshotStore.#appended(prev, change.append)));
       else if (change.removed || !change.value) items.delete(change.key);
       else items.set(change.key, Object.freeze(change.value));
-      touched.add(change.turnId);
     }
     for (const id of touched) {
       const header = this.#headers.get(id);
       if (!header) continue;
       const items = this.#items.get(id);
       const { itemKeys, ...rest } = header;
-      const list = itemKeys.map((k) => items?.get(k)).filter((v): v is ItemView => v !== undefined);
-      this.#turns.set(id, Object.freeze({ ...rest, items: Object.freeze(list) }) as TurnSnapshot);
+      if (items) this.#turns.set(id, Object.freeze({ ...rest, items: listOf(itemKeys, items) }) as TurnSnapshot);
+      else this.#turns.set(id, this.#lazyTurn(rest, itemKeys));
     }
     const orderChanged = c.order !== undefined;
     if (c.order) this.#order = c.order;
@@ -299,6 +362,13 @@ export class SnapshotStore {
     if (changed) this.#snapshot = Object.freeze(next);
     return changed;
   }
+}
+
+const NO_ITEMS: readonly ItemView[] = Object.freeze([]);
+
+/** The items named by `keys` (a header's `itemKeys`, stream order), as a frozen array. */
+function listOf(keys: readonly string[], items: ReadonlyMap<string, ItemView>): readonly ItemView[] {
+  return Object.freeze(keys.map((k) => items.get(k)).filter((v): v is ItemView => v !== undefined));
 }
 
 /** Same badge: the same fields with the same values (every field of the badge is a primitive). */

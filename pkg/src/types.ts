@@ -125,6 +125,13 @@ export type Warning = ReportedWarning;
 
 /** One turn in a snapshot: its header and its items in stream order. */
 export interface TurnSnapshot extends Omit<TurnHeader, "itemKeys"> {
+  /**
+   * The turn's items in stream order. With `turnItems: "onRead"` (the default) they cross from
+   * the wasm the first time this is read (a getter; the array is then cached on this object and
+   * the turn's later changes arrive like any other): reading costs O(the turn's items) once,
+   * never notifies and never changes `getSnapshot()`. An object first read after a newer object
+   * of the same turn was published shows the newest object's items (see `snapshot.ts`).
+   */
   readonly items: readonly ItemView[];
 }
 

@@ -29,7 +29,9 @@ function base(): Changes {
 function open(full = base()) {
   const core = new FakeCore(full);
   const warnings: { code: string; message: string }[] = [];
-  const store = new SnapshotStore(core.asSession(), (w) => warnings.push(w));
+  // These tests script change sets that carry every item: the `turnItems: "all"` path
+  // (lazy.test.ts covers the default, items read on demand).
+  const store = new SnapshotStore(core.asSession(), (w) => warnings.push(w), true);
   return { core, store, warnings };
 }
 

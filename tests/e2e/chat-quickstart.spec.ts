@@ -1,5 +1,5 @@
 import { test } from "@playwright/test";
-import { historyShowsWhileLoading, newestTurnsFirstOlderOnDemand, optimisticWhileServerDown, stopKeepsText, strictModeOneSession } from "./checks/chat";
+import { historyShowsWhileLoading, longHistoryAfterReload, newestTurnsFirstOlderOnDemand, optimisticWhileServerDown, stopKeepsText, strictModeOneSession } from "./checks/chat";
 
 // The chat-grade API (issue 13) through the README's React quickstart page. The checks live in
 // checks/chat.ts so that firefox.spec.ts runs the same code in Firefox.
@@ -8,3 +8,4 @@ test("stop keeps the streamed text on the page, marked stopped; a reload shows t
 test("the user's message shows at once while the server is down; once it is back the SDK finds it was not sent, and Retry sends it", ({ page }) => optimisticWhileServerDown({ page }));
 test("after a reload the chat shows the listed history while the timeline still loads", ({ page }) => historyShowsWhileLoading({ page }));
 test("a long history shows its newest turns first; Show older adds the older ones above, keeping the user's place", ({ page }) => newestTurnsFirstOlderOnDemand({ page }));
+test("a history longer than a screen shows after a reload as before it: the newest 20 turns, then the older ones on Show older", ({ page }) => longHistoryAfterReload({ page }));

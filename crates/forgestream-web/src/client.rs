@@ -486,6 +486,18 @@ impl WasmSession {
         })
     }
 
+    /// The items of turn `turnId` as of the last `snapshot()` / `takeChanges()` (a message that
+    /// gained text since is cut back to that drain), as `{turnId, drain, items}` (`items` in
+    /// stream order), or `null` for a turn the view does not have. From now on the change sets
+    /// carry this turn's item changes (the core's `held` rule, option `turnItems`).
+    #[wasm_bindgen(js_name = turnItems, unchecked_return_type = "TurnItemsRead | null")]
+    pub fn turn_items(&self, turn_id: String) -> Result<JsValue, JsValue> {
+        self.read(|session| match session.turn_items(&turn_id) {
+            Some(read) => snapshot::json_to_js(&read),
+            None => Ok(JsValue::NULL),
+        })
+    }
+
     /// What changed since the last `snapshot()` / `takeChanges()`: only the changed turns'
     /// headers, changed items, and the pending set / usage / status when they changed.
     #[wasm_bindgen(js_name = takeChanges, unchecked_return_type = "CoreChanges")]
@@ -504,6 +516,19 @@ impl WasmSession {
         self.read(|session| snapshot::json_to_js(&session.view().summary()))
     }
 }
+
+#[wasm_bindgen(typescript_custom_section)]
+const TURN_ITEMS_READ: &str = r#"
+/**
+ * `WasmSession.turnItems`'s answer (the core's `HeldItems`): one turn's items, in stream order,
+ * as of drain `drain` (the last `snapshot()` / `takeChanges()`).
+ */
+export interface TurnItemsRead {
+  turnId: string;
+  drain: number;
+  items: ItemView[];
+}
+"#;
 
 #[wasm_bindgen(typescript_custom_section)]
 const PACKED_EVENT_LOG: &str = r#"

@@ -363,7 +363,8 @@ pub struct CoreChanges<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub cursors: Vec<TurnCursor<'a>>,
-    /// Changed items.
+    /// Changed items of the turns the consumer holds ([`Session::holds_items`]); a turn it does
+    /// not hold is named in `turns` or `cursors` alone.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub items: Vec<ItemUpdate<'a>>,
@@ -404,7 +405,9 @@ impl Session {
         ConnectionState::with_silence(view.status, view.turn_id, view.silence)
     }
 
-    /// Everything: every turn header and item, the pending set, threads, usage, connection.
+    /// Everything: every turn header, the items of the turns the consumer holds
+    /// ([`Session::holds_items`]: all of them under `turnItems: "all"`), the pending set,
+    /// threads, usage, connection.
     /// `changes` / `extra` are what was pending since the last drain (from
     /// [`Session::take_changes`]): the view is whole, so only their warnings are carried — a
     /// warning raised before the first snapshot (a corrupt checkpoint read by `restore()`)
@@ -417,8 +420,11 @@ impl Session {
             order: Some(view.turn_ids()),
             turns: view.turns().map(TurnHeader::of).collect(),
             cursors: Vec::new(),
+            // Items only of the turns the consumer holds (`held` module): the others cross
+            // when read.
             items: view
                 .turns()
+                .filter(|t| self.holds_items(&t.turn_id))
                 .flat_map(|t| {
                     t.items.values().map(move |item| ItemUpdate {
                         turn_id: &t.turn_id,
@@ -490,9 +496,12 @@ impl Session {
                 });
             }
         }
+        // Item changes of a turn the consumer does not hold stay here: the turn is named above
+        // (header or cursor), so the consumer makes a new turn object that reads them on demand.
         let items = changes
             .items
             .iter()
+            .filter(|c| self.holds_items(&c.turn_id))
             .map(|c| {
                 let value = if c.removed {
                     None

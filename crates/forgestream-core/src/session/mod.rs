@@ -67,6 +67,7 @@ mod encode;
 mod error;
 mod export;
 mod frame_log;
+mod held;
 mod history;
 mod input;
 mod kept_frames;
@@ -87,6 +88,7 @@ pub use effect::{
     CommandId, Effect, HttpRequest, Method, RequestId, ResponseKind, Settled, StorageEffect,
 };
 pub use error::{ErrorCode, SessionError};
+pub use held::{HeldItems, TurnItems};
 pub use input::{retry_after_ms, Command, Input};
 pub use options::{
     ClientConfig, ClientOptions, Credentials, ReconnectOptions, StorageKind, DEFAULT_NAMESPACE,
@@ -141,6 +143,9 @@ pub struct Config {
     /// screen first); after, pages arriving less than the apply gap apart are gathered
     /// ([`HISTORY_APPLY_MS`]). Default [`HISTORY_SCREEN_TURNS`].
     pub history_screen_turns: usize,
+    /// Which turns' items every change set carries (option `turnItems`; the `held` module's
+    /// docs): the turns read so far (default), or all of them.
+    pub turn_items: TurnItems,
 }
 
 /// The default [`Config::history_screen_turns`]: a screenful of turns (20, the W2-first-screen
@@ -163,6 +168,7 @@ impl Config {
             reducer: ReducerConfig::default(),
             page_origin: None,
             history_screen_turns: HISTORY_SCREEN_TURNS,
+            turn_items: TurnItems::OnRead,
         }
     }
 }
@@ -401,11 +407,14 @@ pub struct Session {
     /// [`Session::poll_timeout`] as of the end of the last `handle`: the deadline the executor
     /// was given. An input this far past it is a wake from sleep ([`WAKE_GAP_MS`]).
     armed_ms: Option<u64>,
+    /// The turns whose items the consumer holds ([`Session::turn_items`]).
+    held: held::HeldTurns,
 }
 
 impl Session {
     /// The engine of session `id` (no request until a command asks for one).
     pub fn new(id: &str, config: Config) -> Self {
+        let config_turn_items = config.turn_items;
         Session {
             id: String::from(id),
             view: SessionView::new(id, config.reducer.clone()),
@@ -439,6 +448,7 @@ impl Session {
             event_log: frame_log::FrameLog::default(),
             tabs: tabs::Tabs::default(),
             armed_ms: None,
+            held: held::HeldTurns::new(config_turn_items),
         }
     }
 

@@ -140,6 +140,12 @@ pub struct ClientOptions {
     /// The same bound for all streamed text of one turn (default 256 MiB, at least 1024).
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub max_turn_text_bytes: Option<f64>,
+    /// Which turns' items cross into JS (issue 16): `"onRead"` (default) — every turn's header
+    /// at once, a turn's items when the app first reads `turn.items`, then kept current;
+    /// `"all"` — every item with every snapshot (the full-history path, for apps that walk
+    /// every item of a long history anyway).
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub turn_items: Option<super::TurnItems>,
 }
 
 // The hand-written decoders of the options (the serde derives above remain for tsify and as
@@ -191,6 +197,7 @@ decode_struct!(ClientOptions, "an options object" {
     inspect: "inspect" => default,
     max_message_text_bytes: "maxMessageTextBytes" => default,
     max_turn_text_bytes: "maxTurnTextBytes" => default,
+    turn_items: "turnItems" => default,
 });
 
 /// The checked options: everything a client's engines need, fixed for the client's life.
@@ -214,6 +221,8 @@ pub struct ClientConfig {
     pub inspect: bool,
     /// The reducer's bounds (events per turn, text per message and per turn).
     pub reducer: ReducerConfig,
+    /// Which turns' items cross into JS (option `turnItems`).
+    pub turn_items: super::TurnItems,
 }
 
 fn invalid(message: String) -> SessionError {
@@ -301,6 +310,7 @@ impl ClientOptions {
             max_frame_bytes,
             inspect: self.inspect.unwrap_or(false),
             reducer,
+            turn_items: self.turn_items.unwrap_or_default(),
         })
     }
 }
@@ -320,6 +330,7 @@ impl ClientConfig {
             inspect: self.inspect,
             reducer: self.reducer.clone(),
             history_screen_turns: super::HISTORY_SCREEN_TURNS,
+            turn_items: self.turn_items,
         }
     }
 

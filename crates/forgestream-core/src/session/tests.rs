@@ -10,6 +10,10 @@ use crate::respond::Decision;
 
 #[path = "../../tests/support/engine.rs"]
 mod support;
+
+/// Which turns' items cross (`held.rs`): a child module, so it shares the driver below.
+#[path = "held_tests.rs"]
+mod held;
 use support::{request_to, requests, settled};
 
 fn user_text(text: &str) -> crate::wire::InputItem {
@@ -618,6 +622,8 @@ fn text_gained_between_drains_crosses_as_its_suffix() {
     let mut d = Driver::new();
     let (post, _) = running_turn(&mut d, "t1", None);
     d.s.take_changes();
+    // The consumer shows the turn: its item changes cross (`held` module).
+    d.s.turn_items("t1");
     let version = d.s.view().item("t1", "m-t1").unwrap().version;
     feed_frames(
         &mut d,
