@@ -8,8 +8,9 @@
 //! The text is serde_json's of the same value (the core's `tests/encode_oracle.rs`), so JS gets
 //! the objects the types' tsify declarations describe. The app's small values (options,
 //! decisions) come in the same way, as JSON text ([`json_from_js`]).
-use forgestream_core::session::{CoreChanges, ErrorCode, SessionError};
-use forgestream_core::wire::write::{to_string as json_text, Encode};
+use forgestream_core::reduce::ItemView;
+use forgestream_core::session::{CoreChanges, ErrorCode, HeldItems, SessionError};
+use forgestream_core::wire::write::{to_string as json_text, Encode, Object};
 use wasm_bindgen::{JsCast, JsValue};
 
 /// Items cross in texts of about this many bytes of JSON (64 KiB; an item is never split).
@@ -27,14 +28,34 @@ const ONE_TEXT_BYTES: usize = 64 * 1024;
 /// in-page load time in the profile).
 pub fn to_js(mut out: CoreChanges<'_>) -> Result<JsValue, SessionError> {
     let items = std::mem::take(&mut out.items);
-    let mut envelope = json_text(&out);
+    let envelope = json_text(&out);
     if items.is_empty() {
         return parse(&envelope);
     }
+    with_items(envelope, &items)
+}
+
+/// One turn's items as `WasmSession.turnItems` answers them: `{turnId, drain, items}`, the
+/// items crossing in batches as a change set's do ([`to_js`]). The first read of a long turn is
+/// its whole text at once (W1's turn: 547 KB); as one text, its buffer doubled past 1 MB while
+/// it grew, and the wasm memory's high-water mark, which never comes down, with it.
+pub fn turn_items_to_js(read: &HeldItems<'_>) -> Result<JsValue, SessionError> {
+    let mut envelope = String::new();
+    let mut o = Object::open(&mut envelope);
+    o.member("turnId", read.turn_id);
+    o.member("drain", &read.drain);
+    o.close();
+    let items: Vec<&ItemView> = read.items.iter().map(AsRef::as_ref).collect();
+    with_items(envelope, &items)
+}
+
+/// `envelope` (a JSON object without `items`) with `"items": [...items]`, as a JS value: one
+/// text when the items are short, else batches of about [`ONE_TEXT_BYTES`] appended to the first.
+fn with_items<T: Encode>(mut envelope: String, items: &[T]) -> Result<JsValue, SessionError> {
     let mut batch = String::from("[");
     // After the first full batch: the envelope as a JS object, and its items array so far.
     let mut crossed: Option<(JsValue, js_sys::Array)> = None;
-    for item in &items {
+    for item in items {
         if batch.len() > 1 {
             batch.push(',');
         }
