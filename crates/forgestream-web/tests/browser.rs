@@ -346,6 +346,82 @@ async fn a_snapshot_larger_than_one_text_reaches_js_whole() {
     assert_eq!(summary(&loaded), persisted_summary(&session.id()).await);
 }
 
+/// Items on demand (`turnItems: "onRead"`, the default): the change sets carry every turn's
+/// header but no items until the app reads a turn with `turnItems(turnId)`; the items read equal
+/// those the full path (`turnItems: "all"`) hands over for the same history — a turn of
+/// ~70 KB of text, so they cross in more than one batch — and from then on that turn's item
+/// changes come with the change sets.
+#[wasm_bindgen_test]
+async fn turn_items_cross_when_read_and_equal_the_full_view() {
+    let o = options("memory", "trueforge", "fetch", None);
+    set(&o, "turnItems", "onRead");
+    let client = forgestream_web::client::WasmClient::new(o).unwrap();
+    let session = create(&client, "storyteller").await;
+    await_js(session.send(message("Tell a story, 12000 words, 0 ms"), false, None))
+        .await
+        .expect("send");
+    wait_status(&session, &["done"], 60_000).await;
+    let js_json = |v: &wasm_bindgen::JsValue| -> serde_json::Value {
+        serde_json::from_str(&js_sys::JSON::stringify(v).unwrap().as_string().unwrap()).unwrap()
+    };
+    let whole = js_json(&session.snapshot().unwrap());
+    assert!(
+        whole["items"].is_null(),
+        "no items cross unread: {}",
+        whole["items"]
+    );
+    let turn_id = whole["turns"][0]["turnId"].as_str().unwrap().to_string();
+    let read = js_json(&session.turn_items(turn_id.clone()).unwrap());
+    assert_eq!(read["turnId"].as_str(), Some(turn_id.as_str()));
+    let read_items = read["items"].as_array().cloned().unwrap_or_default();
+    let text: usize = read_items
+        .iter()
+        .filter_map(|i| i["body"]["content"].as_str())
+        .map(str::len)
+        .sum();
+    assert!(text > 64 * 1024, "{text} bytes of text fit one batch");
+
+    let full =
+        forgestream_web::client::WasmClient::new(options("memory", "trueforge", "fetch", None))
+            .unwrap()
+            .session(session.id());
+    await_js(full.load()).await.expect("load history");
+    let everything = js_json(&full.snapshot().unwrap());
+    let expected: Vec<serde_json::Value> = everything["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["turnId"] == turn_id.as_str())
+        .map(|i| i["value"].clone())
+        .collect();
+    assert!(!expected.is_empty());
+    // The same items but for `version`, which counts the changes this view applied (deltas live,
+    // one merged event from history).
+    let unversioned = |items: &[serde_json::Value]| -> Vec<serde_json::Value> {
+        items
+            .iter()
+            .cloned()
+            .map(|mut i| {
+                i.as_object_mut().map(|o| o.remove("version"));
+                i
+            })
+            .collect()
+    };
+    let (got, want) = (unversioned(&read_items), unversioned(&expected));
+    for (g, w) in got.iter().zip(&want) {
+        for (k, v) in w.as_object().unwrap() {
+            assert_eq!(g.get(k), Some(v), "item {} field {k}", w["key"]);
+        }
+    }
+    assert_eq!(got, want);
+
+    // Held from now on: the full view carries this turn's items.
+    let held = js_json(&session.snapshot().unwrap());
+    let held_items = held["items"].as_array().cloned().unwrap_or_default();
+    assert_eq!(held_items.len(), expected.len());
+    assert!(held_items.iter().all(|i| i["turnId"] == turn_id.as_str()));
+}
+
 /// The app's options and decisions are read through their JSON text: a wrong type names the
 /// field, a value JSON cannot hold (a cycle, a `BigInt`) is `invalid-input` too — never a throw
 /// from inside the wasm — and a function member (the `headers` provider) is read beside it.

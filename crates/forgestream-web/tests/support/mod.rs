@@ -22,11 +22,14 @@ pub fn get(o: &JsValue, path: &str) -> JsValue {
     })
 }
 
-/// Options `{ baseUrl, storage, flavor, transport, reconnect }`, plus a header provider that adds
-/// `x-forgestream-fault: fault` when given.
+/// Options `{ baseUrl, storage, flavor, transport, reconnect, turnItems: "all" }`, plus a header
+/// provider that adds `x-forgestream-fault: fault` when given. These suites read the view from
+/// the change sets (`snapshot()` / `takeChanges()`), so every turn's items cross with them; the
+/// default, items read on demand, has its own tests (`browser.rs`, `turn_items_*`).
 pub fn options(storage: &str, flavor: &str, transport: &str, fault: Option<&str>) -> JsValue {
     let o: JsValue = Object::new().into();
     set(&o, "baseUrl", base_url());
+    set(&o, "turnItems", "all");
     set(&o, "storage", storage);
     set(&o, "flavor", flavor);
     set(&o, "transport", transport);
