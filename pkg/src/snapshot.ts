@@ -16,8 +16,10 @@
  * two documented exceptions: an item *replaced or removed* in the wasm since the last published
  * snapshot shows its newer state (the wasm keeps no older copy; text that was only appended is
  * cut back exactly), and a turn object read for the first time after a newer object of the
- * same turn was published (an old snapshot kept around) shows the newest object's items.
- * Notifications are
+ * same turn was published (an old snapshot kept around) shows the newest object's items. Once
+ * the session's last handle closed, the engine is gone: a turn nobody read before then reads
+ * as having no items (reading every turn at close would move a long history's ~50 MB of items
+ * into JS just as the app lets go of it). Notifications are
  * coalesced to one per animation frame; in a hidden page (no frames, timers throttled to 1 s or
  * more) to one per `HIDDEN_MS` through a message task, paced by the core's own repeated
  * notifications (see `schedule`).
@@ -104,9 +106,6 @@ export class SnapshotStore {
 
   /** Detaches from the core (the session's last handle closed). */
   detach(): void {
-    // The engine goes with the last handle, and a closed handle keeps showing its last
-    // snapshot: read the items of its turns nobody read yet while the wasm still has them.
-    for (const turn of this.#snapshot.turns) void turn.items;
     this.#scheduled = false;
     if (this.#frame !== undefined) cancelAnimationFrame(this.#frame);
     if (this.#timer !== undefined) clearTimeout(this.#timer);
@@ -293,7 +292,7 @@ export class SnapshotStore {
       try {
         read = this.#core.turnItems(id);
       } catch {
-        // A closed engine (`detach` read what it could first): nothing more to read.
+        // The engine is gone (the session's last handle closed): nothing more to read.
       }
       if (!read) return NO_ITEMS;
       items = new Map(read.items.map((item) => [item.key, Object.freeze(item)]));

@@ -130,7 +130,8 @@ export interface TurnSnapshot extends Omit<TurnHeader, "itemKeys"> {
    * the wasm the first time this is read (a getter; the array is then cached on this object and
    * the turn's later changes arrive like any other): reading costs O(the turn's items) once,
    * never notifies and never changes `getSnapshot()`. An object first read after a newer object
-   * of the same turn was published shows the newest object's items (see `snapshot.ts`).
+   * of the same turn was published shows the newest object's items, and one first read after
+   * the session's last handle closed has none (see `snapshot.ts`).
    */
   readonly items: readonly ItemView[];
 }
