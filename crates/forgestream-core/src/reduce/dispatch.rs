@@ -480,7 +480,19 @@ impl SessionView {
                     },
                 );
                 cs.item(turn_id, &key, 1, false);
-                let held = turn.internal.held_deltas.remove(&key);
+                let held = turn
+                    .internal
+                    .held_deltas
+                    .as_mut()
+                    .and_then(|held| held.remove(&key));
+                if turn
+                    .internal
+                    .held_deltas
+                    .as_ref()
+                    .is_some_and(|h| h.is_empty())
+                {
+                    turn.internal.held_deltas = None;
+                }
                 if placeholder {
                     for delta in held.into_iter().flatten() {
                         self.apply_delta(turn_id, delta, cs)?;
@@ -519,6 +531,7 @@ impl SessionView {
             // Orphan: hold until the base arrives (FIELD C9); counted by the event cap.
             turn.internal
                 .held_deltas
+                .get_or_insert_with(Box::default)
                 .get_or_insert_with(&key, Vec::new)
                 .push(delta);
             return Ok(());
@@ -851,7 +864,23 @@ impl SessionView {
             return;
         }
         turn.internal.terminal = true;
-        turn.internal.metrics = state.metrics().cloned();
+        if let Some(m) = state.metrics() {
+            // The totals go straight into the turn's usage (announced by the header bump
+            // below); only the breakdown follows the messages from now on.
+            turn.internal.has_metrics = true;
+            let breakdown = turn.usage.breakdown.clone();
+            turn.usage = UsageView {
+                input_tokens: m.total_input_tokens,
+                output_tokens: m.total_output_tokens,
+                total_tokens: m.total_tokens,
+                cache_read_tokens: m.total_cache_read_tokens.unwrap_or(0),
+                cache_write_tokens: m.total_cache_write_tokens.unwrap_or(0),
+                reasoning_tokens: m.total_reasoning_tokens.unwrap_or(0),
+                cost_usd: m.total_cost_in_usd,
+                breakdown,
+            };
+            self.usage_dirty = true;
+        }
         match state {
             wire::TurnState::Done(done) => {
                 turn.completed_at = done.completed_at.clone();
@@ -898,7 +927,12 @@ impl SessionView {
         let Some(turn) = self.turns.get_mut(turn_id) else {
             return;
         };
-        let held = core::mem::take(&mut turn.internal.held_deltas);
+        let held = turn
+            .internal
+            .held_deltas
+            .take()
+            .map(|h| *h)
+            .unwrap_or_default();
         let interrupted = matches!(turn.status, TurnStatus::Cancelled | TurnStatus::Error);
         let mut stopped: Vec<StoppedMessage> = Vec::new();
         if interrupted {
@@ -998,7 +1032,6 @@ impl SessionView {
         for key in message_keys {
             self.relink_message(turn_id, &key, cs);
         }
-        self.recompute_message_usage(turn_id);
     }
 
     /// Recomputes the links of every call of one message (results, spawned threads,
@@ -1148,7 +1181,6 @@ impl SessionView {
         let new = new.clone();
         let thread = item.thread_id.clone();
         self.thread_usage_delta(thread.as_deref(), old.as_deref(), new.as_deref(), cs);
-        self.recompute_message_usage(turn_id);
         self.recompute_turn_usage(turn_id, cs);
     }
 
@@ -1175,8 +1207,9 @@ impl SessionView {
         cs.threads_changed = true;
     }
 
-    /// Sum of the turn's message usage. O(items); runs once per finished message.
-    fn recompute_message_usage(&mut self, turn_id: &str) {
+    /// Turn usage: metrics when present (breakdown from messages), else the message sum.
+    /// O(items); runs once per finished message and at the terminal state.
+    fn recompute_turn_usage(&mut self, turn_id: &str, cs: &mut ChangeSet) {
         let Some(turn) = self.turns.get_mut(turn_id) else {
             return;
         };
@@ -1186,27 +1219,13 @@ impl SessionView {
                 sum.add(u);
             }
         }
-        turn.internal.message_usage = sum;
-    }
-
-    /// Turn usage: metrics when present (breakdown from messages), else the message sum.
-    fn recompute_turn_usage(&mut self, turn_id: &str, cs: &mut ChangeSet) {
-        let Some(turn) = self.turns.get_mut(turn_id) else {
-            return;
-        };
-        let messages = &turn.internal.message_usage;
-        let usage = match &turn.internal.metrics {
-            Some(m) => UsageView {
-                input_tokens: m.total_input_tokens,
-                output_tokens: m.total_output_tokens,
-                total_tokens: m.total_tokens,
-                cache_read_tokens: m.total_cache_read_tokens.unwrap_or(0),
-                cache_write_tokens: m.total_cache_write_tokens.unwrap_or(0),
-                reasoning_tokens: m.total_reasoning_tokens.unwrap_or(0),
-                cost_usd: m.total_cost_in_usd,
-                breakdown: messages.breakdown.clone(),
-            },
-            None => messages.clone(),
+        let usage = if turn.internal.has_metrics {
+            UsageView {
+                breakdown: sum.breakdown,
+                ..turn.usage.clone()
+            }
+        } else {
+            sum
         };
         if turn.usage != usage {
             turn.usage = usage;
