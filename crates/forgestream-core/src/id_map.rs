@@ -68,6 +68,18 @@ impl<V> IdMap<V> {
         self.slots.get_mut(i as usize).and_then(Option::as_mut)
     }
 
+    /// The slot of `id`'s value: names the entry in 4 bytes, without its id. Stable while the
+    /// entry stays; a removed entry's slot is reused by a later insert, so a holder of slots
+    /// must either never outlive a removal or check what it finds ([`IdMap::at`]).
+    pub(crate) fn slot_of(&self, id: &str) -> Option<u32> {
+        self.index.get(id).copied()
+    }
+
+    /// The value in `slot` (from [`IdMap::slot_of`]), if it is filled.
+    pub(crate) fn at(&self, slot: u32) -> Option<&V> {
+        self.slot(slot)
+    }
+
     /// Whether `id` has a value.
     pub fn contains_key(&self, id: &str) -> bool {
         self.index.contains_key(id)

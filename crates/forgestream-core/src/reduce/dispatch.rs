@@ -16,7 +16,7 @@ use super::view::{
     RequiredCallView, RequiredRecord, ThreadStatus, ThreadView, ToolResultView, TurnInternal,
     TurnStatus, TurnView, UsageView,
 };
-use super::{ItemRef, SessionView};
+use super::SessionView;
 use crate::id_map::IdMap;
 use crate::wire;
 
@@ -613,12 +613,12 @@ impl SessionView {
             // compact text.
             other => crate::wire::write::to_string(other),
         };
-        let call = self.calls.get(&r.tool_call_id).cloned();
+        let call = self.call_site(&r.tool_call_id);
         let body = ItemBody::ToolResult(ToolResultView {
             tool_call_id: r.tool_call_id.clone(),
             content,
-            call_message_id: call.as_ref().map(|c| c.key.clone()),
-            call_turn_id: call.as_ref().map(|c| c.turn_id.clone()),
+            call_message_id: call.as_ref().map(|c| c.1.clone()),
+            call_turn_id: call.as_ref().map(|c| c.0.clone()),
         });
         let key = self.put_item(
             turn_id,
@@ -629,15 +629,11 @@ impl SessionView {
             cs,
         );
         if !self.results.contains_key(&r.tool_call_id) {
-            self.results.insert(
-                r.tool_call_id.clone(),
-                ItemRef {
-                    turn_id: String::from(turn_id),
-                    key,
-                },
-            );
-            if let Some(call) = call {
-                self.relink_message(&call.turn_id, &call.key, cs);
+            if let Some(at) = self.item_ref(turn_id, &key) {
+                self.results.insert(r.tool_call_id.clone(), at);
+            }
+            if let Some((call_turn, call_key)) = call {
+                self.relink_message(&call_turn, &call_key, cs);
             }
         }
     }
@@ -749,8 +745,8 @@ impl SessionView {
                 if !list.iter().any(|t| t == thread_id) {
                     list.push(String::from(thread_id));
                 }
-                if let Some(call) = self.calls.get(call_id).cloned() {
-                    self.relink_message(&call.turn_id, &call.key, cs);
+                if let Some((call_turn, call_key)) = self.call_site(call_id) {
+                    self.relink_message(&call_turn, &call_key, cs);
                 }
             }
         }
@@ -1008,7 +1004,7 @@ impl SessionView {
         {
             // Its calls were never dispatched: no result will come and none is uncertain.
             for call in calls {
-                if self.calls.get(&call).is_some_and(|c| c.key == message_id) {
+                if self.call_site(&call).is_some_and(|c| c.1 == message_id) {
                     self.calls.remove(&call);
                 }
             }
@@ -1052,7 +1048,7 @@ impl SessionView {
         }
         let interrupted = turn.internal.terminal
             && matches!(turn.status, TurnStatus::Cancelled | TurnStatus::Error);
-        let mut updated: Vec<(usize, Option<ItemRef>, Vec<String>, bool)> = Vec::new();
+        let mut updated: Vec<(usize, Option<(String, String)>, Vec<String>, bool)> = Vec::new();
         let mut new_ids: Vec<String> = Vec::new();
         for (i, call) in message.tool_calls.iter().enumerate() {
             if call.tool_call_id.is_empty() {
@@ -1061,7 +1057,7 @@ impl SessionView {
             if !self.calls.contains_key(&call.tool_call_id) {
                 new_ids.push(call.tool_call_id.clone());
             }
-            let result = self.results.get(&call.tool_call_id).cloned();
+            let result = self.result_site(&call.tool_call_id);
             let spawned = self
                 .spawned
                 .get(&call.tool_call_id)
@@ -1070,37 +1066,33 @@ impl SessionView {
             let uncertain = interrupted
                 && result.is_none()
                 && !self.required_history.contains_key(&call.tool_call_id);
-            let same = call.result_event_id.as_ref() == result.as_ref().map(|r| &r.key)
-                && call.result_turn_id.as_ref() == result.as_ref().map(|r| &r.turn_id)
+            let same = call.result_event_id.as_ref() == result.as_ref().map(|r| &r.1)
+                && call.result_turn_id.as_ref() == result.as_ref().map(|r| &r.0)
                 && call.spawned_thread_ids == spawned
                 && call.uncertain == uncertain;
             if !same {
                 updated.push((i, result, spawned, uncertain));
             }
         }
-        for id in &new_ids {
-            self.calls.insert(
-                id.clone(),
-                ItemRef {
-                    turn_id: String::from(turn_id),
-                    key: String::from(message_id),
-                },
-            );
+        if let Some(at) = self.item_ref(turn_id, message_id) {
+            for id in &new_ids {
+                self.calls.insert(id.clone(), at);
+            }
         }
         // Results that arrived before their call (listing order) now have a call: mark them.
         for id in &new_ids {
-            if let Some(at) = self.results.get(id).cloned() {
+            if let Some((at_turn, at_key)) = self.result_site(id) {
                 if let Some(item) = self
                     .turns
-                    .get_mut(&at.turn_id)
-                    .and_then(|t| t.items.get_mut(&at.key))
+                    .get_mut(&at_turn)
+                    .and_then(|t| t.items.get_mut(&at_key))
                 {
                     if let ItemBody::ToolResult(r) = &mut item.body {
                         if r.call_message_id.is_none() {
                             r.call_message_id = Some(String::from(message_id));
                             r.call_turn_id = Some(String::from(turn_id));
                             item.version += 1;
-                            cs.item(&at.turn_id, &at.key, item.version, false);
+                            cs.item(&at_turn, &at_key, item.version, false);
                         }
                     }
                 }
@@ -1128,8 +1120,8 @@ impl SessionView {
         };
         for (i, result, spawned, uncertain) in updated {
             if let Some(call) = message.tool_calls.get_mut(i) {
-                call.result_event_id = result.as_ref().map(|r| r.key.clone());
-                call.result_turn_id = result.map(|r| r.turn_id);
+                call.result_event_id = result.as_ref().map(|r| r.1.clone());
+                call.result_turn_id = result.map(|r| r.0);
                 call.spawned_thread_ids = spawned;
                 call.uncertain = uncertain;
             }
