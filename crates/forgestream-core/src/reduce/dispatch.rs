@@ -1048,7 +1048,9 @@ impl SessionView {
         }
         let interrupted = turn.internal.terminal
             && matches!(turn.status, TurnStatus::Cancelled | TurnStatus::Error);
-        let mut updated: Vec<(usize, Option<(String, String)>, Vec<String>, bool)> = Vec::new();
+        // (call position, its result's (turn id, event id), spawned threads, uncertain)
+        type Update = (usize, Option<(String, String)>, Vec<String>, bool);
+        let mut updated: Vec<Update> = Vec::new();
         let mut new_ids: Vec<String> = Vec::new();
         for (i, call) in message.tool_calls.iter().enumerate() {
             if call.tool_call_id.is_empty() {

@@ -414,11 +414,11 @@ impl SessionView {
     pub(crate) fn item_at(&self, at: ItemRef, kind: RefKind) -> Option<(&TurnView, &ItemView)> {
         let turn = self.turns.at(at.turn)?;
         let item = turn.items.at(at.item)?;
-        let fits = match (&item.body, kind) {
-            (ItemBody::Message(_), RefKind::Message) => true,
-            (ItemBody::ToolResult(_), RefKind::ToolResult) => true,
-            _ => false,
-        };
+        let fits = matches!(
+            (&item.body, kind),
+            (ItemBody::Message(_), RefKind::Message)
+                | (ItemBody::ToolResult(_), RefKind::ToolResult)
+        );
         fits.then_some((turn, item))
     }
 
