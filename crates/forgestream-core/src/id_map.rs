@@ -10,10 +10,113 @@
 //!
 //! The id is stored once, in the index; a removed value's slot is reused by the next insert.
 
+use alloc::collections::btree_map;
 use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
+use core::slice;
+
+/// Entries a map keeps in a sorted vector before it moves them to a B-tree.
+///
+/// Most maps are one turn's few items (W2: 4.5 on average): a B-tree leaf for `String` keys is
+/// 320 bytes however few it holds, a sorted vector 32 bytes an entry, and inserting into 32
+/// sorted entries costs less than a B-tree search. Long maps (turns, tool calls) still get the
+/// B-tree's O(log n) inserts in any order (history pages arrive newest first).
+const SMALL_MAX: usize = 32;
+
+/// id → slot, sorted by id: a vector while small, a B-tree once past [`SMALL_MAX`].
+#[derive(Clone)]
+enum Index {
+    Small(Vec<(String, u32)>),
+    Large(BTreeMap<String, u32>),
+}
+
+impl Index {
+    fn get(&self, id: &str) -> Option<u32> {
+        match self {
+            Index::Small(v) => v
+                .binary_search_by(|(k, _)| k.as_str().cmp(id))
+                .ok()
+                .map(|i| v[i].1),
+            Index::Large(m) => m.get(id).copied(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Index::Small(v) => v.len(),
+            Index::Large(m) => m.len(),
+        }
+    }
+
+    /// Adds `id` (not present) → `slot`.
+    fn add(&mut self, id: String, slot: u32) {
+        match self {
+            Index::Small(v) => match v.binary_search_by(|(k, _)| k.as_str().cmp(&id)) {
+                Ok(i) => v[i].1 = slot,
+                Err(i) if v.len() < SMALL_MAX => {
+                    if v.len() == v.capacity() {
+                        // By half, as the slots (below): a turn's index is kept for the life
+                        // of the view, and doubling left a third of it unused.
+                        v.reserve_exact((v.len() / 2).max(1));
+                    }
+                    v.insert(i, (id, slot));
+                }
+                Err(_) => {
+                    let mut m: BTreeMap<String, u32> = core::mem::take(v).into_iter().collect();
+                    m.insert(id, slot);
+                    *self = Index::Large(m);
+                }
+            },
+            Index::Large(m) => {
+                m.insert(id, slot);
+            }
+        }
+    }
+
+    fn remove(&mut self, id: &str) -> Option<u32> {
+        match self {
+            Index::Small(v) => {
+                let i = v.binary_search_by(|(k, _)| k.as_str().cmp(id)).ok()?;
+                Some(v.remove(i).1)
+            }
+            Index::Large(m) => m.remove(id),
+        }
+    }
+
+    fn iter(&self) -> IndexIter<'_> {
+        match self {
+            Index::Small(v) => IndexIter::Small(v.iter()),
+            Index::Large(m) => IndexIter::Large(m.iter()),
+        }
+    }
+}
+
+/// Entries of an [`Index`] in id order.
+enum IndexIter<'a> {
+    Small(slice::Iter<'a, (String, u32)>),
+    Large(btree_map::Iter<'a, String, u32>),
+}
+
+impl<'a> Iterator for IndexIter<'a> {
+    type Item = (&'a String, u32);
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            IndexIter::Small(it) => it.next().map(|(k, i)| (k, *i)),
+            IndexIter::Large(it) => it.next().map(|(k, i)| (k, *i)),
+        }
+    }
+}
+
+impl DoubleEndedIterator for IndexIter<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        match self {
+            IndexIter::Small(it) => it.next_back().map(|(k, i)| (k, *i)),
+            IndexIter::Large(it) => it.next_back().map(|(k, i)| (k, *i)),
+        }
+    }
+}
 
 /// Values by string id, iterated in id order (byte-wise, as `str`'s `Ord`).
 ///
@@ -21,10 +124,12 @@ use core::fmt;
 /// Invariant: every index entry names a filled slot, and every filled slot is named once.
 #[derive(Clone)]
 pub struct IdMap<V> {
-    index: BTreeMap<String, u32>,
+    index: Index,
     slots: Vec<Option<V>>,
-    /// Emptied slots, reused before the vector grows.
-    free: Vec<u32>,
+    /// Emptied slots below `slots.len()`, reused before the vector grows: a count, not a list
+    /// (removals are rare, and a list was 24 bytes of every map), so a new entry scans for a
+    /// hole only while there is one.
+    holes: u32,
 }
 
 impl<V> Default for IdMap<V> {
@@ -37,9 +142,9 @@ impl<V> IdMap<V> {
     /// An empty map (no allocation).
     pub const fn new() -> Self {
         IdMap {
-            index: BTreeMap::new(),
+            index: Index::Small(Vec::new()),
             slots: Vec::new(),
-            free: Vec::new(),
+            holes: 0,
         }
     }
 
@@ -50,7 +155,7 @@ impl<V> IdMap<V> {
 
     /// No entries.
     pub fn is_empty(&self) -> bool {
-        self.index.is_empty()
+        self.index.len() == 0
     }
 
     fn slot(&self, i: u32) -> Option<&V> {
@@ -59,27 +164,39 @@ impl<V> IdMap<V> {
 
     /// The value of `id`.
     pub fn get(&self, id: &str) -> Option<&V> {
-        self.slot(*self.index.get(id)?)
+        self.slot(self.index.get(id)?)
     }
 
     /// The value of `id`, mutably.
     pub fn get_mut(&mut self, id: &str) -> Option<&mut V> {
-        let i = *self.index.get(id)?;
+        let i = self.index.get(id)?;
         self.slots.get_mut(i as usize).and_then(Option::as_mut)
+    }
+
+    /// The slot of `id`'s value: names the entry in 4 bytes, without its id. Stable while the
+    /// entry stays; a removed entry's slot is reused by a later insert, so a holder of slots
+    /// must either never outlive a removal or check what it finds ([`IdMap::at`]).
+    pub(crate) fn slot_of(&self, id: &str) -> Option<u32> {
+        self.index.get(id)
+    }
+
+    /// The value in `slot` (from [`IdMap::slot_of`]), if it is filled.
+    pub(crate) fn at(&self, slot: u32) -> Option<&V> {
+        self.slot(slot)
     }
 
     /// Whether `id` has a value.
     pub fn contains_key(&self, id: &str) -> bool {
-        self.index.contains_key(id)
+        self.index.get(id).is_some()
     }
 
     /// Sets the value of `id`; returns the value it replaced.
     pub fn insert(&mut self, id: String, value: V) -> Option<V> {
         let i = match self.index.get(id.as_str()) {
-            Some(&i) => i as usize,
+            Some(i) => i as usize,
             None => {
                 let i = self.vacant();
-                self.index.insert(id, i as u32);
+                self.index.add(id, i as u32);
                 i
             }
         };
@@ -89,28 +206,30 @@ impl<V> IdMap<V> {
     /// The value of `id`, inserting `make()` first when it has none (`entry().or_insert_with`).
     pub fn get_or_insert_with(&mut self, id: &str, make: impl FnOnce() -> V) -> &mut V {
         let i = match self.index.get(id) {
-            Some(&i) => i as usize,
+            Some(i) => i as usize,
             None => {
                 let i = self.vacant();
-                self.index.insert(String::from(id), i as u32);
+                self.index.add(String::from(id), i as u32);
                 i
             }
         };
         self.slots[i].get_or_insert_with(make)
     }
 
-    /// A slot number for a new entry, below `slots.len()`: the last emptied slot, else a new one.
+    /// A slot number for a new entry, below `slots.len()`: an emptied slot, else a new one.
     /// Index entries only ever name slots this returned, so `slots[i]` of an entry is in bounds
     /// (slots are never truncated below a named one: `remove` pops only the slot it emptied).
     fn vacant(&mut self) -> usize {
-        while let Some(i) = self.free.pop() {
-            if matches!(self.slots.get(i as usize), Some(None)) {
-                return i as usize;
+        if self.holes > 0 {
+            if let Some(i) = self.slots.iter().position(Option::is_none) {
+                self.holes -= 1;
+                return i;
             }
+            self.holes = 0;
         }
         if self.slots.len() == self.slots.capacity() {
             // Grow by half (at least one) rather than `Vec`'s doubling: most maps are a turn's
-            // few items, and a slot is a whole value (an item is ~400 bytes), so doubling left
+            // few items, and a slot is a whole value (an item is ~300 bytes), so doubling left
             // a quarter of a long history's view as spare capacity (W2: 34 of 146 MB).
             self.slots.reserve_exact((self.slots.len() / 2).max(1));
         }
@@ -122,12 +241,12 @@ impl<V> IdMap<V> {
     pub fn remove(&mut self, id: &str) -> Option<V> {
         let i = self.index.remove(id)?;
         let value = self.slots.get_mut(i as usize)?.take();
-        // The last slot is dropped rather than freed, so a map that only grows and shrinks at
-        // its newest entry (held deltas) keeps no empty slots.
+        // The last slot is dropped rather than counted as a hole, so a map that only grows and
+        // shrinks at its newest entry (held deltas) keeps no empty slots.
         if i as usize + 1 == self.slots.len() {
             self.slots.pop();
         } else {
-            self.free.push(i);
+            self.holes = self.holes.saturating_add(1);
         }
         value
     }
@@ -136,7 +255,7 @@ impl<V> IdMap<V> {
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&String, &V)> + '_ {
         self.index
             .iter()
-            .filter_map(|(id, &i)| Some((id, self.slot(i)?)))
+            .filter_map(|(id, i)| Some((id, self.slot(i)?)))
     }
 
     /// Entries in id order, values mutable.
@@ -145,17 +264,17 @@ impl<V> IdMap<V> {
         let mut slots: Vec<Option<&mut V>> = self.slots.iter_mut().map(Option::as_mut).collect();
         self.index
             .iter()
-            .filter_map(move |(id, &i)| Some((id, slots.get_mut(i as usize)?.take()?)))
+            .filter_map(move |(id, i)| Some((id, slots.get_mut(i as usize)?.take()?)))
     }
 
     /// Ids in order.
     pub fn keys(&self) -> impl DoubleEndedIterator<Item = &String> + '_ {
-        self.index.keys()
+        self.index.iter().map(|(id, _)| id)
     }
 
     /// Values in id order.
     pub fn values(&self) -> impl DoubleEndedIterator<Item = &V> + '_ {
-        self.index.values().filter_map(|&i| self.slot(i))
+        self.index.iter().filter_map(|(_, i)| self.slot(i))
     }
 
     /// Values, mutable, in no particular order (cheaper than [`IdMap::iter_mut`]).
@@ -205,8 +324,12 @@ impl<V> IntoIterator for IdMap<V> {
     type Item = (String, V);
     type IntoIter = alloc::vec::IntoIter<(String, V)>;
     fn into_iter(mut self) -> Self::IntoIter {
-        let mut entries = Vec::with_capacity(self.index.len());
-        for (id, i) in self.index {
+        let index: Vec<(String, u32)> = match self.index {
+            Index::Small(v) => v,
+            Index::Large(m) => m.into_iter().collect(),
+        };
+        let mut entries = Vec::with_capacity(index.len());
+        for (id, i) in index {
             if let Some(value) = self.slots.get_mut(i as usize).and_then(Option::take) {
                 entries.push((id, value));
             }
@@ -231,10 +354,10 @@ mod tests {
 
     fn op() -> impl Strategy<Value = Op> {
         prop_oneof![
-            (any::<u8>(), any::<u32>()).prop_map(|(k, v)| Op::Insert(k % 32, v)),
-            any::<u8>().prop_map(|k| Op::Remove(k % 32)),
-            (any::<u8>(), any::<u32>()).prop_map(|(k, v)| Op::GetOrInsert(k % 32, v)),
-            any::<u8>().prop_map(|k| Op::Bump(k % 32)),
+            (any::<u8>(), any::<u32>()).prop_map(|(k, v)| Op::Insert(k % 48, v)),
+            any::<u8>().prop_map(|k| Op::Remove(k % 48)),
+            (any::<u8>(), any::<u32>()).prop_map(|(k, v)| Op::GetOrInsert(k % 48, v)),
+            any::<u8>().prop_map(|k| Op::Bump(k % 48)),
         ]
     }
 
@@ -275,7 +398,7 @@ mod tests {
                 }
             }
             // Slots are reused: never more than the most entries ever held, plus nothing.
-            prop_assert!(ours.slots.len() <= 32);
+            prop_assert!(ours.slots.len() <= 48);
         }
     }
 }

@@ -16,7 +16,7 @@ use super::view::{
     RequiredCallView, RequiredRecord, ThreadStatus, ThreadView, ToolResultView, TurnInternal,
     TurnStatus, TurnView, UsageView,
 };
-use super::{ItemRef, SessionView};
+use super::SessionView;
 use crate::id_map::IdMap;
 use crate::wire;
 
@@ -480,7 +480,19 @@ impl SessionView {
                     },
                 );
                 cs.item(turn_id, &key, 1, false);
-                let held = turn.internal.held_deltas.remove(&key);
+                let held = turn
+                    .internal
+                    .held_deltas
+                    .as_mut()
+                    .and_then(|held| held.remove(&key));
+                if turn
+                    .internal
+                    .held_deltas
+                    .as_ref()
+                    .is_some_and(|h| h.is_empty())
+                {
+                    turn.internal.held_deltas = None;
+                }
                 if placeholder {
                     for delta in held.into_iter().flatten() {
                         self.apply_delta(turn_id, delta, cs)?;
@@ -519,6 +531,7 @@ impl SessionView {
             // Orphan: hold until the base arrives (FIELD C9); counted by the event cap.
             turn.internal
                 .held_deltas
+                .get_or_insert_with(Box::default)
                 .get_or_insert_with(&key, Vec::new)
                 .push(delta);
             return Ok(());
@@ -600,12 +613,12 @@ impl SessionView {
             // compact text.
             other => crate::wire::write::to_string(other),
         };
-        let call = self.calls.get(&r.tool_call_id).cloned();
+        let call = self.call_site(&r.tool_call_id);
         let body = ItemBody::ToolResult(ToolResultView {
             tool_call_id: r.tool_call_id.clone(),
             content,
-            call_message_id: call.as_ref().map(|c| c.key.clone()),
-            call_turn_id: call.as_ref().map(|c| c.turn_id.clone()),
+            call_message_id: call.as_ref().map(|c| c.1.clone()),
+            call_turn_id: call.as_ref().map(|c| c.0.clone()),
         });
         let key = self.put_item(
             turn_id,
@@ -616,15 +629,11 @@ impl SessionView {
             cs,
         );
         if !self.results.contains_key(&r.tool_call_id) {
-            self.results.insert(
-                r.tool_call_id.clone(),
-                ItemRef {
-                    turn_id: String::from(turn_id),
-                    key,
-                },
-            );
-            if let Some(call) = call {
-                self.relink_message(&call.turn_id, &call.key, cs);
+            if let Some(at) = self.item_ref(turn_id, &key) {
+                self.results.insert(r.tool_call_id.clone(), at);
+            }
+            if let Some((call_turn, call_key)) = call {
+                self.relink_message(&call_turn, &call_key, cs);
             }
         }
     }
@@ -736,8 +745,8 @@ impl SessionView {
                 if !list.iter().any(|t| t == thread_id) {
                     list.push(String::from(thread_id));
                 }
-                if let Some(call) = self.calls.get(call_id).cloned() {
-                    self.relink_message(&call.turn_id, &call.key, cs);
+                if let Some((call_turn, call_key)) = self.call_site(call_id) {
+                    self.relink_message(&call_turn, &call_key, cs);
                 }
             }
         }
@@ -851,7 +860,23 @@ impl SessionView {
             return;
         }
         turn.internal.terminal = true;
-        turn.internal.metrics = state.metrics().cloned();
+        if let Some(m) = state.metrics() {
+            // The totals go straight into the turn's usage (announced by the header bump
+            // below); only the breakdown follows the messages from now on.
+            turn.internal.has_metrics = true;
+            let breakdown = turn.usage.breakdown.clone();
+            turn.usage = UsageView {
+                input_tokens: m.total_input_tokens,
+                output_tokens: m.total_output_tokens,
+                total_tokens: m.total_tokens,
+                cache_read_tokens: m.total_cache_read_tokens.unwrap_or(0),
+                cache_write_tokens: m.total_cache_write_tokens.unwrap_or(0),
+                reasoning_tokens: m.total_reasoning_tokens.unwrap_or(0),
+                cost_usd: m.total_cost_in_usd,
+                breakdown,
+            };
+            self.usage_dirty = true;
+        }
         match state {
             wire::TurnState::Done(done) => {
                 turn.completed_at = done.completed_at.clone();
@@ -898,7 +923,12 @@ impl SessionView {
         let Some(turn) = self.turns.get_mut(turn_id) else {
             return;
         };
-        let held = core::mem::take(&mut turn.internal.held_deltas);
+        let held = turn
+            .internal
+            .held_deltas
+            .take()
+            .map(|h| *h)
+            .unwrap_or_default();
         let interrupted = matches!(turn.status, TurnStatus::Cancelled | TurnStatus::Error);
         let mut stopped: Vec<StoppedMessage> = Vec::new();
         if interrupted {
@@ -974,7 +1004,7 @@ impl SessionView {
         {
             // Its calls were never dispatched: no result will come and none is uncertain.
             for call in calls {
-                if self.calls.get(&call).is_some_and(|c| c.key == message_id) {
+                if self.call_site(&call).is_some_and(|c| c.1 == message_id) {
                     self.calls.remove(&call);
                 }
             }
@@ -998,7 +1028,6 @@ impl SessionView {
         for key in message_keys {
             self.relink_message(turn_id, &key, cs);
         }
-        self.recompute_message_usage(turn_id);
     }
 
     /// Recomputes the links of every call of one message (results, spawned threads,
@@ -1019,7 +1048,9 @@ impl SessionView {
         }
         let interrupted = turn.internal.terminal
             && matches!(turn.status, TurnStatus::Cancelled | TurnStatus::Error);
-        let mut updated: Vec<(usize, Option<ItemRef>, Vec<String>, bool)> = Vec::new();
+        // (call position, its result's (turn id, event id), spawned threads, uncertain)
+        type Update = (usize, Option<(String, String)>, Vec<String>, bool);
+        let mut updated: Vec<Update> = Vec::new();
         let mut new_ids: Vec<String> = Vec::new();
         for (i, call) in message.tool_calls.iter().enumerate() {
             if call.tool_call_id.is_empty() {
@@ -1028,7 +1059,7 @@ impl SessionView {
             if !self.calls.contains_key(&call.tool_call_id) {
                 new_ids.push(call.tool_call_id.clone());
             }
-            let result = self.results.get(&call.tool_call_id).cloned();
+            let result = self.result_site(&call.tool_call_id);
             let spawned = self
                 .spawned
                 .get(&call.tool_call_id)
@@ -1037,37 +1068,33 @@ impl SessionView {
             let uncertain = interrupted
                 && result.is_none()
                 && !self.required_history.contains_key(&call.tool_call_id);
-            let same = call.result_event_id.as_ref() == result.as_ref().map(|r| &r.key)
-                && call.result_turn_id.as_ref() == result.as_ref().map(|r| &r.turn_id)
+            let same = call.result_event_id.as_ref() == result.as_ref().map(|r| &r.1)
+                && call.result_turn_id.as_ref() == result.as_ref().map(|r| &r.0)
                 && call.spawned_thread_ids == spawned
                 && call.uncertain == uncertain;
             if !same {
                 updated.push((i, result, spawned, uncertain));
             }
         }
-        for id in &new_ids {
-            self.calls.insert(
-                id.clone(),
-                ItemRef {
-                    turn_id: String::from(turn_id),
-                    key: String::from(message_id),
-                },
-            );
+        if let Some(at) = self.item_ref(turn_id, message_id) {
+            for id in &new_ids {
+                self.calls.insert(id.clone(), at);
+            }
         }
         // Results that arrived before their call (listing order) now have a call: mark them.
         for id in &new_ids {
-            if let Some(at) = self.results.get(id).cloned() {
+            if let Some((at_turn, at_key)) = self.result_site(id) {
                 if let Some(item) = self
                     .turns
-                    .get_mut(&at.turn_id)
-                    .and_then(|t| t.items.get_mut(&at.key))
+                    .get_mut(&at_turn)
+                    .and_then(|t| t.items.get_mut(&at_key))
                 {
                     if let ItemBody::ToolResult(r) = &mut item.body {
                         if r.call_message_id.is_none() {
                             r.call_message_id = Some(String::from(message_id));
                             r.call_turn_id = Some(String::from(turn_id));
                             item.version += 1;
-                            cs.item(&at.turn_id, &at.key, item.version, false);
+                            cs.item(&at_turn, &at_key, item.version, false);
                         }
                     }
                 }
@@ -1095,8 +1122,8 @@ impl SessionView {
         };
         for (i, result, spawned, uncertain) in updated {
             if let Some(call) = message.tool_calls.get_mut(i) {
-                call.result_event_id = result.as_ref().map(|r| r.key.clone());
-                call.result_turn_id = result.map(|r| r.turn_id);
+                call.result_event_id = result.as_ref().map(|r| r.1.clone());
+                call.result_turn_id = result.map(|r| r.0);
                 call.spawned_thread_ids = spawned;
                 call.uncertain = uncertain;
             }
@@ -1148,7 +1175,6 @@ impl SessionView {
         let new = new.clone();
         let thread = item.thread_id.clone();
         self.thread_usage_delta(thread.as_deref(), old.as_deref(), new.as_deref(), cs);
-        self.recompute_message_usage(turn_id);
         self.recompute_turn_usage(turn_id, cs);
     }
 
@@ -1175,8 +1201,9 @@ impl SessionView {
         cs.threads_changed = true;
     }
 
-    /// Sum of the turn's message usage. O(items); runs once per finished message.
-    fn recompute_message_usage(&mut self, turn_id: &str) {
+    /// Turn usage: metrics when present (breakdown from messages), else the message sum.
+    /// O(items); runs once per finished message and at the terminal state.
+    fn recompute_turn_usage(&mut self, turn_id: &str, cs: &mut ChangeSet) {
         let Some(turn) = self.turns.get_mut(turn_id) else {
             return;
         };
@@ -1186,27 +1213,13 @@ impl SessionView {
                 sum.add(u);
             }
         }
-        turn.internal.message_usage = sum;
-    }
-
-    /// Turn usage: metrics when present (breakdown from messages), else the message sum.
-    fn recompute_turn_usage(&mut self, turn_id: &str, cs: &mut ChangeSet) {
-        let Some(turn) = self.turns.get_mut(turn_id) else {
-            return;
-        };
-        let messages = &turn.internal.message_usage;
-        let usage = match &turn.internal.metrics {
-            Some(m) => UsageView {
-                input_tokens: m.total_input_tokens,
-                output_tokens: m.total_output_tokens,
-                total_tokens: m.total_tokens,
-                cache_read_tokens: m.total_cache_read_tokens.unwrap_or(0),
-                cache_write_tokens: m.total_cache_write_tokens.unwrap_or(0),
-                reasoning_tokens: m.total_reasoning_tokens.unwrap_or(0),
-                cost_usd: m.total_cost_in_usd,
-                breakdown: messages.breakdown.clone(),
-            },
-            None => messages.clone(),
+        let usage = if turn.internal.has_metrics {
+            UsageView {
+                breakdown: sum.breakdown,
+                ..turn.usage.clone()
+            }
+        } else {
+            sum
         };
         if turn.usage != usage {
             turn.usage = usage;

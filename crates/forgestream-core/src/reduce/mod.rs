@@ -72,12 +72,25 @@ impl Default for ReducerConfig {
     }
 }
 
-/// Where an item lives (for a tool call: its message). One type for both indexes, so the wasm
-/// carries one `IdMap<ItemRef>` instantiation.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where an item lives (for a tool call: its message), as slot numbers ([`IdMap::slot_of`]) of
+/// [`SessionView`]'s turns and of that turn's items: 8 bytes and no heap, where the two ids it
+/// held were ~110 bytes a tool call in each of two indexes (W2: ~5 MB). Slots stay valid
+/// because turns are never removed and the only item ever removed (an empty stopped
+/// placeholder, `finalize`) has no tool calls to be indexed; [`SessionView::item_at`] still
+/// checks the kind of what it finds, so a stale slot reads as absent, never as another item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ItemRef {
-    pub(crate) turn_id: String,
-    pub(crate) key: String,
+    turn: u32,
+    item: u32,
+}
+
+/// Which kind of item an [`ItemRef`] must name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RefKind {
+    /// A message (the `calls` index).
+    Message,
+    /// A tool result (the `results` index).
+    ToolResult,
 }
 
 /// The whole session as a UI renders it. See the module docs for the rules.
@@ -390,10 +403,41 @@ impl SessionView {
             .unwrap_or_default()
     }
 
+    /// The slots of item `key` of `turn_id`, if both exist.
+    pub(crate) fn item_ref(&self, turn_id: &str, key: &str) -> Option<ItemRef> {
+        let turn = self.turns.slot_of(turn_id)?;
+        let item = self.turns.at(turn)?.items.slot_of(key)?;
+        Some(ItemRef { turn, item })
+    }
+
+    /// The item `at` names, with its turn, when it is of `kind`.
+    pub(crate) fn item_at(&self, at: ItemRef, kind: RefKind) -> Option<(&TurnView, &ItemView)> {
+        let turn = self.turns.at(at.turn)?;
+        let item = turn.items.at(at.item)?;
+        let fits = matches!(
+            (&item.body, kind),
+            (ItemBody::Message(_), RefKind::Message)
+                | (ItemBody::ToolResult(_), RefKind::ToolResult)
+        );
+        fits.then_some((turn, item))
+    }
+
+    /// (turn id, message id) of the message proposing `tool_call_id`, from the `calls` index.
+    pub(crate) fn call_site(&self, tool_call_id: &str) -> Option<(String, String)> {
+        let (turn, item) = self.item_at(*self.calls.get(tool_call_id)?, RefKind::Message)?;
+        Some((turn.turn_id.clone(), item.key.clone()))
+    }
+
+    /// (turn id, event id) of the first result of `tool_call_id`, from the `results` index.
+    pub(crate) fn result_site(&self, tool_call_id: &str) -> Option<(String, String)> {
+        let (turn, item) = self.item_at(*self.results.get(tool_call_id)?, RefKind::ToolResult)?;
+        Some((turn.turn_id.clone(), item.key.clone()))
+    }
+
     /// The tool call with `tool_call_id`, wherever it is.
     pub fn tool_call(&self, tool_call_id: &str) -> Option<&ToolCallView> {
-        let at = self.calls.get(tool_call_id)?;
-        match &self.item(&at.turn_id, &at.key)?.body {
+        let at = *self.calls.get(tool_call_id)?;
+        match &self.item_at(at, RefKind::Message)?.1.body {
             ItemBody::Message(m) => m.tool_calls.iter().find(|c| c.tool_call_id == tool_call_id),
             _ => None,
         }

@@ -625,8 +625,9 @@ pub(crate) struct RequiredRecord {
 /// Reducer bookkeeping that is not part of the view.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct TurnInternal {
-    /// Deltas whose base has not arrived, by message id, in arrival order.
-    pub(crate) held_deltas: IdMap<Vec<wire::MessageDelta>>,
+    /// Deltas whose base has not arrived, by message id, in arrival order. Boxed and absent
+    /// while empty (nearly always): an empty map inline was 72 bytes of every turn record.
+    pub(crate) held_deltas: Option<Box<IdMap<Vec<wire::MessageDelta>>>>,
     /// Live events accepted for this turn (the cap counts these).
     pub(crate) event_count: usize,
     /// Persisted (listing) events accepted for this turn, counted against the same cap.
@@ -645,10 +646,11 @@ pub(crate) struct TurnInternal {
     /// id (a few per turn: a sorted list, not another map instantiation in the wasm). The
     /// first record of an id wins.
     pub(crate) required: Vec<(String, RequiredRecord)>,
-    /// Sum of message usage.
-    pub(crate) message_usage: UsageView,
-    /// Terminal metrics, if any.
-    pub(crate) metrics: Option<wire::Metrics>,
+    /// The terminal state carried `metrics`: the turn's usage totals are those (set once, the
+    /// first terminal state wins) and only its breakdown follows the messages. A flag rather
+    /// than the metrics themselves (88 bytes a turn): the totals already live in
+    /// [`TurnView::usage`].
+    pub(crate) has_metrics: bool,
     /// Counter for synthetic item keys.
     pub(crate) synthetic_keys: u64,
 }
