@@ -156,6 +156,8 @@ export class ChatStore {
    * stays out — so a user who scrolled back keeps their place.
    */
   #first: { turnId: string; pos: number; count: number } | undefined;
+  /** `showOlder` was called: the window keeps its first turn even while the history loads. */
+  #widened = false;
   /** Bumped when the window is widened or resized, so `getSnapshot` makes a new snapshot. */
   #windowVersion = 0;
   /** The window version and start `#snapshot` was made with. */
@@ -211,7 +213,7 @@ export class ChatStore {
     const connection = this.#connectionOf(base);
     const sameWindow = this.#base === base && this.#derivedWindow.version === this.#windowVersion;
     if (prev && sameWindow && this.#derivedFrom === outbox && prev.status === status && prev.error === error && prev.connection === connection) return prev;
-    const start = sameWindow ? this.#derivedWindow.start : this.#windowStart(base.turns);
+    const start = sameWindow ? this.#derivedWindow.start : this.#windowStart(base.turns, base.connection.status === "loading");
     // Only the window's turns reach the deriver: the others' items are never read.
     const next = chatSnapshot(base, connection, status, error, start, () => this.#messages.update(start === 0 ? base : { ...base, turns: base.turns.slice(start) }, outbox));
     this.#base = base;
@@ -226,12 +228,17 @@ export class ChatStore {
    * turn it started at before (it never loses a turn it showed), and never on a continuation
    * turn (a reply to an approval is shown with the question before it). Records the result as
    * `#first`. O(1) when turns were only added at either end.
+   *
+   * While the history loads (`loading`) turns arrive at both ends — the turns listing oldest
+   * first, the session timeline newest first — so the window follows the newest turns instead,
+   * unless the user widened it (`showOlder`): pinned to the first turn of the first listing
+   * page, a reload of a 55-turn session showed 50 of them.
    */
-  #windowStart(turns: readonly TurnSnapshot[]): number {
+  #windowStart(turns: readonly TurnSnapshot[], loading: boolean): number {
     const n = turns.length;
     let start = Math.max(0, n - this.#shownTurns);
     const first = this.#first;
-    if (first && start > 0) {
+    if (first && start > 0 && (!loading || this.#widened)) {
       // Where the first turn is now: the same position (turns added at the end), the same
       // distance from the end (older turns arrived above it), else wherever it went.
       let p = turns[first.pos]?.turnId === first.turnId ? first.pos : turns[n - first.count]?.turnId === first.turnId ? n - first.count : -1;
@@ -268,6 +275,7 @@ export class ChatStore {
     if (start === 0) return;
     const to = Math.max(0, start - turnCount(count ?? this.#shownTurns, start));
     this.#first = { turnId: turns[to]!.turnId, pos: to, count: turns.length - to };
+    this.#widened = true;
     this.#windowVersion += 1;
     this.#notify();
   }

@@ -67,8 +67,8 @@ class Source implements ViewSource {
   getSnapshot() {
     return this.snapshot;
   }
-  set(turns: readonly TurnSnapshot[]) {
-    this.snapshot = { ...EMPTY_SNAPSHOT, sessionId: "s1", turns };
+  set(turns: readonly TurnSnapshot[], status: "idle" | "loading" | "live" = "idle") {
+    this.snapshot = { ...EMPTY_SNAPSHOT, sessionId: "s1", turns, connection: { status, turnId: null } as SessionSnapshot["connection"] };
     for (const l of this.listeners) l();
   }
 }
@@ -155,6 +155,32 @@ describe("the history window", () => {
     expect(later.olderTurns).toBe(40);
     expect(later.messages).toBe(first.messages);
     expect(ids(turns.slice(0, 40)).filter((id) => itemsRead.has(id))).toEqual([]);
+  });
+
+  it("follows the newest turns while the history loads (the turns listing comes oldest first), then keeps its first turn", () => {
+    const turns = history(55, "l");
+    const source = new Source();
+    source.set(turns.slice(0, 25), "loading");
+    const store = new ChatStore(source);
+    expect(store.getSnapshot().olderTurns).toBe(5);
+    // The listing's next pages add newer turns at the end: the window moves with them.
+    source.set(turns.slice(0, 50), "loading");
+    expect(store.getSnapshot().olderTurns).toBe(30);
+    source.set(turns, "loading");
+    expect(store.getSnapshot().olderTurns).toBe(35);
+    expect(turnsOf(store.getSnapshot().messages)).toEqual(ids(turns.slice(35)));
+    // Loaded: a new turn joins at the end and the window keeps its first turn.
+    source.set(turns, "idle");
+    source.set([...turns, turn("l55")], "live");
+    expect(store.getSnapshot().olderTurns).toBe(35);
+    // A user who scrolled back while it loaded keeps their place.
+    const other = new Source();
+    other.set(turns.slice(0, 25), "loading");
+    const widened = new ChatStore(other);
+    widened.showOlder(2);
+    expect(widened.getSnapshot().olderTurns).toBe(3);
+    other.set(turns, "loading");
+    expect(widened.getSnapshot().olderTurns).toBe(3);
   });
 
   it("starts at the turn the user asked, never on a continuation (an approval's reply shows with its question)", () => {

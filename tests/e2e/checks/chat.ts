@@ -296,16 +296,16 @@ export const newestTurnsFirstOlderOnDemand: Check<"page"> = async ({ page }) => 
 };
 
 /**
- * A history longer than a screen (24 turns; the first 20 arrive page by page, the rest
- * gathered) shows after a reload what the page showed before it: the newest 20 turns (the
- * quickstart's history window), and after "Show older" every reply's text, the oldest included,
- * in order. The turns' items cross from wasm when the page reads them
+ * A history longer than a screen and than one page of the turns listing (30 turns; the listing
+ * comes 25 a page, oldest first) shows after a reload what the page showed before it: the newest
+ * 20 turns (the quickstart's history window, following the newest turns while the pages come
+ * in), and after "Show older" every reply's text, the oldest included, in order. The turns' items cross from wasm when the page reads them
  * (`turnItems: "onRead"`, issue 16), so this reads what the user sees, not the SDK's view.
  */
 export const longHistoryAfterReload: Check<"page"> = async ({ page }) => {
   const errors = watchErrors(page);
   await open(page, "storyteller");
-  const turns = 24;
+  const turns = 30;
   for (let n = 1; n <= turns; n++) {
     await say(page, `Tell a story, 6 words, number ${n}`);
     await expect(page.getByTestId("text")).toHaveCount(n);
@@ -316,10 +316,10 @@ export const longHistoryAfterReload: Check<"page"> = async ({ page }) => {
   await page.reload();
   await expect(page.getByTestId("status")).toHaveText("idle", { timeout: 20_000 });
   // The quickstart's window: the newest 20 turns (their items read from the wasm as they render),
-  // then the 4 older ones once the user asks for them.
+  // then the 10 older ones once the user asks for them.
   await expect(page.getByTestId("text")).toHaveText(replies.slice(-20));
   await expect(page.getByTestId("user-message")).toHaveText(asked.slice(-20));
-  await expect(page.getByTestId("show-older")).toHaveText("Show older (4)");
+  await expect(page.getByTestId("show-older")).toHaveText("Show older (10)");
   await page.getByTestId("show-older").click();
   await expect(page.getByTestId("text")).toHaveText(replies);
   await expect(page.getByTestId("user-message")).toHaveText(asked);
