@@ -23,7 +23,9 @@ export type TabRole = "leader" | "follower" | "solo";
  *   logins);
  * - `reconnecting`: the connection dropped (or the browser is offline, or the turn is being
  *   rebuilt from listings) and the SDK is recovering; `connection` has the detail;
- * - `error`: something failed and did not recover: `error` says what.
+ * - `error`: something failed and did not recover: `error` says what — also a turn whose live
+ *   stream is gone (the badge's `liveUnavailable`, HTTP 412: the view shows what the server
+ *   persisted; `refresh()` checks again, a new message cancels the turn).
  */
 export type SessionStatus = "loading" | "idle" | "submitting" | "streaming" | "paused" | "reconnecting" | "error";
 
@@ -156,6 +158,8 @@ export class ChatStore {
    * stays out — so a user who scrolled back keeps their place.
    */
   #first: { turnId: string; pos: number; count: number } | undefined;
+  /** The error shown for a turn whose live stream is gone (see `#liveGone`), by turn. */
+  #liveGoneError: { turnId: string | null; error: ForgestreamError } | undefined;
   /** `showOlder` was called: the window keeps its first turn even while the history loads. */
   #widened = false;
   /** Bumped when the window is widened or resized, so `getSnapshot` makes a new snapshot. */
@@ -205,7 +209,7 @@ export class ChatStore {
 
   getSnapshot(): ChatSnapshot {
     const base = this.#source.getSnapshot();
-    const error = this.#actionError ?? base.error;
+    const error = this.#actionError ?? base.error ?? this.#liveGone(base.connection);
     const status = statusOf(base, error, this.#submitting > 0);
     const outbox = this.#outbox;
     const prev = this.#snapshot;
@@ -221,6 +225,22 @@ export class ChatStore {
     this.#derivedWindow = { version: this.#windowVersion, start };
     this.#snapshot = next;
     return next;
+  }
+
+  /**
+   * The error the chat shows while the core's badge reads `liveUnavailable`: the newest turn
+   * still runs on the server but its live stream is gone (HTTP 412 on subscribe, PROTOCOL §4 and §8; a server restart
+   * does it to every live stream), so the view shows what the server persisted and will not
+   * move by itself. Without it `status` read `idle` over a reply cut off mid-sentence (found by
+   * a new-user trial). One object per turn, so the snapshot keeps its identity while it lasts.
+   */
+  #liveGone(c: ConnectionState): ForgestreamError | null {
+    if (c.status !== "liveUnavailable") return null;
+    if (this.#liveGoneError?.turnId !== c.turnId) {
+      const message = "the live stream of this turn is gone (HTTP 412): showing what the server persisted. refresh() checks again (nothing is re-sent); a new message cancels this turn";
+      this.#liveGoneError = { turnId: c.turnId, error: new ForgestreamError("http", message, { retryable: true, status: 412 }) };
+    }
+    return this.#liveGoneError.error;
   }
 
   /**

@@ -316,6 +316,23 @@ describe("ChatStore", () => {
     expect(s2.messages[1]).toBe(m1[1]);
   });
 
+  it("a turn whose live stream is gone (liveUnavailable, HTTP 412) reads as an error, one object while it lasts, gone with it", () => {
+    const source = new Source();
+    const t1 = turn("t1", [msg("t1", "m1", { text: "Once upon a", complete: false })], { status: "running", input: said("a") });
+    const store = new ChatStore(source);
+    source.set({ ...snap([t1]), connection: { status: "liveUnavailable", turnId: "t1" } as SessionSnapshot["connection"] });
+    const s1 = store.getSnapshot();
+    expect(s1.status).toBe("error");
+    expect(s1.error).toMatchObject({ code: "http", status: 412, retryable: true });
+    expect(s1.error?.message).toContain("live stream of this turn is gone");
+    // A new view with the same badge: the same error object.
+    source.set({ ...snap([t1]), connection: { status: "liveUnavailable", turnId: "t1" } as SessionSnapshot["connection"] });
+    expect(store.getSnapshot().error).toBe(s1.error);
+    source.set({ ...snap([turn("t1", [msg("t1", "m1", { text: "Once upon a time." })], { input: said("a") })]), connection: { status: "done", turnId: "t1" } as SessionSnapshot["connection"] });
+    expect(store.getSnapshot().error).toBeNull();
+    expect(store.getSnapshot().status).toBe("idle");
+  });
+
   it("optimistic send: pending at once, reconciled with the turn (same key), status submitting then streaming", async () => {
     const source = new Source();
     const store = new ChatStore(source);
