@@ -1,7 +1,7 @@
 // Field cases on the default turn-items path (turnItems: "onRead"): what an app reads from
 // `turn.items` (before, during, after a stream; after reloads, rebuilds and faults) against the
 // engine's digest at each publication, the full path ("all") and what the server persisted.
-import { test, type Page } from "@playwright/test";
+import { test, type APIRequestContext, type Page } from "@playwright/test";
 import { expect } from "./expect";
 import { join } from "node:path";
 
@@ -38,6 +38,14 @@ async function waitConn(page: Page, statuses: string[], timeout = 60_000): Promi
 }
 
 /** Everything compared at the end: lazy view read now vs the digest, vs a fresh "all" client's load, vs a fresh lazy load. */
+/** Waits until the server's turn listing says `turnId` is done (its worker finished after a 412). */
+async function serverSaysDone(request: APIRequestContext, sid: string, turnId: string): Promise<void> {
+  await expect(async () => {
+    const res = await request.get(`/api/v1/sessions/${sid}/turns/${encodeURIComponent(turnId)}`);
+    expect(((await res.json()) as any).data.state.status).toBe("done");
+  }).toPass({ timeout: 40_000 });
+}
+
 async function finalChecks(page: Page, sid: string): Promise<void> {
   const r = await page.evaluate(async (sid) => {
     const fh = (window as any).__fh;
@@ -220,10 +228,7 @@ test.describe("field cases, turnItems onRead", () => {
     const mid = await page.evaluate(() => (window as any).__fh.final((window as any).__s.getSnapshot()));
     console.log("after 412 rebuild:", JSON.stringify(mid).slice(0, 300));
     const turnId = mid[0].turnId;
-    await expect(async () => {
-      const res = await request.get(`/api/v1/sessions/${sid}/turns/${encodeURIComponent(turnId)}`);
-      expect(((await res.json()) as any).data.state.status).toBe("done");
-    }).toPass({ timeout: 40_000 });
+    await serverSaysDone(request, sid, turnId);
     await page.evaluate(() => (window as any).__s.refresh());
     await waitConn(page, ["done"], 30_000);
     await finalChecks(page, sid);
@@ -239,10 +244,7 @@ test.describe("field cases, turnItems onRead", () => {
     const mid = await page.evaluate(() => ({ lazy: (window as any).__fh.final((window as any).__s.getSnapshot()), digest: (window as any).__fh.digestFinal((window as any).__s) }));
     expect(mid.lazy).toEqual(mid.digest);
     const turnId = mid.lazy[0].turnId;
-    await expect(async () => {
-      const res = await request.get(`/api/v1/sessions/${sid}/turns/${encodeURIComponent(turnId)}`);
-      expect(((await res.json()) as any).data.state.status).toBe("done");
-    }).toPass({ timeout: 40_000 });
+    await serverSaysDone(request, sid, turnId);
     await page.evaluate(() => (window as any).__s.refresh());
     await waitConn(page, ["done"], 30_000);
     await finalChecks(page, sid);
