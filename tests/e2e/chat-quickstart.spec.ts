@@ -1,5 +1,5 @@
 import { test } from "@playwright/test";
-import { historyShowsWhileLoading, longHistoryAfterReload, newestTurnsFirstOlderOnDemand, optimisticWhileServerDown, stopKeepsText, strictModeOneSession } from "./checks/chat";
+import { historyShowsWhileLoading, liveStreamGoneIsAnError, longHistoryAfterReload, newestTurnsFirstOlderOnDemand, optimisticWhileServerDown, stopKeepsText, strictModeOneSession } from "./checks/chat";
 
 // The chat-grade API (issue 13) through the README's React quickstart page. The checks live in
 // checks/chat.ts so that firefox.spec.ts runs the same code in Firefox.
@@ -9,3 +9,4 @@ test("the user's message shows at once while the server is down; once it is back
 test("after a reload the chat shows the listed history while the timeline still loads", ({ page }) => historyShowsWhileLoading({ page }));
 test("a long history shows its newest turns first; Show older adds the older ones above, keeping the user's place", ({ page }) => newestTurnsFirstOlderOnDemand({ page }));
 test("a history longer than a screen shows after a reload as before it: the newest 20 turns, then the older ones on Show older", ({ page }) => longHistoryAfterReload({ page }));
+test("a turn whose live stream is gone (412) reads as an error, and a new message moves on", ({ page }) => liveStreamGoneIsAnError({ page }));

@@ -11,7 +11,7 @@ import { eightSessionsAllStream, eightTabsOneStream, leaderCancels, leaderClosed
 import { twoTabsApproveAtOnce } from "./checks/actions";
 import { cancelEndsStuckTurn, crashStuckTurnShowsLiveUnavailable, newTurnCancelsStuckTurn } from "./checks/lifecycle";
 import { interruptShowsCancelled, concurrentRestoresShareOneSubscribe, stalePointerRestoresNull, respondRightAfterRestore, reconnectGapsAboveFloor, twoHandlesOneStream, disconnectShowsIdleAtOnce, reactHandleCloseLeavesNoLiveBadge } from "./checks/engine";
-import { agentsScopeRestore, forgetInScope, historyShowsWhileLoading, longHistoryAfterReload, newestTurnsFirstOlderOnDemand, optimisticWhileServerDown, rememberedAtOnce, stopKeepsText, strictModeOneSession } from "./checks/chat";
+import { agentsScopeRestore, forgetInScope, historyShowsWhileLoading, liveStreamGoneIsAnError, longHistoryAfterReload, newestTurnsFirstOlderOnDemand, optimisticWhileServerDown, rememberedAtOnce, stopKeepsText, strictModeOneSession } from "./checks/chat";
 import { approvalAnnouncedFocusMoves, phoneLayout, phoneNestedCardsFit, replyAnnouncedOnce, wideColumns } from "./checks/layout";
 import { closeAbortsExport, refundEventsExported } from "./checks/events";
 import { badRequestOnResumeFallsBack, crossOriginRefusedLastEventId, reloadFollowsTheNewerRunningTurn, quickstartShowsLoadingWhileRestoring, reloadRightAfterCreatePost } from "./checks/restore";
@@ -74,6 +74,7 @@ test("a new session is remembered at once: reloading the empty chat creates no s
 test("after a reload the chat shows the listed history while the timeline still loads", ({ fx }) => historyShowsWhileLoading(fx));
 test("a long history shows its newest turns first; Show older adds the older ones above, keeping the user's place", ({ fx }) => newestTurnsFirstOlderOnDemand(fx));
 test("a history longer than a screen shows after a reload as before it: the newest 20 turns, then the older ones on Show older", ({ fx }) => longHistoryAfterReload(fx));
+test("a turn whose live stream is gone (412) reads as an error, and a new message moves on", ({ fx }) => liveStreamGoneIsAnError(fx));
 test("two agents on one origin do not restore each other's session", ({ fx }) => agentsScopeRestore(fx));
 test("forget(id): restore() resolves null afterwards, in that scope only", ({ fx }) => forgetInScope(fx));
 test("at 360 × 740: no sideways scroll; tabs reach every panel; the approval card and composer fit", ({ fx }) => phoneLayout(fx));

@@ -326,3 +326,33 @@ export const longHistoryAfterReload: Check<"page"> = async ({ page }) => {
   expect(asked[0]).toContain("number 1");
   expect(errors).toEqual([]);
 };
+
+/**
+ * A turn whose live stream is gone (HTTP 412 on subscribe: after a server restart every live
+ * stream is) reads as an error on the quickstart, not as `idle` over a reply cut off
+ * mid-sentence: after a reload mid-story whose subscribe answers 412, `status` is `error` and
+ * the alert says the live stream is gone; a new message cancels that turn and the chat is idle
+ * again without the alert.
+ */
+export const liveStreamGoneIsAnError: Check<"page"> = async ({ page }) => {
+  const errors = watchErrors(page, [/status of 412/]);
+  await open(page, "storyteller");
+  await say(page, "Tell a story, 3000 words, 20 ms");
+  await expect(page.getByTestId("text").last()).toHaveText(/.{60,}/s);
+  await expect(page.getByTestId("status")).toHaveText("streaming");
+  // The server's 412 while `gone`; then subscribes pass through again.
+  let gone = true;
+  await page.route(/\/turns\/[^/]+\/subscribe/, (route) =>
+    gone ? route.fulfill({ status: 412, contentType: "application/json", body: JSON.stringify({ error: { message: "live stream not found" } }) }) : route.continue(),
+  );
+  await page.reload();
+  await expect(page.getByTestId("status")).toHaveText("error", { timeout: 20_000 });
+  await expect(page.getByTestId("error")).toContainText("http: the live stream of this turn is gone (HTTP 412)");
+  await shot(page, "chat-live-stream-gone");
+  gone = false;
+  await say(page, "Tell a story, 12 words");
+  await expect(page.getByTestId("status")).toHaveText("idle", { timeout: 20_000 });
+  await expect(page.getByTestId("error")).toHaveCount(0);
+  await expect(page.getByTestId("user-message")).toHaveCount(2);
+  expect(errors).toEqual([]);
+};

@@ -221,8 +221,11 @@ export interface RouteInfo {
   abort(errorCode?: string): Promise<void>;
   /** Sends the request (method, URL, headers, body as the page sent it) from Node; buffered. */
   fetch(): Promise<globalThis.Response>;
-  /** Answers with `response`'s status and headers and `body` (defaults to its own body). */
-  fulfill(options: { response: globalThis.Response; body?: string }): Promise<void>;
+  /**
+   * Answers with `response`'s status and headers and `body` (defaults to its own body), or —
+   * without `response` — with `status` (default 200), `contentType` and `body`, as Playwright's.
+   */
+  fulfill(options: { response?: globalThis.Response; status?: number; contentType?: string; body?: string }): Promise<void>;
 }
 
 /** Playwright's `ConsoleMessage` as the checks read it. */
@@ -409,7 +412,8 @@ export class FirefoxPage {
             const buffered = await res.text();
             return new Response(buffered, { status: res.status, statusText: res.statusText, headers: res.headers });
           },
-          fulfill: async ({ response, body }) => {
+          fulfill: async ({ response: given, status, contentType, body }) => {
+            const response = given ?? new Response(body ?? "", { status: status ?? 200, headers: contentType ? { "content-type": contentType } : {} });
             const text = body ?? (await response.text());
             const headers: { name: string; value: { type: "string"; value: string } }[] = [];
             response.headers.forEach((value, name) => {
