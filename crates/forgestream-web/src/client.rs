@@ -493,7 +493,7 @@ impl WasmSession {
     #[wasm_bindgen(js_name = turnItems, unchecked_return_type = "TurnItemsRead | null")]
     pub fn turn_items(&self, turn_id: String) -> Result<JsValue, JsValue> {
         self.read(|session| match session.turn_items(&turn_id) {
-            Some(read) => snapshot::turn_items_to_js(&read),
+            Some(read) => snapshot::turn_items_to_js(read),
             None => Ok(JsValue::NULL),
         })
     }

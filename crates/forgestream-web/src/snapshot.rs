@@ -10,7 +10,7 @@
 //! decisions) come in the same way, as JSON text ([`json_from_js`]).
 use forgestream_core::reduce::ItemView;
 use forgestream_core::session::{CoreChanges, ErrorCode, HeldItems, SessionError};
-use forgestream_core::wire::write::{to_string as json_text, Encode, Object};
+use forgestream_core::wire::write::{to_string as json_text, Encode};
 use wasm_bindgen::{JsCast, JsValue};
 
 /// Items cross in texts of about this many bytes of JSON (64 KiB; an item is never split).
@@ -39,14 +39,11 @@ pub fn to_js(mut out: CoreChanges<'_>) -> Result<JsValue, SessionError> {
 /// items crossing in batches as a change set's do ([`to_js`]). The first read of a long turn is
 /// its whole text at once (W1's turn: 547 KB); as one text, its buffer doubled past 1 MB while
 /// it grew, and the wasm memory's high-water mark, which never comes down, with it.
-pub fn turn_items_to_js(read: &HeldItems<'_>) -> Result<JsValue, SessionError> {
-    let mut envelope = String::new();
-    let mut o = Object::open(&mut envelope);
-    o.member("turnId", read.turn_id);
-    o.member("drain", &read.drain);
-    o.close();
-    let items: Vec<&ItemView> = read.items.iter().map(AsRef::as_ref).collect();
-    with_items(envelope, &items)
+pub fn turn_items_to_js(mut read: HeldItems<'_>) -> Result<JsValue, SessionError> {
+    let items = std::mem::take(&mut read.items);
+    let items: Vec<&ItemView> = items.iter().map(AsRef::as_ref).collect();
+    // Always with `items` (`[]` for none): `with_items` adds them to the rest.
+    with_items(json_text(&read), &items)
 }
 
 /// `envelope` (a JSON object without `items`) with `"items": [...items]`, as a JS value: one

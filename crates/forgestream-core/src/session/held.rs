@@ -75,8 +75,9 @@ impl HeldTurns {
     }
 }
 
-/// [`Session::turn_items`]'s answer: `{"turnId": string, "drain": number, "items": ItemView[]}`,
-/// the items in the turn's stream order (the consumer orders them by its header's `itemKeys`).
+/// [`Session::turn_items`]'s answer: `{"turnId": string, "drain": number, "items": ItemView[]}`
+/// (`items` left out when empty), the items in the turn's stream order (the consumer orders
+/// them by its header's `itemKeys`).
 #[derive(Debug)]
 pub struct HeldItems<'a> {
     /// The turn.
@@ -92,8 +93,12 @@ impl Encode for HeldItems<'_> {
         let mut o = Object::open(out);
         o.member("turnId", self.turn_id);
         o.member("drain", &self.drain);
-        let items: Vec<&ItemView> = self.items.iter().map(|i| i.as_ref()).collect();
-        o.member("items", &items);
+        // Left out when empty, as a change set's `items`: the web crate takes them out and
+        // sends them after the rest, in batches.
+        if !self.items.is_empty() {
+            let items: Vec<&ItemView> = self.items.iter().map(|i| i.as_ref()).collect();
+            o.member("items", &items);
+        }
         o.close();
     }
 }
