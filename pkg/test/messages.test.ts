@@ -7,7 +7,8 @@
 import { describe, expect, it } from "vitest";
 import { isDeepStrictEqual } from "node:util";
 import { deriveMessages, MessageDeriver, shareStructure, type AssistantMessage, type ChatMessage, type OutboxEntry, type ToolPart } from "../src/messages.js";
-import { ChatStore, type ViewSource } from "../src/chat.js";
+import { ChatStore } from "../src/chat.js";
+import { FakeSource } from "./source.js";
 import { EMPTY_SNAPSHOT } from "../src/snapshot.js";
 import { ForgestreamError } from "../src/errors.js";
 import type { ItemView, PendingAction, SessionSnapshot, ThreadView, TurnSnapshot } from "../src/types.js";
@@ -284,19 +285,9 @@ describe("deriveMessages reuses unchanged turns", () => {
   });
 });
 
-class Source implements ViewSource {
-  snapshot: SessionSnapshot = snap([]);
-  listeners = new Set<() => void>();
-  subscribe(l: () => void) {
-    this.listeners.add(l);
-    return () => this.listeners.delete(l);
-  }
-  getSnapshot() {
-    return this.snapshot;
-  }
-  set(s: SessionSnapshot) {
-    this.snapshot = s;
-    for (const l of this.listeners) l();
+class Source extends FakeSource {
+  constructor() {
+    super(snap([]));
   }
 }
 

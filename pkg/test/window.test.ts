@@ -5,7 +5,8 @@
  * crossed from wasm). Snapshots are built by hand in the core's view shapes.
  */
 import { describe, expect, it } from "vitest";
-import { ChatStore, DEFAULT_SHOWN_TURNS, type ViewSource } from "../src/chat.js";
+import { ChatStore, DEFAULT_SHOWN_TURNS } from "../src/chat.js";
+import { FakeSource } from "./source.js";
 import { deriveMessages, type ChatMessage } from "../src/messages.js";
 import { EMPTY_SNAPSHOT } from "../src/snapshot.js";
 import type { ItemView, SessionSnapshot, TurnSnapshot } from "../src/types.js";
@@ -57,19 +58,13 @@ function turn(turnId: string, o: { text?: string; input?: unknown[]; status?: Tu
 /** `n` turns `<prefix>0` … `<prefix>{n-1}`. */
 const history = (n: number, prefix = "t") => Array.from({ length: n }, (_, i) => turn(`${prefix}${i}`));
 
-class Source implements ViewSource {
-  snapshot: SessionSnapshot = EMPTY_SNAPSHOT;
-  listeners = new Set<() => void>();
-  subscribe(l: () => void) {
-    this.listeners.add(l);
-    return () => this.listeners.delete(l);
+class Source extends FakeSource {
+  constructor() {
+    super(EMPTY_SNAPSHOT);
   }
-  getSnapshot() {
-    return this.snapshot;
-  }
-  set(turns: readonly TurnSnapshot[], status: "idle" | "loading" | "live" = "idle") {
-    this.snapshot = { ...EMPTY_SNAPSHOT, sessionId: "s1", turns, connection: { status, turnId: null } as SessionSnapshot["connection"] };
-    for (const l of this.listeners) l();
+  /** A snapshot of `turns` with the connection badge at `status`. */
+  setTurns(turns: readonly TurnSnapshot[], status: "idle" | "loading" | "live" = "idle") {
+    this.set({ ...EMPTY_SNAPSHOT, sessionId: "s1", turns, connection: { status, turnId: null } as SessionSnapshot["connection"] });
   }
 }
 
@@ -79,7 +74,7 @@ const ids = (turns: readonly TurnSnapshot[]) => turns.map((t) => t.turnId);
 
 function open(turns: readonly TurnSnapshot[]): { source: Source; store: ChatStore } {
   const source = new Source();
-  source.set(turns);
+  source.setTurns(turns);
   return { source, store: new ChatStore(source) };
 }
 
@@ -131,7 +126,7 @@ describe("the history window", () => {
     const before = store.getSnapshot();
     expect(before.olderTurns).toBe(8);
     const live = turn("c30", { status: "running", complete: false, text: "stre" });
-    source.set([...turns, live]);
+    source.setTurns([...turns, live]);
     const after = store.getSnapshot();
     expect(after.olderTurns).toBe(8);
     expect(turnsOf(after.messages)).toEqual(ids([...turns.slice(8), live]));
@@ -140,7 +135,7 @@ describe("the history window", () => {
     const more = history(25, "d");
     const second = open(more.slice(0, 20));
     expect(second.store.getSnapshot().olderTurns).toBe(0);
-    second.source.set(more);
+    second.source.setTurns(more);
     expect(second.store.getSnapshot().olderTurns).toBe(0);
     expect(turnsOf(second.store.getSnapshot().messages)).toEqual(ids(more));
   });
@@ -150,7 +145,7 @@ describe("the history window", () => {
     const { source, store } = open(turns.slice(40));
     const first = store.getSnapshot();
     expect(first.olderTurns).toBe(0);
-    source.set(turns);
+    source.setTurns(turns);
     const later = store.getSnapshot();
     expect(later.olderTurns).toBe(40);
     expect(later.messages).toBe(first.messages);
@@ -160,26 +155,26 @@ describe("the history window", () => {
   it("follows the newest turns while the history loads (the turns listing comes oldest first), then keeps its first turn", () => {
     const turns = history(55, "l");
     const source = new Source();
-    source.set(turns.slice(0, 25), "loading");
+    source.setTurns(turns.slice(0, 25), "loading");
     const store = new ChatStore(source);
     expect(store.getSnapshot().olderTurns).toBe(5);
     // The listing's next pages add newer turns at the end: the window moves with them.
-    source.set(turns.slice(0, 50), "loading");
+    source.setTurns(turns.slice(0, 50), "loading");
     expect(store.getSnapshot().olderTurns).toBe(30);
-    source.set(turns, "loading");
+    source.setTurns(turns, "loading");
     expect(store.getSnapshot().olderTurns).toBe(35);
     expect(turnsOf(store.getSnapshot().messages)).toEqual(ids(turns.slice(35)));
     // Loaded: a new turn joins at the end and the window keeps its first turn.
-    source.set(turns, "idle");
-    source.set([...turns, turn("l55")], "live");
+    source.setTurns(turns, "idle");
+    source.setTurns([...turns, turn("l55")], "live");
     expect(store.getSnapshot().olderTurns).toBe(35);
     // A user who scrolled back while it loaded keeps their place.
     const other = new Source();
-    other.set(turns.slice(0, 25), "loading");
+    other.setTurns(turns.slice(0, 25), "loading");
     const widened = new ChatStore(other);
     widened.showOlder(2);
     expect(widened.getSnapshot().olderTurns).toBe(3);
-    other.set(turns, "loading");
+    other.setTurns(turns, "loading");
     expect(widened.getSnapshot().olderTurns).toBe(3);
   });
 
@@ -201,7 +196,7 @@ describe("the history window", () => {
     expect(all.olderTurns).toBe(0);
     expect(all.messages).toEqual(deriveMessages(all, []));
     store.showTurns(5);
-    source.set([...turns, turn("g45")]);
+    source.setTurns([...turns, turn("g45")]);
     expect(store.getSnapshot().olderTurns).toBe(0);
     // A size of 5 on a fresh session shows the newest 5; showOlder then widens by 5.
     const other = open(history(45, "h"));
