@@ -14,8 +14,53 @@ use alloc::collections::btree_map;
 use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::cmp::Ordering;
 use core::fmt;
 use core::slice;
+
+/// Whether two ids are the same bytes (`a == b`), compared eight bytes at a time.
+///
+/// Why not `==`: `str` equality calls `memcmp`, which in the wasm build is compiler-builtins'
+/// byte-at-a-time loop, called out of line — a few per text delta (the message's id, its
+/// thread, the change set's entry) were ~4% of W1's time in Chromium (issue 16). Ids share
+/// long prefixes (ULIDs start with their timestamp), so the compare runs deep.
+#[inline]
+pub(crate) fn same_id(a: &str, b: &str) -> bool {
+    a.len() == b.len() && id_order(a, b) == Ordering::Equal
+}
+
+/// `a.cmp(b)` (byte-wise, as `str`'s `Ord`), eight bytes at a time: big-endian words order as
+/// their bytes do. See [`same_id`] for why.
+#[inline]
+pub(crate) fn id_order(a: &str, b: &str) -> Ordering {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let common = a.len().min(b.len());
+    let mut at = 0;
+    while at + 8 <= common {
+        let (x, y) = (word(a, at), word(b, at));
+        if x != y {
+            return x.cmp(&y);
+        }
+        at += 8;
+    }
+    let (a_rest, b_rest) = (a.get(at..common), b.get(at..common));
+    let pairs = a_rest
+        .unwrap_or_default()
+        .iter()
+        .zip(b_rest.unwrap_or_default());
+    match pairs.into_iter().find(|(x, y)| x != y) {
+        Some((x, y)) => x.cmp(y),
+        None => a.len().cmp(&b.len()),
+    }
+}
+
+/// The eight bytes of `s` at `at` as a big-endian word (0 past the end: callers stay inside).
+#[inline(always)]
+fn word(s: &[u8], at: usize) -> u64 {
+    s.get(at..at.saturating_add(8))
+        .and_then(|w| <[u8; 8]>::try_from(w).ok())
+        .map_or(0, u64::from_be_bytes)
+}
 
 /// Entries a map keeps in a sorted vector before it moves them to a B-tree.
 ///
@@ -36,7 +81,7 @@ impl Index {
     fn get(&self, id: &str) -> Option<u32> {
         match self {
             Index::Small(v) => v
-                .binary_search_by(|(k, _)| k.as_str().cmp(id))
+                .binary_search_by(|(k, _)| id_order(k, id))
                 .ok()
                 .map(|i| v[i].1),
             Index::Large(m) => m.get(id).copied(),
@@ -53,7 +98,7 @@ impl Index {
     /// Adds `id` (not present) → `slot`.
     fn add(&mut self, id: String, slot: u32) {
         match self {
-            Index::Small(v) => match v.binary_search_by(|(k, _)| k.as_str().cmp(&id)) {
+            Index::Small(v) => match v.binary_search_by(|(k, _)| id_order(k, &id)) {
                 Ok(i) => v[i].1 = slot,
                 Err(i) if v.len() < SMALL_MAX => {
                     if v.len() == v.capacity() {
@@ -78,7 +123,7 @@ impl Index {
     fn remove(&mut self, id: &str) -> Option<u32> {
         match self {
             Index::Small(v) => {
-                let i = v.binary_search_by(|(k, _)| k.as_str().cmp(id)).ok()?;
+                let i = v.binary_search_by(|(k, _)| id_order(k, id)).ok()?;
                 Some(v.remove(i).1)
             }
             Index::Large(m) => m.remove(id),
@@ -183,6 +228,23 @@ impl<V> IdMap<V> {
     /// The value in `slot` (from [`IdMap::slot_of`]), if it is filled.
     pub(crate) fn at(&self, slot: u32) -> Option<&V> {
         self.slot(slot)
+    }
+
+    /// The value of `id`, trying slot `hint` first (a slot an earlier call found, updated
+    /// here): `key_of` gives a value's own id, so a stale hint (the entry removed, its slot
+    /// reused) is never wrong, only a lookup more. For the live path, where delta after delta
+    /// names the same message: one id compare instead of an index search.
+    pub(crate) fn get_mut_hinted(
+        &mut self,
+        id: &str,
+        hint: &mut u32,
+        key_of: impl Fn(&V) -> &str,
+    ) -> Option<&mut V> {
+        let hit = self.slot(*hint).is_some_and(|v| same_id(key_of(v), id));
+        if !hit {
+            *hint = self.index.get(id)?;
+        }
+        self.slots.get_mut(*hint as usize).and_then(Option::as_mut)
     }
 
     /// Whether `id` has a value.
@@ -399,6 +461,51 @@ mod tests {
             }
             // Slots are reused: never more than the most entries ever held, plus nothing.
             prop_assert!(ours.slots.len() <= 48);
+        }
+    }
+
+    /// Ids as the protocol has them (ULID-like, long shared prefixes) and arbitrary text.
+    fn id_text() -> impl Strategy<Value = String> {
+        prop_oneof!["01m8rda4m[0-9a-z]{0,20}", "[a-c]{0,20}", any::<String>(),]
+    }
+
+    proptest! {
+        /// The word-wise compares agree with `str`'s `==` and `Ord` on any two strings.
+        #[test]
+        fn id_compares_agree_with_str(a in id_text(), b in id_text()) {
+            prop_assert_eq!(id_order(&a, &b), a.cmp(&b));
+            prop_assert_eq!(same_id(&a, &b), a == b);
+            prop_assert!(same_id(&a, &a.clone()));
+            let longer = alloc::format!("{a}{b}");
+            prop_assert_eq!(id_order(&a, &longer), a.as_str().cmp(longer.as_str()));
+        }
+
+        /// A hinted lookup finds what `get` finds, whatever the hint (stale, reused, out of
+        /// range), and leaves a hint that finds it at once.
+        #[test]
+        fn hinted_lookup_equals_get(
+            keys in proptest::collection::vec("[a-f]{1,3}", 1..40),
+            removed in proptest::collection::vec(any::<u8>(), 0..10),
+            hint in any::<u32>(),
+            probe in "[a-f]{1,3}",
+        ) {
+            let mut map: IdMap<String> = IdMap::new();
+            for k in &keys {
+                map.insert(k.clone(), k.clone());
+            }
+            for r in removed {
+                let k = keys[r as usize % keys.len()].clone();
+                map.remove(&k);
+            }
+            // Reuse emptied slots with other ids, so a stale hint names another entry.
+            map.insert(String::from("zz"), String::from("zz"));
+            let expected = map.get(&probe).cloned();
+            let mut hint = hint;
+            let found = map.get_mut_hinted(&probe, &mut hint, String::as_str).cloned();
+            prop_assert_eq!(&found, &expected);
+            if expected.is_some() {
+                prop_assert_eq!(map.at(hint), expected.as_ref());
+            }
         }
     }
 }

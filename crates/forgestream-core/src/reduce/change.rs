@@ -5,7 +5,7 @@ use alloc::vec::Vec;
 use core::fmt;
 use serde::Serialize;
 
-use crate::id_map::{IdMap, IdSet};
+use crate::id_map::{same_id, IdMap, IdSet};
 
 /// One changed (or removed) item, with its new version.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -196,7 +196,7 @@ impl ChangeSet {
         if let Some(existing) = recent
             .iter_mut()
             .rev()
-            .find(|c| c.key == key && c.turn_id == turn_id)
+            .find(|c| same_id(&c.key, key) && same_id(&c.turn_id, turn_id))
         {
             existing.appended = chain(existing, version, appended);
             existing.version = version;

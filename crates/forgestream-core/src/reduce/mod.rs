@@ -119,6 +119,8 @@ pub struct SessionView {
     /// Turns were added or relinked since the chain order was computed.
     order_dirty: bool,
     usage_dirty: bool,
+    /// Where the last text delta's turn and message were found (the live fast path's guess).
+    hot: live::HotSlots,
 }
 
 impl SessionView {
@@ -141,6 +143,7 @@ impl SessionView {
             pending_dirty: false,
             order_dirty: false,
             usage_dirty: false,
+            hot: live::HotSlots::default(),
         }
     }
 

@@ -242,7 +242,7 @@ impl SseParser {
         // terminators are ASCII, so each line and value of a valid region is valid too).
         let region_len = memchr::memrchr2(b'\n', b'\r', rest).map_or(0, |last| last + 1);
         let (region, partial) = rest.split_at_checked(region_len).unwrap_or((&[], rest));
-        let text = core::str::from_utf8(region).ok();
+        let text = simdutf8::basic::from_utf8(region).ok();
         let mut start = 0;
         let mut crlf_at = None;
         for end in memchr::memchr2_iter(b'\n', b'\r', region) {
