@@ -8,8 +8,8 @@ mod support;
 
 use forgestream_core::reduce::{ReducerConfig, SessionView};
 use forgestream_core::session::{
-    Api, Command, Config, Effect, Flavor, Input, Method, Session, Settled, HISTORY_APPLY_MS,
-    HISTORY_SCREEN_TURNS,
+    Api, Command, Config, Effect, Flavor, Input, Method, Session, Settled,
+    HISTORY_APPLY_MAX_EVENTS, HISTORY_APPLY_MS, HISTORY_SCREEN_TURNS,
 };
 use forgestream_core::wire;
 use proptest::prelude::*;
@@ -51,20 +51,28 @@ fn item_keys(view: &SessionView) -> Shown {
 /// response `step_ms` after the last; returns the engine, the view's item keys after each
 /// timeline page, and whether a notification came after each page.
 fn load(pages: &[Vec<serde_json::Value>], step_ms: u64) -> (Session, Vec<Shown>, Vec<bool>) {
-    load_with(pages, step_ms, HISTORY_SCREEN_TURNS)
+    load_with(
+        pages,
+        step_ms,
+        HISTORY_SCREEN_TURNS,
+        HISTORY_APPLY_MAX_EVENTS,
+    )
 }
 
-/// [`load`] with `history_screen_turns` set to `screen_turns`.
+/// [`load`] with `history_screen_turns` set to `screen_turns` and `history_apply_max_events`
+/// to `max_events`.
 fn load_with(
     pages: &[Vec<serde_json::Value>],
     step_ms: u64,
     screen_turns: usize,
+    max_events: usize,
 ) -> (Session, Vec<Shown>, Vec<bool>) {
     let mut s = Session::new(
         "s1",
         Config {
             max_frame_bytes: 1 << 20,
             history_screen_turns: screen_turns,
+            history_apply_max_events: max_events,
             ..Config::new(Api::new("http://h", Flavor::TrueForge))
         },
     );
@@ -208,7 +216,7 @@ fn pages_arriving_back_to_back_are_applied_together() {
     let items = timeline();
     let pages: Vec<Vec<serde_json::Value>> = items.iter().map(|i| vec![i.clone()]).collect();
     // Once one turn shows (a screen of one), the rest gather.
-    let (s, after_page, _) = load_with(&pages, 1, 1);
+    let (s, after_page, _) = load_with(&pages, 1, 1, HISTORY_APPLY_MAX_EVENTS);
     let changes = after_page.windows(2).filter(|w| w[0] != w[1]).count();
     assert!(
         changes <= 2,
@@ -226,6 +234,48 @@ fn pages_arriving_back_to_back_are_applied_together() {
     assert_eq!(s.view().summary(), reference(&items).summary());
 }
 
+/// Gathering stops at `history_apply_max_events`: pages arriving back to back are applied at
+/// least every that many events (plus the held-back run of the oldest turn, which the next page
+/// may continue), so the decoded events waiting stay bounded — and the view at the end is the
+/// same.
+#[test]
+fn gathering_stops_at_the_event_bound() {
+    let items = timeline();
+    let pages: Vec<Vec<serde_json::Value>> = items.iter().map(|i| vec![i.clone()]).collect();
+    let bound = 5;
+    // The longest run of one turn's events: the most that can be held back beyond the bound.
+    let longest_turn = items
+        .chunk_by(|a, b| a["turn_id"] == b["turn_id"])
+        .map(<[serde_json::Value]>::len)
+        .max()
+        .unwrap();
+    let (s, after_page, _) = load_with(&pages, 1, 1, bound);
+    let changed: Vec<usize> = (1..after_page.len())
+        .filter(|&n| after_page[n] != after_page[n - 1])
+        .collect();
+    let (_, unbounded, _) = load_with(&pages, 1, 1, HISTORY_APPLY_MAX_EVENTS);
+    let unbounded_changes = (1..unbounded.len())
+        .filter(|&n| unbounded[n] != unbounded[n - 1])
+        .count();
+    assert!(
+        changed.len() > unbounded_changes,
+        "{} applies with a bound of {bound}, {unbounded_changes} without",
+        changed.len()
+    );
+    let first = after_page.iter().position(|v| !v.is_empty()).unwrap();
+    for gap in changed
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .chain([changed[0] - first])
+    {
+        assert!(
+            gap <= bound + longest_turn,
+            "{gap} pages between applies: bound {bound}, longest turn {longest_turn} events"
+        );
+    }
+    assert_eq!(s.view().summary(), reference(&items).summary());
+}
+
 /// Until a screenful of turns shows (`history_screen_turns`), every page that completes a turn
 /// shows it at once, however fast the pages come; after that they gather. Here a screen of 3
 /// turns, one event per page, pages 1 ms apart: the view shows 1, then 2, then 3 turns on the
@@ -237,7 +287,7 @@ fn a_screenful_of_turns_shows_page_by_page_then_pages_gather() {
     let whole = reference(&items);
     let turns = whole.turn_ids().len();
     assert!(turns > 4, "{turns} turns");
-    let (s, after_page, _) = load_with(&pages, 1, 3);
+    let (s, after_page, _) = load_with(&pages, 1, 3, HISTORY_APPLY_MAX_EVENTS);
     let counts: Vec<usize> = after_page.iter().map(Vec::len).collect();
     for n in 1..=3 {
         assert!(

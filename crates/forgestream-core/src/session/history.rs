@@ -13,7 +13,9 @@
 //! pages that arrive less than a gap after the last apply are gathered and applied with a later
 //! one — the gap starts at [`HISTORY_APPLY_MS`] and doubles per apply up to
 //! [`HISTORY_APPLY_MAX_MS`]: the rebuild is O(turns), and a loopback load of 1,000 pages would
-//! otherwise pay it 1,000 times.
+//! otherwise pay it 1,000 times. Gathering stops at
+//! [`Config::history_apply_max_events`](super::Config::history_apply_max_events), which bounds
+//! the memory the waiting (decoded) events take.
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -137,6 +139,7 @@ impl Session {
                 items.extend(page.data);
                 if let NextPage::Follow(_) = next {
                     let due = screen_short
+                        || items.len() >= self.config.history_apply_max_events
                         || h.applied_at.is_none_or(|at| {
                             self.now_ms >= at.saturating_add(apply_gap_ms(h.applies))
                         });

@@ -143,6 +143,9 @@ pub struct Config {
     /// screen first); after, pages arriving less than the apply gap apart are gathered
     /// ([`HISTORY_APPLY_MS`]). Default [`HISTORY_SCREEN_TURNS`].
     pub history_screen_turns: usize,
+    /// The most timeline events a history load gathers before applying them, gap or not
+    /// (decoded events waiting take memory). Default [`HISTORY_APPLY_MAX_EVENTS`].
+    pub history_apply_max_events: usize,
     /// Which turns' items every change set carries (option `turnItems`; the `held` module's
     /// docs): the turns read so far (default), or all of them.
     pub turn_items: TurnItems,
@@ -168,6 +171,7 @@ impl Config {
             reducer: ReducerConfig::default(),
             page_origin: None,
             history_screen_turns: HISTORY_SCREEN_TURNS,
+            history_apply_max_events: HISTORY_APPLY_MAX_EVENTS,
             turn_items: TurnItems::OnRead,
         }
     }
@@ -193,6 +197,14 @@ pub const HISTORY_APPLY_MS: u64 = 100;
 /// The longest gap between two applies of history pages (ms): a long load still shows its older
 /// turns every few seconds.
 pub const HISTORY_APPLY_MAX_MS: u64 = 3_200;
+/// The default [`Config::history_apply_max_events`]: the most timeline events gathered before
+/// they are applied, gap or not. Gathered events wait
+/// decoded (~850 bytes each natively, more than their JSON), and on a fast network the last
+/// 3.2 s gap gathered most of a long history at once: W2's wasm memory high-water mark was the
+/// view plus 30–60 MB of waiting events, kept by the allocator after they were applied (issue
+/// 16). 10,000 events (a hundred 100-event pages) bounds that at ~9 MB for a few more applies
+/// (W2: ~15 instead of ~6; each rebuilds the chain order over every turn).
+pub const HISTORY_APPLY_MAX_EVENTS: usize = 10_000;
 /// Re-reads of an interrupted turn the server still reports running, 250 ms apart.
 const MAX_TURN_CHECKS: u32 = 20;
 const TURN_CHECK_STEP_MS: u64 = 250;

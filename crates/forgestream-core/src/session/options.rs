@@ -330,6 +330,7 @@ impl ClientConfig {
             inspect: self.inspect,
             reducer: self.reducer.clone(),
             history_screen_turns: super::HISTORY_SCREEN_TURNS,
+            history_apply_max_events: super::HISTORY_APPLY_MAX_EVENTS,
             turn_items: self.turn_items,
         }
     }
