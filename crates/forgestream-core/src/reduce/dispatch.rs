@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::change::{ChangeSet, ReduceError, Warning};
 use super::merge;
+use super::turn_key;
 use super::view::{
     ItemBody, ItemView, McpAuthServerView, McpServerView, MessageView, PendingKind,
     RequiredCallView, RequiredRecord, ThreadStatus, ThreadView, ToolResultView, TurnInternal,
@@ -26,7 +27,7 @@ fn is_subagent(thread_id: Option<&str>) -> Option<&str> {
 
 impl SessionView {
     pub(super) fn ensure_turn(&mut self, turn_id: &str, cs: &mut ChangeSet) {
-        if self.turns.contains_key(turn_id) {
+        if self.turns.get_keyed(turn_id, turn_key).is_some() {
             return;
         }
         self.turns.insert(
@@ -105,7 +106,7 @@ impl SessionView {
         created_at: Option<&str>,
         cs: &mut ChangeSet,
     ) {
-        let Some(turn) = self.turns.get_mut(turn_id) else {
+        let Some(turn) = self.turns.get_keyed_mut(turn_id, turn_key) else {
             return;
         };
         let mut changed = false;
@@ -148,7 +149,7 @@ impl SessionView {
         event: wire::Event,
         cs: &mut ChangeSet,
     ) -> Result<(), ReduceError> {
-        let Some(turn) = self.turns.get_mut(turn_id) else {
+        let Some(turn) = self.turns.get_keyed_mut(turn_id, turn_key) else {
             return Ok(());
         };
         let frozen = turn.internal.terminal
@@ -214,7 +215,7 @@ impl SessionView {
         persisted: bool,
     ) -> Result<(), ReduceError> {
         let cap = self.config.max_events_per_turn;
-        let Some(turn) = self.turns.get_mut(turn_id) else {
+        let Some(turn) = self.turns.get_keyed_mut(turn_id, turn_key) else {
             return Ok(());
         };
         let count = if persisted {
@@ -371,7 +372,7 @@ impl SessionView {
         cs: &mut ChangeSet,
     ) -> String {
         self.touch_thread(thread_id, turn_id, cs);
-        let Some(turn) = self.turns.get_mut(turn_id) else {
+        let Some(turn) = self.turns.get_keyed_mut(turn_id, turn_key) else {
             return String::new();
         };
         let key = if id.is_empty() {
@@ -426,7 +427,7 @@ impl SessionView {
         }
         let key = message.id.clone();
         self.touch_thread(message.thread_id.as_deref(), turn_id, cs);
-        let Some(turn) = self.turns.get_mut(turn_id) else {
+        let Some(turn) = self.turns.get_keyed_mut(turn_id, turn_key) else {
             return Ok(());
         };
         let placeholder = message.is_placeholder();
@@ -523,7 +524,7 @@ impl SessionView {
         delta: wire::MessageDelta,
         cs: &mut ChangeSet,
     ) -> Result<(), ReduceError> {
-        let Some(turn) = self.turns.get_mut(turn_id) else {
+        let Some(turn) = self.turns.get_keyed_mut(turn_id, turn_key) else {
             return Ok(());
         };
         let key = delta.id.clone();
@@ -645,7 +646,7 @@ impl SessionView {
         let id = event.id().unwrap_or("");
         let thread = event.thread_id();
         let key = self.put_item(turn_id, id, thread, created_at, body, cs);
-        let is_new = self.turns.get(turn_id).is_some_and(|turn| {
+        let is_new = self.turns.get_keyed(turn_id, turn_key).is_some_and(|turn| {
             let required = &turn.internal.required;
             required
                 .binary_search_by(|(k, _)| k.as_str().cmp(&key))
@@ -654,7 +655,7 @@ impl SessionView {
         if is_new {
             // The first record of an event id wins; built again rather than cloned (rare).
             if let Some((body, _)) = self.required_body(turn_id, event) {
-                if let Some(turn) = self.turns.get_mut(turn_id) {
+                if let Some(turn) = self.turns.get_keyed_mut(turn_id, turn_key) {
                     let required = &mut turn.internal.required;
                     if let Err(at) = required.binary_search_by(|(k, _)| k.as_str().cmp(&key)) {
                         let record = RequiredRecord {
@@ -850,7 +851,7 @@ impl SessionView {
         from_event: bool,
         cs: &mut ChangeSet,
     ) {
-        let Some(turn) = self.turns.get_mut(turn_id) else {
+        let Some(turn) = self.turns.get_keyed_mut(turn_id, turn_key) else {
             return;
         };
         if from_event {
@@ -920,7 +921,7 @@ impl SessionView {
 
     /// End-of-turn clean-up: orphan deltas, unfinished messages, uncertain calls.
     fn finalize(&mut self, turn_id: &str, cs: &mut ChangeSet) {
-        let Some(turn) = self.turns.get_mut(turn_id) else {
+        let Some(turn) = self.turns.get_keyed_mut(turn_id, turn_key) else {
             return;
         };
         let held = turn
@@ -1033,7 +1034,7 @@ impl SessionView {
     /// Recomputes the links of every call of one message (results, spawned threads,
     /// uncertainty) and registers the calls in the index.
     pub(super) fn relink_message(&mut self, turn_id: &str, message_id: &str, cs: &mut ChangeSet) {
-        let Some(turn) = self.turns.get(turn_id) else {
+        let Some(turn) = self.turns.get_keyed(turn_id, turn_key) else {
             return;
         };
         let Some(item) = turn.items.get(message_id) else {
@@ -1134,7 +1135,7 @@ impl SessionView {
 
     /// Status from the terminal state and the required set (paused = done + required).
     pub(super) fn refresh_status(&mut self, turn_id: &str, cs: &mut ChangeSet) {
-        let Some(turn) = self.turns.get_mut(turn_id) else {
+        let Some(turn) = self.turns.get_keyed_mut(turn_id, turn_key) else {
             return;
         };
         if !turn.internal.terminal {
@@ -1204,7 +1205,7 @@ impl SessionView {
     /// Turn usage: metrics when present (breakdown from messages), else the message sum.
     /// O(items); runs once per finished message and at the terminal state.
     fn recompute_turn_usage(&mut self, turn_id: &str, cs: &mut ChangeSet) {
-        let Some(turn) = self.turns.get_mut(turn_id) else {
+        let Some(turn) = self.turns.get_keyed_mut(turn_id, turn_key) else {
             return;
         };
         let mut sum = UsageView::default();

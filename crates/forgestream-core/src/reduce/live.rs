@@ -10,20 +10,11 @@
 use super::change::{ChangeSet, ReduceError, TextAppend};
 use super::merge;
 use super::view::{ContentView, ItemBody, TurnView};
-use super::{SessionView, TurnFlags};
+use super::{item_key, turn_key, SessionView, TurnFlags};
 use crate::id_map::same_id;
 use crate::wire;
 use crate::wire::fast::TextDelta;
 use alloc::string::String;
-
-/// The slots where the last text delta found its turn and its message: tried before the
-/// indexes (each checked against the entry's own id, so a stale guess costs one compare, never
-/// a wrong answer). Not part of the view.
-#[derive(Debug, Clone, Copy, Default)]
-pub(super) struct HotSlots {
-    pub(super) turn: u32,
-    pub(super) item: u32,
-}
 
 /// What a text delta the fast path took did: `None` = nothing (all increments empty), else the
 /// item's new version and, for plain text, the append's description.
@@ -46,10 +37,7 @@ impl SessionView {
         cs: &mut ChangeSet,
     ) -> Option<TurnFlags> {
         let config = &self.config;
-        let hot = &mut self.hot;
-        let turn = self
-            .turns
-            .get_mut_hinted(turn_id, &mut hot.turn, |t| &t.turn_id)?;
+        let turn = self.turns.get_keyed_mut(turn_id, turn_key)?;
         // `admit`'s rules; a gap (which warns) takes the ordinary route.
         let hwm = turn.last_sequence_number;
         let next = match sequence_number {
@@ -58,7 +46,7 @@ impl SessionView {
             Some(n) if n != hwm.map_or(1, |h| h.saturating_add(1)) => return None,
             Some(n) => Some(n),
         };
-        let applied = append_to_turn(turn, config, delta, &mut hot.item)?;
+        let applied = append_to_turn(turn, config, delta)?;
         turn.last_sequence_number = next;
         let flags = TurnFlags::of(turn);
         record(cs, turn_id, &delta.id, applied);
@@ -73,11 +61,10 @@ impl SessionView {
         cs: &mut ChangeSet,
     ) -> Result<(), ReduceError> {
         let config = &self.config;
-        let hot = &mut self.hot;
         let applied = self
             .turns
-            .get_mut_hinted(turn_id, &mut hot.turn, |t| &t.turn_id)
-            .and_then(|turn| append_to_turn(turn, config, &delta, &mut hot.item));
+            .get_keyed_mut(turn_id, turn_key)
+            .and_then(|turn| append_to_turn(turn, config, &delta));
         match applied {
             Some(applied) => {
                 record(cs, turn_id, &delta.id, applied);
@@ -98,7 +85,6 @@ fn append_to_turn(
     turn: &mut TurnView,
     config: &super::ReducerConfig,
     delta: &TextDelta<'_>,
-    item_hint: &mut u32,
 ) -> Option<Applied> {
     // Late events after `turn.done` and frozen turns have their own rules; so do the cap and the
     // text bounds (errors).
@@ -108,9 +94,7 @@ fn append_to_turn(
     {
         return None;
     }
-    let item = turn
-        .items
-        .get_mut_hinted(&delta.id, item_hint, |i| &i.key)?;
+    let item = turn.items.get_keyed_mut(&delta.id, item_key)?;
     let ItemBody::Message(message) = &mut item.body else {
         return None;
     };

@@ -93,6 +93,16 @@ pub(crate) enum RefKind {
     ToolResult,
 }
 
+/// A turn's own id, for [`IdMap::get_keyed`] over the turns.
+fn turn_key(turn: &TurnView) -> &str {
+    &turn.turn_id
+}
+
+/// An item's own id (its key), for [`IdMap::get_keyed`] over a turn's items.
+fn item_key(item: &ItemView) -> &str {
+    &item.key
+}
+
 /// The whole session as a UI renders it. See the module docs for the rules.
 #[derive(Debug, Clone)]
 pub struct SessionView {
@@ -119,8 +129,6 @@ pub struct SessionView {
     /// Turns were added or relinked since the chain order was computed.
     order_dirty: bool,
     usage_dirty: bool,
-    /// Where the last text delta's turn and message were found (the live fast path's guess).
-    hot: live::HotSlots,
 }
 
 impl SessionView {
@@ -143,7 +151,6 @@ impl SessionView {
             pending_dirty: false,
             order_dirty: false,
             usage_dirty: false,
-            hot: live::HotSlots::default(),
         }
     }
 
@@ -325,7 +332,9 @@ impl SessionView {
     /// [`ReducerConfig::max_events_per_turn`] (its live view is incomplete: rebuild it from the
     /// listings once it ended).
     pub fn event_cap_reached(&self, turn_id: &str) -> bool {
-        self.turns.get(turn_id).is_some_and(|t| t.internal.capped)
+        self.turns
+            .get_keyed(turn_id, turn_key)
+            .is_some_and(|t| t.internal.capped)
     }
 
     /// Whether a delta of `turn_id` was refused by the text bounds
@@ -338,17 +347,21 @@ impl SessionView {
 
     /// The highest live sequence number applied for `turn_id` (the reconnect cursor).
     pub fn last_sequence_number(&self, turn_id: &str) -> Option<u64> {
-        self.turns.get(turn_id).and_then(|t| t.last_sequence_number)
+        self.turns
+            .get_keyed(turn_id, turn_key)
+            .and_then(|t| t.last_sequence_number)
     }
 
     /// One turn.
     pub fn turn(&self, turn_id: &str) -> Option<&TurnView> {
-        self.turns.get(turn_id)
+        self.turns.get_keyed(turn_id, turn_key)
     }
 
     /// Turns in chain order (`previous_turn_id` links; unrelated turns by id).
     pub fn turns(&self) -> impl Iterator<Item = &TurnView> + '_ {
-        self.order.iter().filter_map(move |id| self.turns.get(id))
+        self.order
+            .iter()
+            .filter_map(move |id| self.turns.get_keyed(id, turn_key))
     }
 
     /// Turn ids in chain order.
@@ -358,12 +371,16 @@ impl SessionView {
 
     /// The newest turn in chain order.
     pub fn newest_turn(&self) -> Option<&TurnView> {
-        self.order.last().and_then(|id| self.turns.get(id))
+        self.order
+            .last()
+            .and_then(|id| self.turns.get_keyed(id, turn_key))
     }
 
     /// One item of a turn by key (event id).
     pub fn item(&self, turn_id: &str, key: &str) -> Option<&ItemView> {
-        self.turns.get(turn_id).and_then(|t| t.items.get(key))
+        self.turns
+            .get_keyed(turn_id, turn_key)
+            .and_then(|t| t.items.get(key))
     }
 
     /// Subagent threads by id.
@@ -466,10 +483,10 @@ impl SessionView {
     /// Creates the turn if needed and applies the sequence-number dedupe. False = skip.
     fn admit(&mut self, turn_id: &str, sequence_number: Option<u64>, cs: &mut ChangeSet) -> bool {
         // One lookup for a known turn (every frame but the first): this runs per live frame.
-        if !self.turns.contains_key(turn_id) {
+        if self.turns.get_keyed(turn_id, turn_key).is_none() {
             self.ensure_turn(turn_id, cs);
         }
-        let Some(turn) = self.turns.get_mut(turn_id) else {
+        let Some(turn) = self.turns.get_keyed_mut(turn_id, turn_key) else {
             return false;
         };
         let Some(n) = sequence_number else {

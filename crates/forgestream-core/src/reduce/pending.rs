@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::change::ChangeSet;
 use super::view::{ItemBody, PendingAction, PendingKind, QuestionView};
-use super::SessionView;
+use super::{turn_key, SessionView};
 use crate::id_map::IdSet;
 use crate::wire::JsonText;
 
@@ -38,7 +38,11 @@ fn question_of(arguments: Option<&Value>) -> Option<QuestionView> {
 impl SessionView {
     pub(super) fn rebuild_pending(&mut self, cs: &mut ChangeSet) {
         let mut pending: Vec<PendingAction> = Vec::new();
-        if let Some(turn) = self.order.last().and_then(|id| self.turns.get(id)) {
+        if let Some(turn) = self
+            .order
+            .last()
+            .and_then(|id| self.turns.get_keyed(id, turn_key))
+        {
             let mut seen = IdSet::new();
             for (event_id, record) in &turn.internal.required {
                 match &record.body {
