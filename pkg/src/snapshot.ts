@@ -275,21 +275,22 @@ export class SnapshotStore {
   #lazyTurn(rest: Omit<TurnHeader, "itemKeys">, itemKeys: readonly string[]): TurnSnapshot {
     const turn = { ...rest } as TurnSnapshot;
     Object.defineProperty(turn, "items", SnapshotStore.#itemsGetter);
-    UNREAD.set(turn, { store: this, itemKeys });
+    const unread: Unread = { store: this, itemKeys };
+    Object.defineProperty(turn, UNREAD, { value: unread });
     return Object.freeze(turn);
   }
 
   /**
    * The `items` accessor of every lazy turn object: one getter function for all, its state in
-   * {@link UNREAD}. Why not a closure per object: V8 keeps objects whose accessors differ in
-   * dictionary mode — 416 bytes of property table per turn, 6.4 MB of W2's 20 MB JS heap — and
-   * an accessor shared by all keeps them in fast mode. Own and enumerable, so a spread or
-   * `JSON.stringify` of a turn still has its items.
+   * the object's {@link UNREAD} property. Why not a closure per object: V8 keeps objects whose
+   * accessors differ in dictionary mode — 416 bytes of property table per turn, 6.4 MB of W2's
+   * 20 MB JS heap — and an accessor shared by all keeps them in fast mode. Own and enumerable,
+   * so a spread or `JSON.stringify` of a turn still has its items.
    */
   static readonly #itemsGetter: PropertyDescriptor = {
     enumerable: true,
     get(this: TurnSnapshot): readonly ItemView[] {
-      const unread = UNREAD.get(this);
+      const unread = (this as { readonly [UNREAD]?: Unread })[UNREAD];
       if (!unread) return NO_ITEMS;
       return (unread.list ??= unread.store.#read(this, unread.itemKeys));
     },
@@ -388,8 +389,12 @@ interface Unread {
   list?: readonly ItemView[];
 }
 
-/** The state of every lazy turn object (see `SnapshotStore.#itemsGetter`). */
-const UNREAD = new WeakMap<TurnSnapshot, Unread>();
+/**
+ * The key of a lazy turn object's state (see `SnapshotStore.#itemsGetter`): a property that is
+ * not enumerable, so spreads and `JSON.stringify` leave it out. Not a `WeakMap` from turn to
+ * state: its table took 48 bytes a turn (0.7 MB for W2's 15,419).
+ */
+const UNREAD: unique symbol = Symbol("forgestream.unread");
 
 /** The items named by `keys` (a header's `itemKeys`, stream order), as a frozen array. */
 function listOf(keys: readonly string[], items: ReadonlyMap<string, ItemView>): readonly ItemView[] {
