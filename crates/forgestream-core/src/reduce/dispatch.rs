@@ -17,6 +17,7 @@ use super::view::{
     TurnStatus, TurnView, UsageView,
 };
 use super::SessionView;
+use crate::id::Id;
 use crate::id_map::IdMap;
 use crate::wire;
 
@@ -29,10 +30,12 @@ impl SessionView {
         if self.turns.contains_key(turn_id) {
             return;
         }
+        // One `Id` for the map's key, the turn's own id and every item's `turn_id`.
+        let id = Id::from(turn_id);
         self.turns.insert(
-            String::from(turn_id),
+            id.clone(),
             TurnView {
-                turn_id: String::from(turn_id),
+                turn_id: id,
                 previous_turn_id: None,
                 status: TurnStatus::Running,
                 cancel_reason: None,
@@ -58,7 +61,7 @@ impl SessionView {
     /// time). Kahn's algorithm with an ordered ready set; a cycle's members go last, by id.
     pub(super) fn reorder(&mut self, cs: &mut ChangeSet) {
         // Turns by rank (their place in id order); the ready set is a min-heap of ranks.
-        let ids: Vec<&str> = self.turns.keys().map(String::as_str).collect();
+        let ids: Vec<&Id> = self.turns.keys().collect();
         let mut children: Vec<Vec<usize>> = Vec::new();
         children.resize_with(ids.len(), Vec::new);
         let mut ready: BinaryHeap<Reverse<usize>> = BinaryHeap::new();
@@ -66,18 +69,18 @@ impl SessionView {
             let parent = turn
                 .previous_turn_id
                 .as_deref()
-                .and_then(|p| ids.binary_search(&p).ok())
+                .and_then(|p| ids.binary_search_by(|id| id.as_str().cmp(p)).ok())
                 .filter(|&p| p != rank);
             match parent.and_then(|p| children.get_mut(p)) {
                 Some(kids) => kids.push(rank),
                 None => ready.push(Reverse(rank)),
             }
         }
-        let mut order: Vec<String> = Vec::with_capacity(ids.len());
+        let mut order: Vec<Id> = Vec::with_capacity(ids.len());
         let mut placed = alloc::vec![false; ids.len()];
         while let Some(Reverse(next)) = ready.pop() {
             if let (Some(id), Some(done)) = (ids.get(next), placed.get_mut(next)) {
-                order.push(String::from(*id));
+                order.push((*id).clone());
                 *done = true;
             }
             if let Some(kids) = children.get_mut(next) {
@@ -87,7 +90,7 @@ impl SessionView {
         // Members of a chain cycle were never ready: they go last, by id.
         for (id, done) in ids.iter().zip(&placed) {
             if !done {
-                order.push(String::from(*id));
+                order.push((*id).clone());
             }
         }
         if order != self.order {
@@ -342,7 +345,7 @@ impl SessionView {
             return;
         }
         self.threads.insert(
-            String::from(thread),
+            Id::from(thread),
             ThreadView {
                 thread_id: String::from(thread),
                 title: None,
@@ -369,18 +372,19 @@ impl SessionView {
         created_at: Option<&str>,
         body: ItemBody,
         cs: &mut ChangeSet,
-    ) -> String {
+    ) -> Id {
         self.touch_thread(thread_id, turn_id, cs);
+        let thread_id = self.thread_ref(thread_id);
         let Some(turn) = self.turns.get_mut(turn_id) else {
-            return String::new();
+            return Id::default();
         };
         let key = if id.is_empty() {
             // No id to merge by: place it after the current last item.
             turn.internal.synthetic_keys += 1;
-            let last = turn.items.keys().next_back().cloned().unwrap_or_default();
-            format!("{last}~{:08}", turn.internal.synthetic_keys)
+            let last = turn.items.keys().next_back().map_or("", Id::as_str);
+            Id::from(format!("{last}~{:08}", turn.internal.synthetic_keys))
         } else {
-            String::from(id)
+            turn.items.key(id).cloned().unwrap_or_else(|| Id::from(id))
         };
         match turn.items.get_mut(&key) {
             Some(existing) => {
@@ -395,8 +399,8 @@ impl SessionView {
                     key.clone(),
                     ItemView {
                         key: key.clone(),
-                        turn_id: String::from(turn_id),
-                        thread_id: thread_id.map(String::from),
+                        turn_id: turn.turn_id.clone(),
+                        thread_id,
                         version: 1,
                         created_at: created_at.map(String::from),
                         body,
@@ -424,11 +428,17 @@ impl SessionView {
             );
             return Ok(());
         }
-        let key = message.id.clone();
         self.touch_thread(message.thread_id.as_deref(), turn_id, cs);
+        let thread_id = self.thread_ref(message.thread_id.as_deref());
         let Some(turn) = self.turns.get_mut(turn_id) else {
             return Ok(());
         };
+        // The item's key, the map's key and the message's `id` are one `Id`.
+        let key = turn
+            .items
+            .key(&message.id)
+            .cloned()
+            .unwrap_or_else(|| Id::from(&message.id));
         let placeholder = message.is_placeholder();
         let mut unparsed = Vec::new();
         let mut old_usage = None;
@@ -445,7 +455,7 @@ impl SessionView {
                 if placeholder {
                     return Ok(());
                 }
-                let (mut full, bad) = merge::from_full(message);
+                let (mut full, bad) = merge::from_full(message, &key);
                 merge::carry_links(existing, &mut full);
                 unparsed = bad;
                 if !merge::same_view(existing, &full) {
@@ -463,7 +473,7 @@ impl SessionView {
                 let view = if placeholder {
                     merge::empty_message(&key)
                 } else {
-                    let (full, bad) = merge::from_full(message);
+                    let (full, bad) = merge::from_full(message, &key);
                     unparsed = bad;
                     old_usage = Some(None);
                     full
@@ -472,8 +482,8 @@ impl SessionView {
                     key.clone(),
                     ItemView {
                         key: key.clone(),
-                        turn_id: String::from(turn_id),
-                        thread_id: message.thread_id.clone(),
+                        turn_id: turn.turn_id.clone(),
+                        thread_id,
                         version: 1,
                         created_at: message.created_at.clone(),
                         body: ItemBody::Message(view),
@@ -504,7 +514,7 @@ impl SessionView {
             self.warn(
                 Warning::ArgumentsUnparsed {
                     turn_id: String::from(turn_id),
-                    message_id: key.clone(),
+                    message_id: String::from(&key),
                     tool_call_id,
                 },
                 cs,
@@ -614,8 +624,14 @@ impl SessionView {
             other => crate::wire::write::to_string(other),
         };
         let call = self.call_site(&r.tool_call_id);
+        // Shared with the call's index entry (and so the call) when the call is known.
+        let tool_call_id = self
+            .calls
+            .key(&r.tool_call_id)
+            .cloned()
+            .unwrap_or_else(|| Id::from(&r.tool_call_id));
         let body = ItemBody::ToolResult(ToolResultView {
-            tool_call_id: r.tool_call_id.clone(),
+            tool_call_id: tool_call_id.clone(),
             content,
             call_message_id: call.as_ref().map(|c| c.1.clone()),
             call_turn_id: call.as_ref().map(|c| c.0.clone()),
@@ -630,7 +646,7 @@ impl SessionView {
         );
         if !self.results.contains_key(&r.tool_call_id) {
             if let Some(at) = self.item_ref(turn_id, &key) {
-                self.results.insert(r.tool_call_id.clone(), at);
+                self.results.insert(tool_call_id, at);
             }
             if let Some((call_turn, call_key)) = call {
                 self.relink_message(&call_turn, &call_key, cs);
@@ -661,7 +677,7 @@ impl SessionView {
                             thread_id: thread.map(String::from),
                             body,
                         };
-                        required.insert(at, (key, record));
+                        required.insert(at, (String::from(&key), record));
                     }
                 }
                 self.refresh_status(turn_id, cs);
@@ -913,6 +929,10 @@ impl SessionView {
             }
         }
         self.finalize(turn_id, cs);
+        if let Some(turn) = self.turns.get_mut(turn_id) {
+            // A live turn's items all arrived before its end: its map stops growing here.
+            turn.items.shrink_to_fit();
+        }
         self.refresh_status(turn_id, cs);
         self.recompute_turn_usage(turn_id, cs);
         self.pending_dirty = true;
@@ -959,7 +979,7 @@ impl SessionView {
             }
             // An empty placeholder (an error turn leaves one, PROTOCOL §9) showed nothing: it
             // goes, as in the server's history.
-            let empty: Vec<String> = stopped
+            let empty: Vec<Id> = stopped
                 .iter()
                 .filter(|s| {
                     matches!(turn.items.get(&s.message_id).map(|i| &i.body), Some(ItemBody::Message(m))
@@ -977,7 +997,7 @@ impl SessionView {
                 }
             }
         }
-        let message_keys: Vec<String> = turn
+        let message_keys: Vec<Id> = turn
             .items
             .iter()
             .filter(|(_, item)| matches!(&item.body, ItemBody::Message(m) if !m.interrupted))
@@ -988,7 +1008,7 @@ impl SessionView {
             self.warn(
                 Warning::OrphanDeltasDropped {
                     turn_id: String::from(turn_id),
-                    message_id,
+                    message_id: String::from(message_id),
                     count,
                 },
                 cs,
@@ -1012,6 +1032,7 @@ impl SessionView {
                 self.thread_usage_delta(thread_id.as_deref(), Some(&usage), None, cs);
             }
             let turn_id = String::from(turn_id);
+            let message_id = String::from(message_id);
             let warning = if removed {
                 Warning::UnfinishedMessageDiscarded {
                     turn_id,
@@ -1048,10 +1069,12 @@ impl SessionView {
         }
         let interrupted = turn.internal.terminal
             && matches!(turn.status, TurnStatus::Cancelled | TurnStatus::Error);
+        // The message's and the turn's own ids, for the results' links (shared, not copied).
+        let (message_key, turn_key) = (item.key.clone(), turn.turn_id.clone());
         // (call position, its result's (turn id, event id), spawned threads, uncertain)
-        type Update = (usize, Option<(String, String)>, Vec<String>, bool);
+        type Update = (usize, Option<(Id, Id)>, Vec<String>, bool);
         let mut updated: Vec<Update> = Vec::new();
-        let mut new_ids: Vec<String> = Vec::new();
+        let mut new_ids: Vec<Id> = Vec::new();
         for (i, call) in message.tool_calls.iter().enumerate() {
             if call.tool_call_id.is_empty() {
                 continue;
@@ -1091,8 +1114,8 @@ impl SessionView {
                 {
                     if let ItemBody::ToolResult(r) = &mut item.body {
                         if r.call_message_id.is_none() {
-                            r.call_message_id = Some(String::from(message_id));
-                            r.call_turn_id = Some(String::from(turn_id));
+                            r.call_message_id = Some(message_key.clone());
+                            r.call_turn_id = Some(turn_key.clone());
                             item.version += 1;
                             cs.item(&at_turn, &at_key, item.version, false);
                         }
@@ -1232,10 +1255,10 @@ impl SessionView {
 
 /// A message still streaming when its turn was cancelled or failed (kept, marked interrupted).
 struct StoppedMessage {
-    message_id: String,
-    thread_id: Option<String>,
+    message_id: Id,
+    thread_id: Option<Id>,
     usage: Option<UsageView>,
-    calls: Vec<String>,
+    calls: Vec<Id>,
     /// It was an empty placeholder and was removed instead.
     removed: bool,
 }

@@ -10,6 +10,7 @@ use super::args::ArgScanner;
 use super::view::{
     ContentPartView, ContentView, MessageView, ToolCallView, ToolInfoView, UsageView,
 };
+use crate::id::Id;
 use crate::wire;
 
 /// What a delta changed that the reducer must follow up on.
@@ -25,9 +26,9 @@ pub(crate) struct DeltaEffects {
     pub(crate) unparsed: Vec<String>,
 }
 
-pub(crate) fn empty_message(id: &str) -> MessageView {
+pub(crate) fn empty_message(id: &Id) -> MessageView {
     MessageView {
-        id: String::from(id),
+        id: id.clone(),
         name: None,
         content: None,
         reasoning: None,
@@ -121,10 +122,10 @@ fn finish_arguments(call: &mut ToolCallView) -> bool {
     }
 }
 
-fn new_call(index: u32) -> ToolCallView {
+fn new_call(index: u32, tool_call_id: Id) -> ToolCallView {
     ToolCallView {
         index,
-        tool_call_id: String::new(),
+        tool_call_id,
         name: String::new(),
         arguments_text: String::new(),
         arguments: None,
@@ -189,11 +190,15 @@ pub(crate) fn apply_delta(message: &mut MessageView, delta: &wire::MessageDelta)
         {
             Some(p) if message.tool_calls.get(p).map(|c| c.index) == Some(fragment.index) => p,
             Some(p) => {
-                message.tool_calls.insert(p, new_call(fragment.index));
+                message
+                    .tool_calls
+                    .insert(p, new_call(fragment.index, Id::default()));
                 p
             }
             None => {
-                message.tool_calls.push(new_call(fragment.index));
+                message
+                    .tool_calls
+                    .push(new_call(fragment.index, Id::default()));
                 message.tool_calls.len() - 1
             }
         };
@@ -201,7 +206,7 @@ pub(crate) fn apply_delta(message: &mut MessageView, delta: &wire::MessageDelta)
             continue;
         };
         if let Some(id) = fragment.id.as_deref().filter(|id| *id != call.tool_call_id) {
-            call.tool_call_id = String::from(id);
+            call.tool_call_id = Id::from(id);
             fx.call_ids_changed = true;
         }
         if let Some(info) = &fragment.tool_info {
@@ -234,7 +239,7 @@ pub(crate) fn apply_delta(message: &mut MessageView, delta: &wire::MessageDelta)
         }
         for call in &mut message.tool_calls {
             if finish_arguments(call) {
-                fx.unparsed.push(call.tool_call_id.clone());
+                fx.unparsed.push(String::from(&call.tool_call_id));
             }
         }
         release_slack(message);
@@ -250,9 +255,10 @@ pub(crate) fn apply_delta(message: &mut MessageView, delta: &wire::MessageDelta)
 }
 
 /// Builds the view of a merged (full) message. Links (results, threads, uncertainty) are filled
-/// by the reducer afterwards. Returns the view and the calls whose arguments do not parse.
-pub(crate) fn from_full(message: &wire::ModelMessage) -> (MessageView, Vec<String>) {
-    let mut view = empty_message(&message.id);
+/// by the reducer afterwards; `key` is the item's key (`message.id`, shared). Returns the view
+/// and the calls whose arguments do not parse.
+pub(crate) fn from_full(message: &wire::ModelMessage, key: &Id) -> (MessageView, Vec<String>) {
+    let mut view = empty_message(key);
     view.name = message.name.clone();
     view.content = match &message.content {
         Some(wire::Content::Text(text)) if !text.is_empty() => {
@@ -270,14 +276,16 @@ pub(crate) fn from_full(message: &wire::ModelMessage) -> (MessageView, Vec<Strin
     // view is ~300 bytes, so a one-call message carried ~900 spare bytes (W2: ~20 MB).
     view.tool_calls = Vec::with_capacity(message.tool_calls.as_ref().map_or(0, Vec::len));
     for (position, call) in message.tool_calls.iter().flatten().enumerate() {
-        let mut item = new_call(u32::try_from(position).unwrap_or(u32::MAX));
-        item.tool_call_id = call.id.clone();
+        let mut item = new_call(
+            u32::try_from(position).unwrap_or(u32::MAX),
+            Id::from(&call.id),
+        );
         item.name = call.function.name.clone();
         item.arguments_text = call.function.arguments.clone();
         item.scanner.feed(&call.function.arguments);
         item.tool_info = call.tool_info.as_ref().map(ToolInfoView::from_wire);
         if finish_arguments(&mut item) {
-            unparsed.push(item.tool_call_id.clone());
+            unparsed.push(String::from(&item.tool_call_id));
         }
         view.tool_calls.push(item);
     }

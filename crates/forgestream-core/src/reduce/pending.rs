@@ -65,7 +65,7 @@ impl SessionView {
                             pending.push(PendingAction {
                                 key,
                                 kind: *kind,
-                                turn_id: turn.turn_id.clone(),
+                                turn_id: String::from(&turn.turn_id),
                                 required_event_id: event_id.clone(),
                                 thread_id: thread.clone(),
                                 tool_call_id: Some(call.tool_call_id.clone()),
@@ -88,7 +88,7 @@ impl SessionView {
                             pending.push(PendingAction {
                                 key,
                                 kind: PendingKind::McpAuth,
-                                turn_id: turn.turn_id.clone(),
+                                turn_id: String::from(&turn.turn_id),
                                 required_event_id: event_id.clone(),
                                 thread_id: record.thread_id.clone(),
                                 tool_call_id: None,

@@ -25,8 +25,10 @@ fn object(members: Vec<(&str, Value)>) -> Value {
 }
 
 /// A string member that may be absent (`null`).
-fn text(value: &Option<String>) -> Value {
-    Value::from(value.clone())
+fn text<T: AsRef<str>>(value: &Option<T>) -> Value {
+    value
+        .as_ref()
+        .map_or(Value::Null, |v| Value::from(v.as_ref()))
 }
 
 fn usage_json(u: &UsageView) -> Value {
@@ -53,7 +55,7 @@ fn token_pair(u: &UsageView) -> Value {
     Value::from(vec![u.input_tokens, u.output_tokens])
 }
 
-fn message_json(m: &MessageView, thread: &Option<String>) -> Value {
+fn message_json(m: &MessageView, thread: &Option<crate::id::Id>) -> Value {
     let calls: Vec<Value> = m
         .tool_calls
         .iter()
@@ -91,7 +93,7 @@ fn ids<T>(list: &[T], id: impl Fn(&T) -> &str) -> Value {
     Value::Array(list.iter().map(|x| Value::from(id(x))).collect())
 }
 
-fn item_json(key: &str, thread: &Option<String>, body: &ItemBody) -> Value {
+fn item_json(key: &str, thread: &Option<crate::id::Id>, body: &ItemBody) -> Value {
     let (kind, mut members) = match body {
         ItemBody::Message(m) => return message_json(m, thread),
         ItemBody::ToolResult(r) => (
@@ -249,7 +251,7 @@ impl SessionView {
         let mut seqs = Map::new();
         for t in self.turns() {
             if let Some(n) = t.last_sequence_number {
-                seqs.insert(t.turn_id.clone(), Value::from(n));
+                seqs.insert(String::from(&t.turn_id), Value::from(n));
             }
         }
         object(vec![

@@ -8,6 +8,7 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use super::args::ArgScanner;
+use crate::id::Id;
 use crate::id_map::IdMap;
 use crate::wire::{self, JsonText};
 
@@ -192,7 +193,8 @@ pub struct ToolCallView {
     /// Position in the message (`index` of the deltas).
     pub index: u32,
     /// `tool_call_id` (empty until a fragment names it).
-    pub tool_call_id: String,
+    #[cfg_attr(feature = "tsify", tsify(type = "string"))]
+    pub tool_call_id: Id,
     /// Tool name.
     pub name: String,
     /// Raw arguments text, exactly as concatenated.
@@ -206,9 +208,11 @@ pub struct ToolCallView {
     /// Which tool family.
     pub tool_info: Option<ToolInfoView>,
     /// The `tool.response` bound by `tool_call_id` (its event id), if seen.
-    pub result_event_id: Option<String>,
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub result_event_id: Option<Id>,
     /// The turn holding that result (a denial's result arrives on the next turn).
-    pub result_turn_id: Option<String>,
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub result_turn_id: Option<Id>,
     /// Subagent threads spawned by this call (`thread.created.parent.tool_call_id`).
     pub spawned_thread_ids: Vec<String>,
     /// The turn ended in error/cancelled with this call neither answered nor pending: its
@@ -277,7 +281,8 @@ impl ContentView {
 #[serde(rename_all = "camelCase")]
 pub struct MessageView {
     /// Event id (shared with its deltas).
-    pub id: String,
+    #[cfg_attr(feature = "tsify", tsify(type = "string"))]
+    pub id: Id,
     /// Optional author name.
     pub name: Option<String>,
     /// Content; `None` while nothing arrived (empty text is normalised to `None`).
@@ -315,13 +320,16 @@ pub struct MessageView {
 #[serde(rename_all = "camelCase")]
 pub struct ToolResultView {
     /// The call it answers.
-    pub tool_call_id: String,
+    #[cfg_attr(feature = "tsify", tsify(type = "string"))]
+    pub tool_call_id: Id,
     /// Result text (JSON text for structured results; non-string content is JSON-encoded).
     pub content: String,
     /// The proposing message, once the call is known (`None` = unmatched so far).
-    pub call_message_id: Option<String>,
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub call_message_id: Option<Id>,
     /// The turn holding that message.
-    pub call_turn_id: Option<String>,
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub call_turn_id: Option<Id>,
 }
 
 /// Which kind of input a `*_required` event or pending action asks for.
@@ -455,12 +463,16 @@ pub enum ItemBody {
 #[cfg_attr(feature = "tsify", tsify(missing_as_null))]
 #[serde(rename_all = "camelCase")]
 pub struct ItemView {
-    /// The event id (a synthetic key for events without one).
-    pub key: String,
-    /// Owner turn.
-    pub turn_id: String,
+    /// The event id (a synthetic key for events without one); the same [`Id`] as the turn's
+    /// map key (and a message's `id`).
+    #[cfg_attr(feature = "tsify", tsify(type = "string"))]
+    pub key: Id,
+    /// Owner turn (the turn's own [`Id`], shared).
+    #[cfg_attr(feature = "tsify", tsify(type = "string"))]
+    pub turn_id: Id,
     /// Owner thread (`main`, a subagent UUID, or null for run-level notices).
-    pub thread_id: Option<String>,
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub thread_id: Option<Id>,
     /// Bumped on every change; a UI re-renders an item when its version moves.
     pub version: u64,
     /// ISO-8601 of the first record seen (live and listings may differ; not compared).
@@ -570,8 +582,9 @@ pub struct QuestionView {
 #[cfg_attr(feature = "tsify", tsify(missing_as_null))]
 #[serde(rename_all = "camelCase")]
 pub struct TurnView {
-    /// Turn id.
-    pub turn_id: String,
+    /// Turn id (shared with its items and the view's indexes).
+    #[cfg_attr(feature = "tsify", tsify(type = "string"))]
+    pub turn_id: Id,
     /// Chain parent.
     pub previous_turn_id: Option<String>,
     /// Status (paused = done with required actions).

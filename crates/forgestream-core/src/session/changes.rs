@@ -73,7 +73,7 @@ impl<'a> TurnHeader<'a> {
             last_sequence_number: t.last_sequence_number,
             late_events_ignored: t.late_events_ignored,
             version: t.version,
-            item_keys: t.items.keys().map(String::as_str).collect(),
+            item_keys: t.items.keys().map(crate::id::Id::as_str).collect(),
         }
     }
 }
@@ -352,8 +352,8 @@ pub struct CoreChanges<'a> {
     pub drain: u64,
     /// Turn ids in chain order, when the order changed.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "tsify", tsify(optional))]
-    pub order: Option<&'a [String]>,
+    #[cfg_attr(feature = "tsify", tsify(optional, type = "string[]"))]
+    pub order: Option<&'a [crate::id::Id]>,
     /// Headers of the turns whose header changed, or whose items changed other than by
     /// appended text.
     #[serde(skip_serializing_if = "Vec::is_empty")]
