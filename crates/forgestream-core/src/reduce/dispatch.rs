@@ -456,6 +456,7 @@ impl SessionView {
                     return Ok(());
                 }
                 let (mut full, bad) = merge::from_full(message, &key);
+                self.shared.share(&mut full);
                 merge::carry_links(existing, &mut full);
                 unparsed = bad;
                 if !merge::same_view(existing, &full) {
@@ -473,7 +474,8 @@ impl SessionView {
                 let view = if placeholder {
                     merge::empty_message(&key)
                 } else {
-                    let (full, bad) = merge::from_full(message, &key);
+                    let (mut full, bad) = merge::from_full(message, &key);
+                    self.shared.share(&mut full);
                     unparsed = bad;
                     old_usage = Some(None);
                     full
@@ -583,6 +585,9 @@ impl SessionView {
         }
         turn.internal.text_bytes = turn.internal.text_bytes.saturating_add(incoming);
         let fx = merge::apply_delta(message, &delta);
+        if delta.tool_calls.is_some() || delta.finish_reason.is_some() {
+            self.shared.share(message);
+        }
         if fx.changed {
             item.version += 1;
             cs.item(turn_id, &key, item.version, false);

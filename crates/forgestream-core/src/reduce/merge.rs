@@ -4,6 +4,7 @@
 
 use alloc::boxed::Box;
 use alloc::string::{String, ToString};
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use super::args::ArgScanner;
@@ -126,7 +127,7 @@ fn new_call(index: u32, tool_call_id: Id) -> ToolCallView {
     ToolCallView {
         index,
         tool_call_id,
-        name: String::new(),
+        name: Id::default(),
         arguments_text: String::new(),
         arguments: None,
         arguments_error: None,
@@ -210,12 +211,12 @@ pub(crate) fn apply_delta(message: &mut MessageView, delta: &wire::MessageDelta)
             fx.call_ids_changed = true;
         }
         if let Some(info) = &fragment.tool_info {
-            call.tool_info = Some(ToolInfoView::from_wire(info));
+            call.tool_info = Some(Arc::new(ToolInfoView::from_wire(info)));
         }
         if let Some(function) = &fragment.function {
             if let Some(name) = &function.name {
                 if !name.is_empty() || call.name.is_empty() {
-                    call.name = name.clone();
+                    call.name = Id::from(name);
                 }
             }
             if let Some(arguments) = function.arguments.as_deref().filter(|a| !a.is_empty()) {
@@ -231,7 +232,7 @@ pub(crate) fn apply_delta(message: &mut MessageView, delta: &wire::MessageDelta)
         }
     }
     if let Some(reason) = &delta.finish_reason {
-        let spelled = Some(String::from(reason.as_str()));
+        let spelled = Some(Id::from(reason.as_str()));
         if message.finish_reason != spelled || !message.complete {
             message.finish_reason = spelled;
             message.complete = true;
@@ -280,19 +281,19 @@ pub(crate) fn from_full(message: &wire::ModelMessage, key: &Id) -> (MessageView,
             u32::try_from(position).unwrap_or(u32::MAX),
             Id::from(&call.id),
         );
-        item.name = call.function.name.clone();
+        item.name = Id::from(&call.function.name);
         item.arguments_text = call.function.arguments.clone();
         item.scanner.feed(&call.function.arguments);
-        item.tool_info = call.tool_info.as_ref().map(ToolInfoView::from_wire);
+        item.tool_info = call
+            .tool_info
+            .as_ref()
+            .map(|info| Arc::new(ToolInfoView::from_wire(info)));
         if finish_arguments(&mut item) {
             unparsed.push(String::from(&item.tool_call_id));
         }
         view.tool_calls.push(item);
     }
-    view.finish_reason = message
-        .finish_reason
-        .as_ref()
-        .map(|r| String::from(r.as_str()));
+    view.finish_reason = message.finish_reason.as_ref().map(|r| Id::from(r.as_str()));
     view.usage = message
         .usage
         .as_ref()

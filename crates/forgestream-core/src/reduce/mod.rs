@@ -24,6 +24,7 @@ mod frame;
 mod live;
 mod merge;
 mod pending;
+mod shared;
 mod summary;
 mod view;
 
@@ -118,6 +119,8 @@ pub struct SessionView {
     required_history: IdMap<Vec<String>>,
     /// `main`, shared by the items of the root thread (nearly all of them).
     main_thread: Id,
+    /// Tool names and infos, finish reasons: kept once for the messages that repeat them.
+    shared: shared::Shared,
     pending_dirty: bool,
     /// Turns were added or relinked since the chain order was computed.
     order_dirty: bool,
@@ -142,6 +145,7 @@ impl SessionView {
             spawned: IdMap::new(),
             required_history: IdMap::new(),
             main_thread: Id::from("main"),
+            shared: shared::Shared::default(),
             pending_dirty: false,
             order_dirty: false,
             usage_dirty: false,
