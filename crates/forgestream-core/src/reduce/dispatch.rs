@@ -11,6 +11,8 @@ use serde_json::Value;
 
 use super::change::{ChangeSet, ReduceError, Warning};
 use super::merge;
+use super::packed_usage::PackedUsage;
+use super::timestamp::Timestamp;
 use super::view::{
     ItemBody, ItemView, McpAuthServerView, McpServerView, MessageView, PendingKind,
     RequiredCallView, RequiredRecord, ThreadStatus, ThreadView, ToolResultView, TurnInternal,
@@ -131,7 +133,7 @@ impl SessionView {
         }
         if turn.created_at.is_none() {
             if let Some(at) = created_at {
-                turn.created_at = Some(String::from(at));
+                turn.created_at = Some(Timestamp::new(at));
                 changed = true;
             }
         }
@@ -402,7 +404,7 @@ impl SessionView {
                         turn_id: turn.turn_id.clone(),
                         thread_id,
                         version: 1,
-                        created_at: created_at.map(String::from),
+                        created_at: created_at.map(Timestamp::new),
                         body,
                     },
                 );
@@ -487,7 +489,7 @@ impl SessionView {
                         turn_id: turn.turn_id.clone(),
                         thread_id,
                         version: 1,
-                        created_at: message.created_at.clone(),
+                        created_at: message.created_at.as_deref().map(Timestamp::new),
                         body: ItemBody::Message(view),
                     },
                 );
@@ -900,17 +902,17 @@ impl SessionView {
         }
         match state {
             wire::TurnState::Done(done) => {
-                turn.completed_at = done.completed_at.clone();
+                turn.completed_at = done.completed_at.as_deref().map(Timestamp::new);
             }
             wire::TurnState::Cancelled(c) => {
                 turn.status = TurnStatus::Cancelled;
                 turn.cancel_reason = Some(String::from(c.reason.as_str()));
-                turn.completed_at = c.completed_at.clone();
+                turn.completed_at = c.completed_at.as_deref().map(Timestamp::new);
             }
             wire::TurnState::Error(e) => {
                 turn.status = TurnStatus::Error;
                 turn.error_message = Some(e.message.clone());
-                turn.completed_at = e.completed_at.clone();
+                turn.completed_at = e.completed_at.as_deref().map(Timestamp::new);
             }
             _ => {}
         }
@@ -975,7 +977,7 @@ impl SessionView {
                 stopped.push(StoppedMessage {
                     message_id: key.clone(),
                     thread_id: item.thread_id.clone(),
-                    usage: m.usage.take().map(|u| *u),
+                    usage: m.usage.take().map(|u| u.get()),
                     calls,
                     removed: false,
                 });
@@ -1187,7 +1189,7 @@ impl SessionView {
         &mut self,
         turn_id: &str,
         message_id: &str,
-        old: Option<Box<UsageView>>,
+        old: Option<PackedUsage>,
         cs: &mut ChangeSet,
     ) {
         let Some(item) = self
@@ -1200,9 +1202,10 @@ impl SessionView {
         let ItemBody::Message(MessageView { usage: new, .. }) = &item.body else {
             return;
         };
-        let new = new.clone();
+        let new = new.as_ref().map(PackedUsage::get);
+        let old = old.as_ref().map(PackedUsage::get);
         let thread = item.thread_id.clone();
-        self.thread_usage_delta(thread.as_deref(), old.as_deref(), new.as_deref(), cs);
+        self.thread_usage_delta(thread.as_deref(), old.as_ref(), new.as_ref(), cs);
         self.recompute_turn_usage(turn_id, cs);
     }
 
@@ -1238,7 +1241,7 @@ impl SessionView {
         let mut sum = UsageView::default();
         for item in turn.items.values() {
             if let ItemBody::Message(MessageView { usage: Some(u), .. }) = &item.body {
-                sum.add(u);
+                sum.add(&u.get());
             }
         }
         let usage = if turn.internal.has_metrics {

@@ -2,15 +2,13 @@
 //! [`MessageView`]. Cost per delta is O(delta size): text is appended in place, tool-call
 //! arguments are scanned incrementally (see [`super::args`]).
 
-use alloc::boxed::Box;
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use super::args::ArgScanner;
-use super::view::{
-    ContentPartView, ContentView, MessageView, ToolCallView, ToolInfoView, UsageView,
-};
+use super::packed_usage::PackedUsage;
+use super::view::{ContentPartView, ContentView, MessageView, ToolCallView, ToolInfoView};
 use crate::id::Id;
 use crate::wire;
 
@@ -22,7 +20,7 @@ pub(crate) struct DeltaEffects {
     /// A call got (or changed) its `tool_call_id`: re-link results and threads.
     pub(crate) call_ids_changed: bool,
     /// Usage changed (old value).
-    pub(crate) usage_changed: Option<Option<Box<UsageView>>>,
+    pub(crate) usage_changed: Option<Option<PackedUsage>>,
     /// Calls whose arguments were finished and still do not parse.
     pub(crate) unparsed: Vec<String>,
 }
@@ -246,7 +244,7 @@ pub(crate) fn apply_delta(message: &mut MessageView, delta: &wire::MessageDelta)
         release_slack(message);
     }
     if let Some(usage) = &delta.usage {
-        let new = Some(Box::new(UsageView::from_message(usage)));
+        let new = Some(PackedUsage::from_message(usage));
         if message.usage != new {
             fx.usage_changed = Some(core::mem::replace(&mut message.usage, new));
             fx.changed = true;
@@ -294,10 +292,7 @@ pub(crate) fn from_full(message: &wire::ModelMessage, key: &Id) -> (MessageView,
         view.tool_calls.push(item);
     }
     view.finish_reason = message.finish_reason.as_ref().map(|r| Id::from(r.as_str()));
-    view.usage = message
-        .usage
-        .as_ref()
-        .map(|u| Box::new(UsageView::from_message(u)));
+    view.usage = message.usage.as_ref().map(PackedUsage::from_message);
     view.complete = true;
     view.merged = true;
     (view, unparsed)

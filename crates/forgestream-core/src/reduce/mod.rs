@@ -23,9 +23,11 @@ mod encode;
 mod frame;
 mod live;
 mod merge;
+mod packed_usage;
 mod pending;
 mod shared;
 mod summary;
+mod timestamp;
 mod view;
 
 use crate::id::Id;
@@ -35,6 +37,8 @@ use alloc::vec::Vec;
 
 pub use change::{ChangeSet, ItemChange, ReduceError, TextAppend, Warning};
 pub use frame::{LiveFrame, TurnFlags};
+pub use packed_usage::PackedUsage;
+pub use timestamp::Timestamp;
 pub use view::{
     BreakdownView, ContentPartView, ContentView, ItemBody, ItemView, McpAuthServerView,
     McpServerView, MessageView, PendingAction, PendingKind, QuestionView, RequiredCallView,

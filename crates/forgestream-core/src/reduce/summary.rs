@@ -84,7 +84,10 @@ fn message_json(m: &MessageView, thread: &Option<crate::id::Id>) -> Value {
         ("refusal", text(&m.refusal)),
         ("toolCalls", Value::from(calls)),
         ("finishReason", text(&m.finish_reason)),
-        ("usage", Value::from(m.usage.as_deref().map(token_pair))),
+        (
+            "usage",
+            Value::from(m.usage.as_ref().map(|u| token_pair(&u.get()))),
+        ),
     ])
 }
 

@@ -9,6 +9,8 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use super::args::ArgScanner;
+use super::packed_usage::PackedUsage;
+use super::timestamp::Timestamp;
 use crate::id::Id;
 use crate::id_map::IdMap;
 use crate::wire::{self, JsonText};
@@ -59,6 +61,8 @@ pub struct BreakdownView {
 }
 
 impl UsageView {
+    /// A message's usage as a view: what [`PackedUsage::get`] must read back (its test).
+    #[cfg(test)]
     pub(crate) fn from_message(usage: &wire::Usage) -> Self {
         let b = usage.input_tokens_breakdown.clone().unwrap_or_default();
         UsageView {
@@ -299,10 +303,12 @@ pub struct MessageView {
     /// Why generation stopped (wire spelling; shared by the messages that stopped alike).
     #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
     pub finish_reason: Option<Id>,
-    // Boxed: most items are messages and a usage is 104 bytes, which inline made every item
-    // record (of any kind) that much bigger (W2: 392 → 296 bytes an item).
+    // Packed (a few bytes of heap; `PackedUsage::get` reads it): most items are messages,
+    // and a usage inline made every item record (of any kind) 104 bytes bigger, boxed it was
+    // 104 bytes of heap a message.
     /// This model call's usage.
-    pub usage: Option<Box<UsageView>>,
+    #[cfg_attr(feature = "tsify", tsify(type = "UsageView | null"))]
+    pub usage: Option<PackedUsage>,
     /// Finished: a `finish_reason` arrived or the merged message was applied.
     pub complete: bool,
     /// Still streaming when its turn was cancelled (stop, interrupt by a newer turn) or failed:
@@ -480,7 +486,8 @@ pub struct ItemView {
     /// Bumped on every change; a UI re-renders an item when its version moves.
     pub version: u64,
     /// ISO-8601 of the first record seen (live and listings may differ; not compared).
-    pub created_at: Option<String>,
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub created_at: Option<Timestamp>,
     /// What the item is.
     pub body: ItemBody,
 }
@@ -602,9 +609,11 @@ pub struct TurnView {
     #[cfg_attr(feature = "tsify", tsify(type = "unknown[] | null"))]
     pub input: Option<JsonText>,
     /// ISO-8601.
-    pub created_at: Option<String>,
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub created_at: Option<Timestamp>,
     /// ISO-8601.
-    pub completed_at: Option<String>,
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub completed_at: Option<Timestamp>,
     /// Items in stream order (ordered by event id: ULIDs sort by creation time, §1).
     #[serde(serialize_with = "items_in_order")]
     #[cfg_attr(feature = "tsify", tsify(type = "ItemView[]"))]

@@ -42,9 +42,11 @@ pub struct TurnHeader<'a> {
     #[cfg_attr(feature = "tsify", tsify(type = "unknown[] | null"))]
     pub input: Option<&'a crate::wire::JsonText>,
     /// ISO-8601.
-    pub created_at: Option<&'a str>,
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub created_at: Option<&'a crate::reduce::Timestamp>,
     /// ISO-8601.
-    pub completed_at: Option<&'a str>,
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub completed_at: Option<&'a crate::reduce::Timestamp>,
     /// Turn usage.
     pub usage: &'a UsageView,
     /// Highest sequence number applied from a live stream.
@@ -67,8 +69,8 @@ impl<'a> TurnHeader<'a> {
             cancel_reason: t.cancel_reason.as_deref(),
             error_message: t.error_message.as_deref(),
             input: t.input.as_ref(),
-            created_at: t.created_at.as_deref(),
-            completed_at: t.completed_at.as_deref(),
+            created_at: t.created_at.as_ref(),
+            completed_at: t.completed_at.as_ref(),
             usage: &t.usage,
             last_sequence_number: t.last_sequence_number,
             late_events_ignored: t.late_events_ignored,
