@@ -36,7 +36,7 @@ impl SessionView {
         let id = Id::from(turn_id);
         self.turns.insert(
             id.clone(),
-            TurnView {
+            Box::new(TurnView {
                 turn_id: id,
                 previous_turn_id: None,
                 status: TurnStatus::Running,
@@ -51,7 +51,7 @@ impl SessionView {
                 late_events_ignored: 0,
                 version: 1,
                 internal: TurnInternal::default(),
-            },
+            }),
         );
         cs.turn(turn_id);
         // Ordered once per public call (in `finish`), not per turn: a page of 100 session events
@@ -459,6 +459,7 @@ impl SessionView {
                 }
                 let (mut full, bad) = merge::from_full(message, &key);
                 self.shared.share(&mut full);
+                share_call_ids(&self.results, &mut full);
                 merge::carry_links(existing, &mut full);
                 unparsed = bad;
                 if !merge::same_view(existing, &full) {
@@ -478,6 +479,7 @@ impl SessionView {
                 } else {
                     let (mut full, bad) = merge::from_full(message, &key);
                     self.shared.share(&mut full);
+                    share_call_ids(&self.results, &mut full);
                     unparsed = bad;
                     old_usage = Some(None);
                     full
@@ -1269,6 +1271,17 @@ struct StoppedMessage {
     calls: Vec<Id>,
     /// It was an empty placeholder and was removed instead.
     removed: bool,
+}
+
+/// Gives `message`'s calls the `tool_call_id` their result already holds (the `results`
+/// index's key, shared with the result item), when the result came first: a listing is read
+/// newest first, so a call's result usually arrives before it.
+fn share_call_ids(results: &IdMap<super::ItemRef>, message: &mut MessageView) {
+    for call in &mut message.tool_calls {
+        if let Some(id) = results.key(&call.tool_call_id) {
+            call.tool_call_id = id.clone();
+        }
+    }
 }
 
 fn mismatch(turn_id: &str, event_id: &str, reason: &str) -> ReduceError {
