@@ -18,7 +18,7 @@ use super::view::{
     RequiredCallView, RequiredRecord, ThreadStatus, ThreadView, ToolResultView, TurnInternal,
     TurnStatus, TurnView, UsageView,
 };
-use super::SessionView;
+use super::{RefKind, SessionView};
 use crate::id::Id;
 use crate::id_map::IdMap;
 use crate::wire;
@@ -459,7 +459,7 @@ impl SessionView {
                 }
                 let (mut full, bad) = merge::from_full(message, &key);
                 self.shared.share(&mut full);
-                share_call_ids(&self.results, &mut full);
+                share_call_ids(&self.links, &mut full);
                 merge::carry_links(existing, &mut full);
                 unparsed = bad;
                 if !merge::same_view(existing, &full) {
@@ -479,7 +479,7 @@ impl SessionView {
                 } else {
                     let (mut full, bad) = merge::from_full(message, &key);
                     self.shared.share(&mut full);
-                    share_call_ids(&self.results, &mut full);
+                    share_call_ids(&self.links, &mut full);
                     unparsed = bad;
                     old_usage = Some(None);
                     full
@@ -633,9 +633,9 @@ impl SessionView {
             other => crate::wire::write::to_string(other),
         };
         let call = self.call_site(&r.tool_call_id);
-        // Shared with the call's index entry (and so the call) when the call is known.
+        // Shared with the index entry (and so the call) when the call or a result is known.
         let tool_call_id = self
-            .calls
+            .links
             .key(&r.tool_call_id)
             .cloned()
             .unwrap_or_else(|| Id::from(&r.tool_call_id));
@@ -653,9 +653,9 @@ impl SessionView {
             body,
             cs,
         );
-        if !self.results.contains_key(&r.tool_call_id) {
+        if self.link(&r.tool_call_id, RefKind::ToolResult).is_none() {
             if let Some(at) = self.item_ref(turn_id, &key) {
-                self.results.insert(tool_call_id, at);
+                self.set_link(&tool_call_id, RefKind::ToolResult, Some(at));
             }
             if let Some((call_turn, call_key)) = call {
                 self.relink_message(&call_turn, &call_key, cs);
@@ -1034,7 +1034,7 @@ impl SessionView {
             // Its calls were never dispatched: no result will come and none is uncertain.
             for call in calls {
                 if self.call_site(&call).is_some_and(|c| c.1 == message_id) {
-                    self.calls.remove(&call);
+                    self.set_link(&call, RefKind::Message, None);
                 }
             }
             if let Some(usage) = usage {
@@ -1088,7 +1088,7 @@ impl SessionView {
             if call.tool_call_id.is_empty() {
                 continue;
             }
-            if !self.calls.contains_key(&call.tool_call_id) {
+            if self.link(&call.tool_call_id, RefKind::Message).is_none() {
                 new_ids.push(call.tool_call_id.clone());
             }
             let result = self.result_site(&call.tool_call_id);
@@ -1110,7 +1110,7 @@ impl SessionView {
         }
         if let Some(at) = self.item_ref(turn_id, message_id) {
             for id in &new_ids {
-                self.calls.insert(id.clone(), at);
+                self.set_link(id, RefKind::Message, Some(at));
             }
         }
         // Results that arrived before their call (listing order) now have a call: mark them.
@@ -1273,12 +1273,12 @@ struct StoppedMessage {
     removed: bool,
 }
 
-/// Gives `message`'s calls the `tool_call_id` their result already holds (the `results`
-/// index's key, shared with the result item), when the result came first: a listing is read
-/// newest first, so a call's result usually arrives before it.
-fn share_call_ids(results: &IdMap<super::ItemRef>, message: &mut MessageView) {
+/// Gives `message`'s calls the `tool_call_id` their result already holds (the `links` index's
+/// key, shared with the result item), when the result came first: a listing is read newest
+/// first, so a call's result usually arrives before it.
+fn share_call_ids(links: &IdMap<super::CallLinks>, message: &mut MessageView) {
     for call in &mut message.tool_calls {
-        if let Some(id) = results.key(&call.tool_call_id) {
+        if let Some(id) = links.key(&call.tool_call_id) {
             call.tool_call_id = id.clone();
         }
     }

@@ -115,7 +115,7 @@ fn finish_arguments(call: &mut ToolCallView) -> bool {
             false
         }
         Err(err) => {
-            call.arguments_error = Some(err.to_string());
+            call.arguments_error = Some(err.to_string().into_boxed_str());
             true
         }
     }
@@ -258,7 +258,7 @@ pub(crate) fn apply_delta(message: &mut MessageView, delta: &wire::MessageDelta)
 /// and the calls whose arguments do not parse.
 pub(crate) fn from_full(message: &wire::ModelMessage, key: &Id) -> (MessageView, Vec<String>) {
     let mut view = empty_message(key);
-    view.name = message.name.clone();
+    view.name = message.name.as_deref().map(Id::from);
     view.content = match &message.content {
         Some(wire::Content::Text(text)) if !text.is_empty() => {
             Some(ContentView::Text(text.clone()))

@@ -91,12 +91,31 @@ pub(crate) struct ItemRef {
     item: u32,
 }
 
+/// Where a tool call's proposing message and its first result are (either may be unknown yet;
+/// an entry with neither is removed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct CallLinks {
+    /// The proposing message (the [`RefKind::Message`] link).
+    call: Option<ItemRef>,
+    /// The first `tool.response` (the [`RefKind::ToolResult`] link).
+    result: Option<ItemRef>,
+}
+
+impl CallLinks {
+    fn of_kind(&mut self, kind: RefKind) -> &mut Option<ItemRef> {
+        match kind {
+            RefKind::Message => &mut self.call,
+            RefKind::ToolResult => &mut self.result,
+        }
+    }
+}
+
 /// Which kind of item an [`ItemRef`] must name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum RefKind {
-    /// A message (the `calls` index).
+    /// A message (a call's link in the `links` index).
     Message,
-    /// A tool result (the `results` index).
+    /// A tool result (a result's link in the `links` index).
     ToolResult,
 }
 
@@ -115,10 +134,9 @@ pub struct SessionView {
     usage: UsageView,
     warnings: Vec<Warning>,
     warning_count: u64,
-    /// `tool_call_id` → proposing message.
-    calls: IdMap<ItemRef>,
-    /// `tool_call_id` → first `tool.response`.
-    results: IdMap<ItemRef>,
+    /// `tool_call_id` → proposing message and first `tool.response`: one index for both (a
+    /// second B-tree of the same ids was ~0.7 MB of W2's view).
+    links: IdMap<CallLinks>,
     /// `tool_call_id` → threads it spawned.
     spawned: IdMap<Vec<String>>,
     /// `tool_call_id` → turns whose `*_required` events named it (to tell stale from unknown).
@@ -146,8 +164,7 @@ impl SessionView {
             usage: UsageView::default(),
             warnings: Vec::new(),
             warning_count: 0,
-            calls: IdMap::new(),
-            results: IdMap::new(),
+            links: IdMap::new(),
             spawned: IdMap::new(),
             required_history: IdMap::new(),
             main_thread: Id::from("main"),
@@ -434,6 +451,34 @@ impl SessionView {
         Some(ItemRef { turn, item })
     }
 
+    /// The `kind` link of `tool_call_id` (its message or its first result).
+    pub(crate) fn link(&self, tool_call_id: &str, kind: RefKind) -> Option<ItemRef> {
+        let links = self.links.get(tool_call_id)?;
+        match kind {
+            RefKind::Message => links.call,
+            RefKind::ToolResult => links.result,
+        }
+    }
+
+    /// Sets (or, with `None`, clears) the `kind` link of `tool_call_id` (`id`: the shared copy
+    /// to index it by when it is new).
+    pub(crate) fn set_link(&mut self, id: &Id, kind: RefKind, at: Option<ItemRef>) {
+        match self.links.get_mut(id) {
+            Some(links) => {
+                *links.of_kind(kind) = at;
+                if *links == CallLinks::default() {
+                    self.links.remove(id);
+                }
+            }
+            None if at.is_some() => {
+                let mut links = CallLinks::default();
+                *links.of_kind(kind) = at;
+                self.links.insert(id.clone(), links);
+            }
+            None => {}
+        }
+    }
+
     /// The item `at` names, with its turn, when it is of `kind`.
     pub(crate) fn item_at(&self, at: ItemRef, kind: RefKind) -> Option<(&TurnView, &ItemView)> {
         let turn = self.turns.at(at.turn)?;
@@ -446,21 +491,23 @@ impl SessionView {
         fits.then_some((turn, item))
     }
 
-    /// (turn id, message id) of the message proposing `tool_call_id`, from the `calls` index.
+    /// (turn id, message id) of the message proposing `tool_call_id`, from the `links` index.
     pub(crate) fn call_site(&self, tool_call_id: &str) -> Option<(Id, Id)> {
-        let (turn, item) = self.item_at(*self.calls.get(tool_call_id)?, RefKind::Message)?;
+        let (turn, item) =
+            self.item_at(self.link(tool_call_id, RefKind::Message)?, RefKind::Message)?;
         Some((turn.turn_id.clone(), item.key.clone()))
     }
 
-    /// (turn id, event id) of the first result of `tool_call_id`, from the `results` index.
+    /// (turn id, event id) of the first result of `tool_call_id`, from the `links` index.
     pub(crate) fn result_site(&self, tool_call_id: &str) -> Option<(Id, Id)> {
-        let (turn, item) = self.item_at(*self.results.get(tool_call_id)?, RefKind::ToolResult)?;
+        let at = self.link(tool_call_id, RefKind::ToolResult)?;
+        let (turn, item) = self.item_at(at, RefKind::ToolResult)?;
         Some((turn.turn_id.clone(), item.key.clone()))
     }
 
     /// The tool call with `tool_call_id`, wherever it is.
     pub fn tool_call(&self, tool_call_id: &str) -> Option<&ToolCallView> {
-        let at = *self.calls.get(tool_call_id)?;
+        let at = self.link(tool_call_id, RefKind::Message)?;
         match &self.item_at(at, RefKind::Message)?.1.body {
             ItemBody::Message(m) => m.tool_calls.iter().find(|c| c.tool_call_id == tool_call_id),
             _ => None,

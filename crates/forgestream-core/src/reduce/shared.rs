@@ -1,5 +1,5 @@
 //! [`Shared`]: the few values that many messages and tool calls repeat (a tool's name and its
-//! `tool_info`, a `finish_reason`), kept once and handed out as shared references.
+//! `tool_info`, a `finish_reason`, an author's name), kept once and handed out as shared references.
 //!
 //! Why: a long history calls the same handful of tools thousands of times. W2's 23k tool calls
 //! each held a 96-byte `tool_info` inline plus its four strings, and a name (~3 MB of a 63 MB
@@ -32,8 +32,11 @@ impl Shared {
     /// Replaces `message`'s tool names, tool infos and finish reason by the shared copies of
     /// equal values (adding them while there is room).
     pub(crate) fn share(&mut self, message: &mut MessageView) {
-        if let Some(reason) = &mut message.finish_reason {
-            share_word(&mut self.words, reason);
+        for word in [&mut message.finish_reason, &mut message.name]
+            .into_iter()
+            .flatten()
+        {
+            share_word(&mut self.words, word);
         }
         for call in &mut message.tool_calls {
             share_word(&mut self.words, &mut call.name);

@@ -209,8 +209,10 @@ pub struct ToolCallView {
     /// checked JSON text, which crosses to JS as the parsed value ([`JsonText::to_value`]).
     #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
     pub arguments: Option<JsonText>,
-    /// Set when the message finished and the text is not valid JSON.
-    pub arguments_error: Option<String>,
+    /// Set when the message finished and the text is not valid JSON (rare: a `Box<str>`, 16
+    /// bytes inline rather than a `String`'s 24).
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub arguments_error: Option<Box<str>>,
     /// Which tool family (shared by the calls of one tool: 8 bytes a call, not ~120).
     #[cfg_attr(feature = "tsify", tsify(type = "ToolInfoView | null"))]
     pub tool_info: Option<Arc<ToolInfoView>>,
@@ -290,8 +292,9 @@ pub struct MessageView {
     /// Event id (shared with its deltas).
     #[cfg_attr(feature = "tsify", tsify(type = "string"))]
     pub id: Id,
-    /// Optional author name.
-    pub name: Option<String>,
+    /// Optional author name (shared by the messages of one author).
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub name: Option<Id>,
     /// Content; `None` while nothing arrived (empty text is normalised to `None`).
     pub content: Option<ContentView>,
     /// Reasoning text.
