@@ -35,24 +35,24 @@ enum Index {
 
 impl Index {
     fn get(&self, id: &str) -> Option<u32> {
-        match self {
-            Index::Small(v) => v
-                .binary_search_by(|(k, _)| k.as_str().cmp(id))
-                .ok()
-                .map(|i| v[i].1),
-            Index::Large(m) => m.get(id).copied(),
-        }
+        self.find(id).map(|(_, slot)| slot)
     }
 
     /// The stored id equal to `id`.
     fn key(&self, id: &str) -> Option<&Id> {
+        self.find(id).map(|(key, _)| key)
+    }
+
+    /// The entry of `id` (one search for both [`Index::get`] and [`Index::key`]: one copy of
+    /// the code in the wasm).
+    fn find(&self, id: &str) -> Option<(&Id, u32)> {
         match self {
             Index::Small(v) => v
                 .binary_search_by(|(k, _)| k.as_str().cmp(id))
                 .ok()
                 .and_then(|i| v.get(i))
-                .map(|(k, _)| k),
-            Index::Large(m) => m.get_key_value(id).map(|(k, _)| k),
+                .map(|(k, slot)| (k, *slot)),
+            Index::Large(m) => m.get_key_value(id).map(|(k, slot)| (k, *slot)),
         }
     }
 

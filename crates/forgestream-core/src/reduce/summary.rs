@@ -25,10 +25,13 @@ fn object(members: Vec<(&str, Value)>) -> Value {
 }
 
 /// A string member that may be absent (`null`).
-fn text<T: AsRef<str>>(value: &Option<T>) -> Value {
-    value
-        .as_ref()
-        .map_or(Value::Null, |v| Value::from(v.as_ref()))
+fn text<T: core::ops::Deref<Target = str>>(value: &Option<T>) -> Value {
+    text_of(value.as_deref())
+}
+
+/// One copy of the conversion for every text type `text` takes.
+fn text_of(value: Option<&str>) -> Value {
+    value.map_or(Value::Null, Value::from)
 }
 
 fn usage_json(u: &UsageView) -> Value {

@@ -5,7 +5,7 @@
 //! Why: every item has one, and as a `String` it was 24 bytes of heap and 24 inline — W2's
 //! 69k items held 1.7 MB of times (`cargo run --release -p forgestream-core --example
 //! bench_core`, "view breakdown"). `YYYY-MM-DDTHH:MM:SS.mmmZ` (or without `.mmm`) packs its
-//! digit groups into one `u64`; any other text is kept as it came. The view never computes
+//! digits, read as one decimal number, into a `u64`; any other text is kept as it came. The view never computes
 //! with times, so the digits are stored as written (no calendar check): the text read back
 //! is always the text given.
 
@@ -22,7 +22,7 @@ pub struct Timestamp(Repr);
 
 #[derive(Clone, PartialEq, Eq)]
 enum Repr {
-    /// The digit groups of `YYYY-MM-DDTHH:MM:SS[.mmm]Z` (see [`pack`]).
+    /// The digits of `YYYY-MM-DDTHH:MM:SS[.mmm]Z` (see [`pack`]).
     Packed(u64),
     /// Any other spelling, as it came. A `Box<String>` (one pointer) rather than a `String`
     /// or `Box<str>` so the type stays 16 bytes: the indirection is paid only by this rare case.
@@ -30,73 +30,50 @@ enum Repr {
     Text(Box<String>),
 }
 
-/// Digit groups of the packed form, most significant first: (width in digits, bits).
-const GROUPS: [(usize, u32); 7] = [(4, 14), (2, 7), (2, 7), (2, 7), (2, 7), (2, 7), (3, 10)];
-/// The separator before each group but the first.
-const SEPARATORS: [u8; 6] = [b'-', b'-', b'T', b':', b':', b'.'];
-/// Set when the text had the `.mmm` group.
-const MILLIS_FLAG: u64 = 1 << 63;
+/// The spellings packed: `d` is an ASCII digit, any other byte must be as written.
+const TEMPLATES: [&[u8]; 2] = [b"dddd-dd-ddTdd:dd:dd.dddZ", b"dddd-dd-ddTdd:dd:ddZ"];
+/// Above the digits (at most 17 of them: below 10^17 < 2^57), which template was used.
+const TEMPLATE_SHIFT: u32 = 60;
 
-/// `text`'s digit groups as one number, when it is spelled exactly
-/// `YYYY-MM-DDTHH:MM:SS.mmmZ` or `YYYY-MM-DDTHH:MM:SSZ` (ASCII digits).
+/// `text`'s digits read as one decimal number, with its template's number above them, when
+/// `text` is spelled as one of [`TEMPLATES`].
 fn pack(text: &str) -> Option<u64> {
     let bytes = text.as_bytes();
-    let millis = match bytes.len() {
-        24 => true,
-        20 => false,
-        _ => return None,
-    };
-    if bytes.last() != Some(&b'Z') {
-        return None;
-    }
-    let mut packed = if millis { MILLIS_FLAG } else { 0 };
-    let mut at = 0;
-    let groups = if millis { 7 } else { 6 };
-    for (i, &(width, bits)) in GROUPS.iter().take(groups).enumerate() {
-        if i > 0 {
-            if bytes.get(at) != SEPARATORS.get(i - 1) {
-                return None;
-            }
-            at += 1;
+    let (which, template) = TEMPLATES
+        .iter()
+        .enumerate()
+        .find(|(_, t)| t.len() == bytes.len())?;
+    let mut digits = 0u64;
+    for (&b, &want) in bytes.iter().zip(template.iter()) {
+        if want == b'd' && b.is_ascii_digit() {
+            digits = digits * 10 + u64::from(b - b'0');
+        } else if b != want {
+            return None;
         }
-        let mut value = 0u64;
-        for &b in bytes.get(at..at + width)? {
-            if !b.is_ascii_digit() {
-                return None;
-            }
-            value = value * 10 + u64::from(b - b'0');
-        }
-        at += width;
-        packed |= value << shift_of(i, bits);
     }
-    Some(packed)
+    Some(digits | (which as u64) << TEMPLATE_SHIFT)
 }
 
-/// Where group `i` (of `bits` bits) sits in the packed number: groups fill from bit 59 down.
-fn shift_of(i: usize, bits: u32) -> u32 {
-    let above: u32 = GROUPS.iter().take(i).map(|g| g.1).sum();
-    59 - above - bits
-}
-
-/// The text of a packed time.
+/// The text of a packed time: its template with the digits put back, last digit first.
 fn unpack(packed: u64, out: &mut String) {
-    let groups = if packed & MILLIS_FLAG != 0 { 7 } else { 6 };
-    for (i, &(width, bits)) in GROUPS.iter().take(groups).enumerate() {
-        if let Some(&sep) = SEPARATORS.get(i.wrapping_sub(1)) {
-            out.push(char::from(sep));
-        }
-        let value = (packed >> shift_of(i, bits)) & ((1 << bits) - 1);
-        let mut digits = [b'0'; 4];
-        let mut rest = value;
-        for d in digits.iter_mut().take(width).rev() {
-            *d = b'0' + (rest % 10) as u8;
-            rest /= 10;
-        }
-        for &d in digits.iter().take(width) {
-            out.push(char::from(d));
-        }
+    let which = (packed >> TEMPLATE_SHIFT) as usize;
+    let Some(template) = TEMPLATES.get(which) else {
+        return;
+    };
+    let mut digits = packed & ((1 << TEMPLATE_SHIFT) - 1);
+    let mut text = [0u8; 24];
+    for (slot, &want) in text.iter_mut().zip(template.iter()).rev() {
+        *slot = if want == b'd' {
+            let d = (digits % 10) as u8;
+            digits /= 10;
+            b'0' + d
+        } else {
+            want
+        };
     }
-    out.push('Z');
+    for &b in text.iter().take(template.len()) {
+        out.push(char::from(b));
+    }
 }
 
 impl Timestamp {

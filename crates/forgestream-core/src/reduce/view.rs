@@ -200,7 +200,8 @@ pub struct ToolCallView {
     /// `tool_call_id` (empty until a fragment names it).
     #[cfg_attr(feature = "tsify", tsify(type = "string"))]
     pub tool_call_id: Id,
-    /// Tool name (shared by the calls of one tool).
+    // An `Id` shared by the calls of one tool (`reduce/shared.rs`).
+    /// Tool name.
     #[cfg_attr(feature = "tsify", tsify(type = "string"))]
     pub name: Id,
     /// Raw arguments text, exactly as concatenated.
@@ -209,11 +210,12 @@ pub struct ToolCallView {
     /// checked JSON text, which crosses to JS as the parsed value ([`JsonText::to_value`]).
     #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
     pub arguments: Option<JsonText>,
-    /// Set when the message finished and the text is not valid JSON (rare: a `Box<str>`, 16
-    /// bytes inline rather than a `String`'s 24).
+    // Rare: a `Box<str>`, 16 bytes inline rather than a `String`'s 24.
+    /// Set when the message finished and the text is not valid JSON.
     #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
     pub arguments_error: Option<Box<str>>,
-    /// Which tool family (shared by the calls of one tool: 8 bytes a call, not ~120).
+    // Shared by the calls of one tool (`reduce/shared.rs`): 8 bytes a call, not ~120.
+    /// Which tool family.
     #[cfg_attr(feature = "tsify", tsify(type = "ToolInfoView | null"))]
     pub tool_info: Option<Arc<ToolInfoView>>,
     /// The `tool.response` bound by `tool_call_id` (its event id), if seen.
@@ -292,7 +294,8 @@ pub struct MessageView {
     /// Event id (shared with its deltas).
     #[cfg_attr(feature = "tsify", tsify(type = "string"))]
     pub id: Id,
-    /// Optional author name (shared by the messages of one author).
+    // Shared by the messages of one author (`reduce/shared.rs`).
+    /// Optional author name.
     #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
     pub name: Option<Id>,
     /// Content; `None` while nothing arrived (empty text is normalised to `None`).
@@ -303,7 +306,8 @@ pub struct MessageView {
     pub refusal: Option<String>,
     /// Tool calls in index order.
     pub tool_calls: Vec<ToolCallView>,
-    /// Why generation stopped (wire spelling; shared by the messages that stopped alike).
+    // Shared by the messages that stopped alike (`reduce/shared.rs`).
+    /// Why generation stopped (wire spelling).
     #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
     pub finish_reason: Option<Id>,
     // Packed (a few bytes of heap; `PackedUsage::get` reads it): most items are messages,
@@ -476,11 +480,12 @@ pub enum ItemBody {
 #[cfg_attr(feature = "tsify", tsify(missing_as_null))]
 #[serde(rename_all = "camelCase")]
 pub struct ItemView {
-    /// The event id (a synthetic key for events without one); the same [`Id`] as the turn's
-    /// map key (and a message's `id`).
+    // The same `Id` as the turn's map key (and a message's `id`).
+    /// The event id (a synthetic key for events without one).
     #[cfg_attr(feature = "tsify", tsify(type = "string"))]
     pub key: Id,
-    /// Owner turn (the turn's own [`Id`], shared).
+    // The turn's own `Id`, shared.
+    /// Owner turn.
     #[cfg_attr(feature = "tsify", tsify(type = "string"))]
     pub turn_id: Id,
     /// Owner thread (`main`, a subagent UUID, or null for run-level notices).
@@ -596,7 +601,8 @@ pub struct QuestionView {
 #[cfg_attr(feature = "tsify", tsify(missing_as_null))]
 #[serde(rename_all = "camelCase")]
 pub struct TurnView {
-    /// Turn id (shared with its items and the view's indexes).
+    // Shared with its items and the view's indexes.
+    /// Turn id.
     #[cfg_attr(feature = "tsify", tsify(type = "string"))]
     pub turn_id: Id,
     /// Chain parent.
