@@ -650,11 +650,28 @@ fn heap_of<T: Clone>(value: &T) -> usize {
     bytes
 }
 
+/// Heap bytes of the distinct shared ids (`forgestream_core::id::Id`, an `Arc<str>`: two
+/// counts and the text) among `ids`, each allocation counted once (`seen`: the texts'
+/// addresses). A clone of an `Id` allocates nothing, so [`heap_of`] does not see them.
+fn ids_heap<'a>(
+    seen: &mut std::collections::HashSet<usize>,
+    ids: impl IntoIterator<Item = &'a forgestream_core::id::Id>,
+) -> usize {
+    let mut bytes = 0;
+    for id in ids {
+        if seen.insert(id.as_str().as_ptr() as usize) {
+            bytes += 2 * std::mem::size_of::<usize>() + id.len();
+        }
+    }
+    bytes
+}
+
 /// Where the W2 view's heap goes (issue 16, "a lean view"): each part measured as the heap a
-/// clone of it allocates, under the counting allocator; "maps, indexes, bookkeeping" is the
-/// clone of the whole view less the listed parts (the maps' nodes and slots, the reducer's
-/// indexes by `tool_call_id`, per-turn bookkeeping), and "spare capacity" is the measured
-/// retained heap less that clone (vectors and strings grown by doubling).
+/// clone of it allocates, under the counting allocator, except the shared ids, counted once
+/// each ([`ids_heap`]); "maps, indexes, bookkeeping" is the clone of the whole view less the
+/// listed parts (the maps' nodes and slots, the reducer's indexes by `tool_call_id`, per-turn
+/// bookkeeping), and "spare capacity" is the measured retained heap less that clone and the
+/// ids (vectors and strings grown by doubling, and ids only an index holds).
 fn w2_view_breakdown(
     view: &SessionView,
     retained: usize,
@@ -668,6 +685,44 @@ fn w2_view_breakdown(
     };
     let whole = heap_of(view);
     let mut items = 0usize;
+    let mut seen = std::collections::HashSet::new();
+    let mut ids = 0usize;
+    for turn in view.turns() {
+        ids += ids_heap(&mut seen, [&turn.turn_id]);
+        for item in turn.items.values() {
+            ids += ids_heap(
+                &mut seen,
+                [&item.key, &item.turn_id]
+                    .into_iter()
+                    .chain(&item.thread_id),
+            );
+            match &item.body {
+                ItemBody::Message(m) => {
+                    ids += ids_heap(&mut seen, [&m.id]);
+                    for c in &m.tool_calls {
+                        ids += ids_heap(
+                            &mut seen,
+                            [&c.tool_call_id]
+                                .into_iter()
+                                .chain(&c.result_event_id)
+                                .chain(&c.result_turn_id),
+                        );
+                    }
+                }
+                ItemBody::ToolResult(r) => {
+                    ids += ids_heap(
+                        &mut seen,
+                        [&r.tool_call_id]
+                            .into_iter()
+                            .chain(&r.call_message_id)
+                            .chain(&r.call_turn_id),
+                    );
+                }
+                _ => {}
+            }
+        }
+    }
+    add("ids (shared, each counted once)", ids);
     for turn in view.turns() {
         add(
             "turn headers (ids, times, states)",
@@ -733,9 +788,13 @@ fn w2_view_breakdown(
         "item records themselves (inline size x items)",
         items * std::mem::size_of::<forgestream_core::reduce::ItemView>(),
     );
-    let listed: usize = parts.iter().map(|p| p.1).sum();
+    // The ids are not in the clone (`whole`): leave them out of what it is compared with.
+    let listed: usize = parts.iter().map(|p| p.1).sum::<usize>() - ids;
     parts.push(("maps, indexes, bookkeeping", whole.saturating_sub(listed)));
-    parts.push(("spare capacity", retained.saturating_sub(whole)));
+    parts.push((
+        "spare capacity",
+        retained.saturating_sub(whole).saturating_sub(ids),
+    ));
     parts.sort_by_key(|p| std::cmp::Reverse(p.1));
     println!(
         "  view breakdown ({items} items; bytes per event of {events} and share of the retained heap):"
@@ -777,7 +836,7 @@ fn verify_w2(view: &SessionView, meta: &Value) -> Vec<String> {
     if Some(turns) != meta.get("turns").and_then(Value::as_u64) {
         errors.push(format!("{turns} turns in the view"));
     }
-    if view.turn_ids().last().map(String::as_str)
+    if view.turn_ids().last().map(|id| id.as_str())
         != meta.get("last_turn_id").and_then(Value::as_str)
     {
         errors.push("the newest turn in chain order is not last_turn_id".into());

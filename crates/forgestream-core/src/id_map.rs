@@ -12,7 +12,6 @@
 
 use alloc::collections::btree_map;
 use alloc::collections::BTreeMap;
-use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::Cell;
 use core::cmp::Ordering;
@@ -62,6 +61,7 @@ fn word(s: &[u8], at: usize) -> u64 {
         .and_then(|w| <[u8; 8]>::try_from(w).ok())
         .map_or(0, u64::from_be_bytes)
 }
+use crate::id::Id;
 
 /// Entries a map keeps in a sorted vector before it moves them to a B-tree.
 ///
@@ -74,18 +74,30 @@ const SMALL_MAX: usize = 32;
 /// id → slot, sorted by id: a vector while small, a B-tree once past [`SMALL_MAX`].
 #[derive(Clone)]
 enum Index {
-    Small(Vec<(String, u32)>),
-    Large(BTreeMap<String, u32>),
+    Small(Vec<(Id, u32)>),
+    Large(BTreeMap<Id, u32>),
 }
 
 impl Index {
     fn get(&self, id: &str) -> Option<u32> {
+        self.find(id).map(|(_, slot)| slot)
+    }
+
+    /// The stored id equal to `id`.
+    fn key(&self, id: &str) -> Option<&Id> {
+        self.find(id).map(|(key, _)| key)
+    }
+
+    /// The entry of `id` (one search for both [`Index::get`] and [`Index::key`]: one copy of
+    /// the code in the wasm).
+    fn find(&self, id: &str) -> Option<(&Id, u32)> {
         match self {
             Index::Small(v) => v
                 .binary_search_by(|(k, _)| id_order(k, id))
                 .ok()
-                .map(|i| v[i].1),
-            Index::Large(m) => m.get(id).copied(),
+                .and_then(|i| v.get(i))
+                .map(|(k, slot)| (k, *slot)),
+            Index::Large(m) => m.get_key_value(id).map(|(k, slot)| (k, *slot)),
         }
     }
 
@@ -97,7 +109,7 @@ impl Index {
     }
 
     /// Adds `id` (not present) → `slot`.
-    fn add(&mut self, id: String, slot: u32) {
+    fn add(&mut self, id: Id, slot: u32) {
         match self {
             Index::Small(v) => match v.binary_search_by(|(k, _)| id_order(k, &id)) {
                 Ok(i) => v[i].1 = slot,
@@ -110,7 +122,7 @@ impl Index {
                     v.insert(i, (id, slot));
                 }
                 Err(_) => {
-                    let mut m: BTreeMap<String, u32> = core::mem::take(v).into_iter().collect();
+                    let mut m: BTreeMap<Id, u32> = core::mem::take(v).into_iter().collect();
                     m.insert(id, slot);
                     *self = Index::Large(m);
                 }
@@ -141,12 +153,12 @@ impl Index {
 
 /// Entries of an [`Index`] in id order.
 enum IndexIter<'a> {
-    Small(slice::Iter<'a, (String, u32)>),
-    Large(btree_map::Iter<'a, String, u32>),
+    Small(slice::Iter<'a, (Id, u32)>),
+    Large(btree_map::Iter<'a, Id, u32>),
 }
 
 impl<'a> Iterator for IndexIter<'a> {
-    type Item = (&'a String, u32);
+    type Item = (&'a Id, u32);
     fn next(&mut self) -> Option<Self::Item> {
         match self {
             IndexIter::Small(it) => it.next().map(|(k, i)| (k, *i)),
@@ -265,13 +277,23 @@ impl<V> IdMap<V> {
         Some(i)
     }
 
+    /// The map's own copy of `id`, when it has a value: holders of the same id share it.
+    pub fn key(&self, id: &str) -> Option<&Id> {
+        self.index.key(id)
+    }
+
+    /// The value in `slot`, mutably.
+    pub(crate) fn at_mut(&mut self, slot: u32) -> Option<&mut V> {
+        self.slots.get_mut(slot as usize).and_then(Option::as_mut)
+    }
+
     /// Whether `id` has a value.
     pub fn contains_key(&self, id: &str) -> bool {
         self.index.get(id).is_some()
     }
 
     /// Sets the value of `id`; returns the value it replaced.
-    pub fn insert(&mut self, id: String, value: V) -> Option<V> {
+    pub fn insert(&mut self, id: Id, value: V) -> Option<V> {
         let i = match self.index.get(id.as_str()) {
             Some(i) => i as usize,
             None => {
@@ -289,7 +311,7 @@ impl<V> IdMap<V> {
             Some(i) => i as usize,
             None => {
                 let i = self.vacant();
-                self.index.add(String::from(id), i as u32);
+                self.index.add(Id::from(id), i as u32);
                 i
             }
         };
@@ -332,14 +354,14 @@ impl<V> IdMap<V> {
     }
 
     /// Entries in id order.
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&String, &V)> + '_ {
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&Id, &V)> + '_ {
         self.index
             .iter()
             .filter_map(|(id, i)| Some((id, self.slot(i)?)))
     }
 
     /// Entries in id order, values mutable.
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&String, &mut V)> + '_ {
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&Id, &mut V)> + '_ {
         // One mutable borrow of every slot, handed out in the index's order.
         let mut slots: Vec<Option<&mut V>> = self.slots.iter_mut().map(Option::as_mut).collect();
         self.index
@@ -348,7 +370,7 @@ impl<V> IdMap<V> {
     }
 
     /// Ids in order.
-    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &String> + '_ {
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &Id> + '_ {
         self.index.iter().map(|(id, _)| id)
     }
 
@@ -360,6 +382,16 @@ impl<V> IdMap<V> {
     /// Values, mutable, in no particular order (cheaper than [`IdMap::iter_mut`]).
     pub fn values_mut_unordered(&mut self) -> impl Iterator<Item = &mut V> + '_ {
         self.slots.iter_mut().filter_map(Option::as_mut)
+    }
+
+    /// Gives back the spare capacity of the slots and of a small index. A map that stops
+    /// growing (a finished turn's items) otherwise keeps up to a third of its slots empty, and a
+    /// slot is a whole value (W2: ~3 MB of a long history's view).
+    pub(crate) fn shrink_to_fit(&mut self) {
+        self.slots.shrink_to_fit();
+        if let Index::Small(v) = &mut self.index {
+            v.shrink_to_fit();
+        }
     }
 }
 
@@ -375,8 +407,8 @@ impl<V: fmt::Debug> fmt::Debug for IdMap<V> {
     }
 }
 
-impl<V> FromIterator<(String, V)> for IdMap<V> {
-    fn from_iter<I: IntoIterator<Item = (String, V)>>(entries: I) -> Self {
+impl<V> FromIterator<(Id, V)> for IdMap<V> {
+    fn from_iter<I: IntoIterator<Item = (Id, V)>>(entries: I) -> Self {
         let mut map = IdMap::new();
         for (id, value) in entries {
             map.insert(id, value);
@@ -394,17 +426,17 @@ impl IdMap<()> {
         if self.contains_key(id) {
             return false;
         }
-        self.insert(String::from(id), ());
+        self.insert(Id::from(id), ());
         true
     }
 }
 
 /// Entries in id order, owned.
 impl<V> IntoIterator for IdMap<V> {
-    type Item = (String, V);
-    type IntoIter = alloc::vec::IntoIter<(String, V)>;
+    type Item = (Id, V);
+    type IntoIter = alloc::vec::IntoIter<(Id, V)>;
     fn into_iter(mut self) -> Self::IntoIter {
-        let index: Vec<(String, u32)> = match self.index {
+        let index: Vec<(Id, u32)> = match self.index {
             Index::Small(v) => v,
             Index::Large(m) => m.into_iter().collect(),
         };
@@ -452,7 +484,7 @@ mod tests {
                 match op {
                     Op::Insert(k, v) => {
                         let k = alloc::format!("id{k}");
-                        prop_assert_eq!(ours.insert(k.clone(), v), model.insert(k, v));
+                        prop_assert_eq!(ours.insert(Id::from(&k), v), model.insert(k, v));
                     }
                     Op::Remove(k) => {
                         let k = alloc::format!("id{k}");
@@ -472,9 +504,9 @@ mod tests {
                     }
                 }
                 prop_assert_eq!(ours.len(), model.len());
-                prop_assert!(ours.iter().map(|(k, v)| (k.clone(), *v)).eq(model.clone()));
+                prop_assert!(ours.iter().map(|(k, v)| (alloc::string::String::from(k), *v)).eq(model.clone()));
                 for (k, v) in ours.iter_mut() {
-                    prop_assert_eq!(model.get(k), Some(&*v));
+                    prop_assert_eq!(model.get(k.as_str()), Some(&*v));
                 }
             }
             // Slots are reused: never more than the most entries ever held, plus nothing.
@@ -509,14 +541,14 @@ mod tests {
         ) {
             let mut map: IdMap<String> = IdMap::new();
             for k in &keys {
-                map.insert(k.clone(), k.clone());
+                map.insert(Id::from(k), k.clone());
             }
             for r in removed {
                 let k = keys[r as usize % keys.len()].clone();
                 map.remove(&k);
             }
             // Reuse emptied slots with other ids, so a stale hint names another entry.
-            map.insert(String::from("zz"), String::from("zz"));
+            map.insert(Id::from("zz"), String::from("zz"));
             map.recent.set(hint);
             let expected = map.get(&probe).cloned();
             prop_assert_eq!(map.get_keyed(&probe, String::as_str), expected.as_ref());

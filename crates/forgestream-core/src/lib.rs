@@ -15,6 +15,7 @@
 
 extern crate alloc;
 
+pub mod id;
 pub mod id_map;
 pub mod reduce;
 pub mod respond;

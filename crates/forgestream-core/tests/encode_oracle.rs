@@ -373,7 +373,7 @@ fn full<'a>(
         threads: Some(view.threads().values().collect()),
         usage: Some(view.usage()),
         connection: Some(ConnectionState::Live {
-            turn_id: view.turn_ids().last().map(String::as_str),
+            turn_id: view.turn_ids().last().map(|id| id.as_str()),
             silent_ms: None,
             silent_since_ms: Some(7),
             stalled: false,

@@ -43,7 +43,12 @@ type Shown = Vec<(String, Vec<String>)>;
 /// The item keys of every turn of `view`, by turn id.
 fn item_keys(view: &SessionView) -> Shown {
     view.turns()
-        .map(|t| (t.turn_id.clone(), t.items.keys().cloned().collect()))
+        .map(|t| {
+            (
+                String::from(&t.turn_id),
+                t.items.keys().map(String::from).collect(),
+            )
+        })
         .collect()
 }
 

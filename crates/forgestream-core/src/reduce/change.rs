@@ -261,7 +261,7 @@ impl ChangeSet {
                     }
                 }
                 None => {
-                    turn.insert(change.key.clone(), out.len());
+                    turn.insert(crate::id::Id::from(&change.key), out.len());
                     out.push(change);
                 }
             }

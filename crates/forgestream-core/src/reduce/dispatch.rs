@@ -11,13 +11,16 @@ use serde_json::Value;
 
 use super::change::{ChangeSet, ReduceError, Warning};
 use super::merge;
+use super::packed_usage::PackedUsage;
+use super::timestamp::Timestamp;
 use super::turn_key;
 use super::view::{
     ItemBody, ItemView, McpAuthServerView, McpServerView, MessageView, PendingKind,
     RequiredCallView, RequiredRecord, ThreadStatus, ThreadView, ToolResultView, TurnInternal,
     TurnStatus, TurnView, UsageView,
 };
-use super::SessionView;
+use super::{RefKind, SessionView};
+use crate::id::Id;
 use crate::id_map::IdMap;
 use crate::wire;
 
@@ -30,10 +33,12 @@ impl SessionView {
         if self.turns.get_keyed(turn_id, turn_key).is_some() {
             return;
         }
+        // One `Id` for the map's key, the turn's own id and every item's `turn_id`.
+        let id = Id::from(turn_id);
         self.turns.insert(
-            String::from(turn_id),
-            TurnView {
-                turn_id: String::from(turn_id),
+            id.clone(),
+            Box::new(TurnView {
+                turn_id: id,
                 previous_turn_id: None,
                 status: TurnStatus::Running,
                 cancel_reason: None,
@@ -47,7 +52,7 @@ impl SessionView {
                 late_events_ignored: 0,
                 version: 1,
                 internal: TurnInternal::default(),
-            },
+            }),
         );
         cs.turn(turn_id);
         // Ordered once per public call (in `finish`), not per turn: a page of 100 session events
@@ -59,7 +64,7 @@ impl SessionView {
     /// time). Kahn's algorithm with an ordered ready set; a cycle's members go last, by id.
     pub(super) fn reorder(&mut self, cs: &mut ChangeSet) {
         // Turns by rank (their place in id order); the ready set is a min-heap of ranks.
-        let ids: Vec<&str> = self.turns.keys().map(String::as_str).collect();
+        let ids: Vec<&Id> = self.turns.keys().collect();
         let mut children: Vec<Vec<usize>> = Vec::new();
         children.resize_with(ids.len(), Vec::new);
         let mut ready: BinaryHeap<Reverse<usize>> = BinaryHeap::new();
@@ -67,18 +72,18 @@ impl SessionView {
             let parent = turn
                 .previous_turn_id
                 .as_deref()
-                .and_then(|p| ids.binary_search(&p).ok())
+                .and_then(|p| ids.binary_search_by(|id| id.as_str().cmp(p)).ok())
                 .filter(|&p| p != rank);
             match parent.and_then(|p| children.get_mut(p)) {
                 Some(kids) => kids.push(rank),
                 None => ready.push(Reverse(rank)),
             }
         }
-        let mut order: Vec<String> = Vec::with_capacity(ids.len());
+        let mut order: Vec<Id> = Vec::with_capacity(ids.len());
         let mut placed = alloc::vec![false; ids.len()];
         while let Some(Reverse(next)) = ready.pop() {
             if let (Some(id), Some(done)) = (ids.get(next), placed.get_mut(next)) {
-                order.push(String::from(*id));
+                order.push((*id).clone());
                 *done = true;
             }
             if let Some(kids) = children.get_mut(next) {
@@ -88,7 +93,7 @@ impl SessionView {
         // Members of a chain cycle were never ready: they go last, by id.
         for (id, done) in ids.iter().zip(&placed) {
             if !done {
-                order.push(String::from(*id));
+                order.push((*id).clone());
             }
         }
         if order != self.order {
@@ -129,7 +134,7 @@ impl SessionView {
         }
         if turn.created_at.is_none() {
             if let Some(at) = created_at {
-                turn.created_at = Some(String::from(at));
+                turn.created_at = Some(Timestamp::new(at));
                 changed = true;
             }
         }
@@ -343,7 +348,7 @@ impl SessionView {
             return;
         }
         self.threads.insert(
-            String::from(thread),
+            Id::from(thread),
             ThreadView {
                 thread_id: String::from(thread),
                 title: None,
@@ -370,18 +375,19 @@ impl SessionView {
         created_at: Option<&str>,
         body: ItemBody,
         cs: &mut ChangeSet,
-    ) -> String {
+    ) -> Id {
         self.touch_thread(thread_id, turn_id, cs);
+        let thread_id = self.thread_ref(thread_id);
         let Some(turn) = self.turns.get_keyed_mut(turn_id, turn_key) else {
-            return String::new();
+            return Id::default();
         };
         let key = if id.is_empty() {
             // No id to merge by: place it after the current last item.
             turn.internal.synthetic_keys += 1;
-            let last = turn.items.keys().next_back().cloned().unwrap_or_default();
-            format!("{last}~{:08}", turn.internal.synthetic_keys)
+            let last = turn.items.keys().next_back().map_or("", Id::as_str);
+            Id::from(format!("{last}~{:08}", turn.internal.synthetic_keys))
         } else {
-            String::from(id)
+            turn.items.key(id).cloned().unwrap_or_else(|| Id::from(id))
         };
         match turn.items.get_mut(&key) {
             Some(existing) => {
@@ -396,10 +402,10 @@ impl SessionView {
                     key.clone(),
                     ItemView {
                         key: key.clone(),
-                        turn_id: String::from(turn_id),
-                        thread_id: thread_id.map(String::from),
+                        turn_id: turn.turn_id.clone(),
+                        thread_id,
                         version: 1,
-                        created_at: created_at.map(String::from),
+                        created_at: created_at.map(Timestamp::new),
                         body,
                     },
                 );
@@ -425,11 +431,17 @@ impl SessionView {
             );
             return Ok(());
         }
-        let key = message.id.clone();
         self.touch_thread(message.thread_id.as_deref(), turn_id, cs);
+        let thread_id = self.thread_ref(message.thread_id.as_deref());
         let Some(turn) = self.turns.get_keyed_mut(turn_id, turn_key) else {
             return Ok(());
         };
+        // The item's key, the map's key and the message's `id` are one `Id`.
+        let key = turn
+            .items
+            .key(&message.id)
+            .cloned()
+            .unwrap_or_else(|| Id::from(&message.id));
         let placeholder = message.is_placeholder();
         let mut unparsed = Vec::new();
         let mut old_usage = None;
@@ -446,7 +458,9 @@ impl SessionView {
                 if placeholder {
                     return Ok(());
                 }
-                let (mut full, bad) = merge::from_full(message);
+                let (mut full, bad) = merge::from_full(message, &key);
+                self.shared.share(&mut full);
+                share_call_ids(&self.links, &mut full);
                 merge::carry_links(existing, &mut full);
                 unparsed = bad;
                 if !merge::same_view(existing, &full) {
@@ -464,7 +478,9 @@ impl SessionView {
                 let view = if placeholder {
                     merge::empty_message(&key)
                 } else {
-                    let (full, bad) = merge::from_full(message);
+                    let (mut full, bad) = merge::from_full(message, &key);
+                    self.shared.share(&mut full);
+                    share_call_ids(&self.links, &mut full);
                     unparsed = bad;
                     old_usage = Some(None);
                     full
@@ -473,10 +489,10 @@ impl SessionView {
                     key.clone(),
                     ItemView {
                         key: key.clone(),
-                        turn_id: String::from(turn_id),
-                        thread_id: message.thread_id.clone(),
+                        turn_id: turn.turn_id.clone(),
+                        thread_id,
                         version: 1,
-                        created_at: message.created_at.clone(),
+                        created_at: message.created_at.as_deref().map(Timestamp::new),
                         body: ItemBody::Message(view),
                     },
                 );
@@ -505,7 +521,7 @@ impl SessionView {
             self.warn(
                 Warning::ArgumentsUnparsed {
                     turn_id: String::from(turn_id),
-                    message_id: key.clone(),
+                    message_id: String::from(&key),
                     tool_call_id,
                 },
                 cs,
@@ -574,6 +590,9 @@ impl SessionView {
         }
         turn.internal.text_bytes = turn.internal.text_bytes.saturating_add(incoming);
         let fx = merge::apply_delta(message, &delta);
+        if delta.tool_calls.is_some() || delta.finish_reason.is_some() {
+            self.shared.share(message);
+        }
         if fx.changed {
             item.version += 1;
             cs.item(turn_id, &key, item.version, false);
@@ -615,8 +634,14 @@ impl SessionView {
             other => crate::wire::write::to_string(other),
         };
         let call = self.call_site(&r.tool_call_id);
+        // Shared with the index entry (and so the call) when the call or a result is known.
+        let tool_call_id = self
+            .links
+            .key(&r.tool_call_id)
+            .cloned()
+            .unwrap_or_else(|| Id::from(&r.tool_call_id));
         let body = ItemBody::ToolResult(ToolResultView {
-            tool_call_id: r.tool_call_id.clone(),
+            tool_call_id: tool_call_id.clone(),
             content,
             call_message_id: call.as_ref().map(|c| c.1.clone()),
             call_turn_id: call.as_ref().map(|c| c.0.clone()),
@@ -629,9 +654,9 @@ impl SessionView {
             body,
             cs,
         );
-        if !self.results.contains_key(&r.tool_call_id) {
+        if self.link(&r.tool_call_id, RefKind::ToolResult).is_none() {
             if let Some(at) = self.item_ref(turn_id, &key) {
-                self.results.insert(r.tool_call_id.clone(), at);
+                self.set_link(&tool_call_id, RefKind::ToolResult, Some(at));
             }
             if let Some((call_turn, call_key)) = call {
                 self.relink_message(&call_turn, &call_key, cs);
@@ -662,7 +687,7 @@ impl SessionView {
                             thread_id: thread.map(String::from),
                             body,
                         };
-                        required.insert(at, (key, record));
+                        required.insert(at, (String::from(&key), record));
                     }
                 }
                 self.refresh_status(turn_id, cs);
@@ -880,17 +905,17 @@ impl SessionView {
         }
         match state {
             wire::TurnState::Done(done) => {
-                turn.completed_at = done.completed_at.clone();
+                turn.completed_at = done.completed_at.as_deref().map(Timestamp::new);
             }
             wire::TurnState::Cancelled(c) => {
                 turn.status = TurnStatus::Cancelled;
                 turn.cancel_reason = Some(String::from(c.reason.as_str()));
-                turn.completed_at = c.completed_at.clone();
+                turn.completed_at = c.completed_at.as_deref().map(Timestamp::new);
             }
             wire::TurnState::Error(e) => {
                 turn.status = TurnStatus::Error;
                 turn.error_message = Some(e.message.clone());
-                turn.completed_at = e.completed_at.clone();
+                turn.completed_at = e.completed_at.as_deref().map(Timestamp::new);
             }
             _ => {}
         }
@@ -914,6 +939,10 @@ impl SessionView {
             }
         }
         self.finalize(turn_id, cs);
+        if let Some(turn) = self.turns.get_keyed_mut(turn_id, turn_key) {
+            // A live turn's items all arrived before its end: its map stops growing here.
+            turn.items.shrink_to_fit();
+        }
         self.refresh_status(turn_id, cs);
         self.recompute_turn_usage(turn_id, cs);
         self.pending_dirty = true;
@@ -951,7 +980,7 @@ impl SessionView {
                 stopped.push(StoppedMessage {
                     message_id: key.clone(),
                     thread_id: item.thread_id.clone(),
-                    usage: m.usage.take().map(|u| *u),
+                    usage: m.usage.take().map(|u| u.get()),
                     calls,
                     removed: false,
                 });
@@ -960,7 +989,7 @@ impl SessionView {
             }
             // An empty placeholder (an error turn leaves one, PROTOCOL §9) showed nothing: it
             // goes, as in the server's history.
-            let empty: Vec<String> = stopped
+            let empty: Vec<Id> = stopped
                 .iter()
                 .filter(|s| {
                     matches!(turn.items.get(&s.message_id).map(|i| &i.body), Some(ItemBody::Message(m))
@@ -978,7 +1007,7 @@ impl SessionView {
                 }
             }
         }
-        let message_keys: Vec<String> = turn
+        let message_keys: Vec<Id> = turn
             .items
             .iter()
             .filter(|(_, item)| matches!(&item.body, ItemBody::Message(m) if !m.interrupted))
@@ -989,7 +1018,7 @@ impl SessionView {
             self.warn(
                 Warning::OrphanDeltasDropped {
                     turn_id: String::from(turn_id),
-                    message_id,
+                    message_id: String::from(message_id),
                     count,
                 },
                 cs,
@@ -1006,13 +1035,14 @@ impl SessionView {
             // Its calls were never dispatched: no result will come and none is uncertain.
             for call in calls {
                 if self.call_site(&call).is_some_and(|c| c.1 == message_id) {
-                    self.calls.remove(&call);
+                    self.set_link(&call, RefKind::Message, None);
                 }
             }
             if let Some(usage) = usage {
                 self.thread_usage_delta(thread_id.as_deref(), Some(&usage), None, cs);
             }
             let turn_id = String::from(turn_id);
+            let message_id = String::from(message_id);
             let warning = if removed {
                 Warning::UnfinishedMessageDiscarded {
                     turn_id,
@@ -1049,15 +1079,17 @@ impl SessionView {
         }
         let interrupted = turn.internal.terminal
             && matches!(turn.status, TurnStatus::Cancelled | TurnStatus::Error);
+        // The message's and the turn's own ids, for the results' links (shared, not copied).
+        let (message_key, turn_key) = (item.key.clone(), turn.turn_id.clone());
         // (call position, its result's (turn id, event id), spawned threads, uncertain)
-        type Update = (usize, Option<(String, String)>, Vec<String>, bool);
+        type Update = (usize, Option<(Id, Id)>, Vec<String>, bool);
         let mut updated: Vec<Update> = Vec::new();
-        let mut new_ids: Vec<String> = Vec::new();
+        let mut new_ids: Vec<Id> = Vec::new();
         for (i, call) in message.tool_calls.iter().enumerate() {
             if call.tool_call_id.is_empty() {
                 continue;
             }
-            if !self.calls.contains_key(&call.tool_call_id) {
+            if self.link(&call.tool_call_id, RefKind::Message).is_none() {
                 new_ids.push(call.tool_call_id.clone());
             }
             let result = self.result_site(&call.tool_call_id);
@@ -1079,7 +1111,7 @@ impl SessionView {
         }
         if let Some(at) = self.item_ref(turn_id, message_id) {
             for id in &new_ids {
-                self.calls.insert(id.clone(), at);
+                self.set_link(id, RefKind::Message, Some(at));
             }
         }
         // Results that arrived before their call (listing order) now have a call: mark them.
@@ -1092,8 +1124,8 @@ impl SessionView {
                 {
                     if let ItemBody::ToolResult(r) = &mut item.body {
                         if r.call_message_id.is_none() {
-                            r.call_message_id = Some(String::from(message_id));
-                            r.call_turn_id = Some(String::from(turn_id));
+                            r.call_message_id = Some(message_key.clone());
+                            r.call_turn_id = Some(turn_key.clone());
                             item.version += 1;
                             cs.item(&at_turn, &at_key, item.version, false);
                         }
@@ -1160,7 +1192,7 @@ impl SessionView {
         &mut self,
         turn_id: &str,
         message_id: &str,
-        old: Option<Box<UsageView>>,
+        old: Option<PackedUsage>,
         cs: &mut ChangeSet,
     ) {
         let Some(item) = self
@@ -1173,9 +1205,10 @@ impl SessionView {
         let ItemBody::Message(MessageView { usage: new, .. }) = &item.body else {
             return;
         };
-        let new = new.clone();
+        let new = new.as_ref().map(PackedUsage::get);
+        let old = old.as_ref().map(PackedUsage::get);
         let thread = item.thread_id.clone();
-        self.thread_usage_delta(thread.as_deref(), old.as_deref(), new.as_deref(), cs);
+        self.thread_usage_delta(thread.as_deref(), old.as_ref(), new.as_ref(), cs);
         self.recompute_turn_usage(turn_id, cs);
     }
 
@@ -1211,7 +1244,7 @@ impl SessionView {
         let mut sum = UsageView::default();
         for item in turn.items.values() {
             if let ItemBody::Message(MessageView { usage: Some(u), .. }) = &item.body {
-                sum.add(u);
+                sum.add(&u.get());
             }
         }
         let usage = if turn.internal.has_metrics {
@@ -1233,12 +1266,23 @@ impl SessionView {
 
 /// A message still streaming when its turn was cancelled or failed (kept, marked interrupted).
 struct StoppedMessage {
-    message_id: String,
-    thread_id: Option<String>,
+    message_id: Id,
+    thread_id: Option<Id>,
     usage: Option<UsageView>,
-    calls: Vec<String>,
+    calls: Vec<Id>,
     /// It was an empty placeholder and was removed instead.
     removed: bool,
+}
+
+/// Gives `message`'s calls the `tool_call_id` their result already holds (the `links` index's
+/// key, shared with the result item), when the result came first: a listing is read newest
+/// first, so a call's result usually arrives before it.
+fn share_call_ids(links: &IdMap<super::CallLinks>, message: &mut MessageView) {
+    for call in &mut message.tool_calls {
+        if let Some(id) = links.key(&call.tool_call_id) {
+            call.tool_call_id = id.clone();
+        }
+    }
 }
 
 fn mismatch(turn_id: &str, event_id: &str, reason: &str) -> ReduceError {

@@ -49,7 +49,7 @@ impl SessionView {
     pub fn turn_flags(&self, turn_id: &str) -> TurnFlags {
         self.turns
             .get(turn_id)
-            .map(TurnFlags::of)
+            .map(|t| TurnFlags::of(t))
             .unwrap_or_default()
     }
 

@@ -2,14 +2,14 @@
 //! [`MessageView`]. Cost per delta is O(delta size): text is appended in place, tool-call
 //! arguments are scanned incrementally (see [`super::args`]).
 
-use alloc::boxed::Box;
 use alloc::string::{String, ToString};
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use super::args::ArgScanner;
-use super::view::{
-    ContentPartView, ContentView, MessageView, ToolCallView, ToolInfoView, UsageView,
-};
+use super::packed_usage::PackedUsage;
+use super::view::{ContentPartView, ContentView, MessageView, ToolCallView, ToolInfoView};
+use crate::id::Id;
 use crate::wire;
 
 /// What a delta changed that the reducer must follow up on.
@@ -20,14 +20,14 @@ pub(crate) struct DeltaEffects {
     /// A call got (or changed) its `tool_call_id`: re-link results and threads.
     pub(crate) call_ids_changed: bool,
     /// Usage changed (old value).
-    pub(crate) usage_changed: Option<Option<Box<UsageView>>>,
+    pub(crate) usage_changed: Option<Option<PackedUsage>>,
     /// Calls whose arguments were finished and still do not parse.
     pub(crate) unparsed: Vec<String>,
 }
 
-pub(crate) fn empty_message(id: &str) -> MessageView {
+pub(crate) fn empty_message(id: &Id) -> MessageView {
     MessageView {
-        id: String::from(id),
+        id: id.clone(),
         name: None,
         content: None,
         reasoning: None,
@@ -115,17 +115,17 @@ fn finish_arguments(call: &mut ToolCallView) -> bool {
             false
         }
         Err(err) => {
-            call.arguments_error = Some(err.to_string());
+            call.arguments_error = Some(err.to_string().into_boxed_str());
             true
         }
     }
 }
 
-fn new_call(index: u32) -> ToolCallView {
+fn new_call(index: u32, tool_call_id: Id) -> ToolCallView {
     ToolCallView {
         index,
-        tool_call_id: String::new(),
-        name: String::new(),
+        tool_call_id,
+        name: Id::default(),
         arguments_text: String::new(),
         arguments: None,
         arguments_error: None,
@@ -189,11 +189,15 @@ pub(crate) fn apply_delta(message: &mut MessageView, delta: &wire::MessageDelta)
         {
             Some(p) if message.tool_calls.get(p).map(|c| c.index) == Some(fragment.index) => p,
             Some(p) => {
-                message.tool_calls.insert(p, new_call(fragment.index));
+                message
+                    .tool_calls
+                    .insert(p, new_call(fragment.index, Id::default()));
                 p
             }
             None => {
-                message.tool_calls.push(new_call(fragment.index));
+                message
+                    .tool_calls
+                    .push(new_call(fragment.index, Id::default()));
                 message.tool_calls.len() - 1
             }
         };
@@ -201,16 +205,16 @@ pub(crate) fn apply_delta(message: &mut MessageView, delta: &wire::MessageDelta)
             continue;
         };
         if let Some(id) = fragment.id.as_deref().filter(|id| *id != call.tool_call_id) {
-            call.tool_call_id = String::from(id);
+            call.tool_call_id = Id::from(id);
             fx.call_ids_changed = true;
         }
         if let Some(info) = &fragment.tool_info {
-            call.tool_info = Some(ToolInfoView::from_wire(info));
+            call.tool_info = Some(Arc::new(ToolInfoView::from_wire(info)));
         }
         if let Some(function) = &fragment.function {
             if let Some(name) = &function.name {
                 if !name.is_empty() || call.name.is_empty() {
-                    call.name = name.clone();
+                    call.name = Id::from(name);
                 }
             }
             if let Some(arguments) = function.arguments.as_deref().filter(|a| !a.is_empty()) {
@@ -226,7 +230,7 @@ pub(crate) fn apply_delta(message: &mut MessageView, delta: &wire::MessageDelta)
         }
     }
     if let Some(reason) = &delta.finish_reason {
-        let spelled = Some(String::from(reason.as_str()));
+        let spelled = Some(Id::from(reason.as_str()));
         if message.finish_reason != spelled || !message.complete {
             message.finish_reason = spelled;
             message.complete = true;
@@ -234,13 +238,13 @@ pub(crate) fn apply_delta(message: &mut MessageView, delta: &wire::MessageDelta)
         }
         for call in &mut message.tool_calls {
             if finish_arguments(call) {
-                fx.unparsed.push(call.tool_call_id.clone());
+                fx.unparsed.push(String::from(&call.tool_call_id));
             }
         }
         release_slack(message);
     }
     if let Some(usage) = &delta.usage {
-        let new = Some(Box::new(UsageView::from_message(usage)));
+        let new = Some(PackedUsage::from_message(usage));
         if message.usage != new {
             fx.usage_changed = Some(core::mem::replace(&mut message.usage, new));
             fx.changed = true;
@@ -250,10 +254,11 @@ pub(crate) fn apply_delta(message: &mut MessageView, delta: &wire::MessageDelta)
 }
 
 /// Builds the view of a merged (full) message. Links (results, threads, uncertainty) are filled
-/// by the reducer afterwards. Returns the view and the calls whose arguments do not parse.
-pub(crate) fn from_full(message: &wire::ModelMessage) -> (MessageView, Vec<String>) {
-    let mut view = empty_message(&message.id);
-    view.name = message.name.clone();
+/// by the reducer afterwards; `key` is the item's key (`message.id`, shared). Returns the view
+/// and the calls whose arguments do not parse.
+pub(crate) fn from_full(message: &wire::ModelMessage, key: &Id) -> (MessageView, Vec<String>) {
+    let mut view = empty_message(key);
+    view.name = message.name.as_deref().map(Id::from);
     view.content = match &message.content {
         Some(wire::Content::Text(text)) if !text.is_empty() => {
             Some(ContentView::Text(text.clone()))
@@ -270,25 +275,24 @@ pub(crate) fn from_full(message: &wire::ModelMessage) -> (MessageView, Vec<Strin
     // view is ~300 bytes, so a one-call message carried ~900 spare bytes (W2: ~20 MB).
     view.tool_calls = Vec::with_capacity(message.tool_calls.as_ref().map_or(0, Vec::len));
     for (position, call) in message.tool_calls.iter().flatten().enumerate() {
-        let mut item = new_call(u32::try_from(position).unwrap_or(u32::MAX));
-        item.tool_call_id = call.id.clone();
-        item.name = call.function.name.clone();
+        let mut item = new_call(
+            u32::try_from(position).unwrap_or(u32::MAX),
+            Id::from(&call.id),
+        );
+        item.name = Id::from(&call.function.name);
         item.arguments_text = call.function.arguments.clone();
         item.scanner.feed(&call.function.arguments);
-        item.tool_info = call.tool_info.as_ref().map(ToolInfoView::from_wire);
+        item.tool_info = call
+            .tool_info
+            .as_ref()
+            .map(|info| Arc::new(ToolInfoView::from_wire(info)));
         if finish_arguments(&mut item) {
-            unparsed.push(item.tool_call_id.clone());
+            unparsed.push(String::from(&item.tool_call_id));
         }
         view.tool_calls.push(item);
     }
-    view.finish_reason = message
-        .finish_reason
-        .as_ref()
-        .map(|r| String::from(r.as_str()));
-    view.usage = message
-        .usage
-        .as_ref()
-        .map(|u| Box::new(UsageView::from_message(u)));
+    view.finish_reason = message.finish_reason.as_ref().map(|r| Id::from(r.as_str()));
+    view.usage = message.usage.as_ref().map(PackedUsage::from_message);
     view.complete = true;
     view.merged = true;
     (view, unparsed)

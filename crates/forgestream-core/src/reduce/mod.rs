@@ -23,16 +23,23 @@ mod encode;
 mod frame;
 mod live;
 mod merge;
+mod packed_usage;
 mod pending;
+mod shared;
 mod summary;
+mod timestamp;
 mod view;
 
+use crate::id::Id;
 use crate::id_map::IdMap;
+use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 
 pub use change::{ChangeSet, ItemChange, ReduceError, TextAppend, Warning};
 pub use frame::{LiveFrame, TurnFlags};
+pub use packed_usage::PackedUsage;
+pub use timestamp::Timestamp;
 pub use view::{
     BreakdownView, ContentPartView, ContentView, ItemBody, ItemView, McpAuthServerView,
     McpServerView, MessageView, PendingAction, PendingKind, QuestionView, RequiredCallView,
@@ -84,17 +91,37 @@ pub(crate) struct ItemRef {
     item: u32,
 }
 
+/// Where a tool call's proposing message and its first result are (either may be unknown yet;
+/// an entry with neither is removed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct CallLinks {
+    /// The proposing message (the [`RefKind::Message`] link).
+    call: Option<ItemRef>,
+    /// The first `tool.response` (the [`RefKind::ToolResult`] link).
+    result: Option<ItemRef>,
+}
+
+impl CallLinks {
+    fn of_kind(&mut self, kind: RefKind) -> &mut Option<ItemRef> {
+        match kind {
+            RefKind::Message => &mut self.call,
+            RefKind::ToolResult => &mut self.result,
+        }
+    }
+}
+
 /// Which kind of item an [`ItemRef`] must name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum RefKind {
-    /// A message (the `calls` index).
+    /// A message (a call's link in the `links` index).
     Message,
-    /// A tool result (the `results` index).
+    /// A tool result (a result's link in the `links` index).
     ToolResult,
 }
 
-/// A turn's own id, for [`IdMap::get_keyed`] over the turns.
-fn turn_key(turn: &TurnView) -> &str {
+/// A turn's own id, for [`IdMap::get_keyed`] over the turns (boxed in the map).
+#[allow(clippy::borrowed_box)]
+fn turn_key(turn: &Box<TurnView>) -> &str {
     &turn.turn_id
 }
 
@@ -108,23 +135,27 @@ fn item_key(item: &ItemView) -> &str {
 pub struct SessionView {
     session_id: String,
     config: ReducerConfig,
-    /// Turns by id.
-    turns: IdMap<TurnView>,
+    /// Turns by id. Boxed: the map's slots grow by half, and a spare slot of a ~420-byte turn
+    /// record cost more than the pointer (W2: ~1.1 MB of spare slots for 15k turns).
+    turns: IdMap<Box<TurnView>>,
     /// Turn ids in chain order.
-    order: Vec<String>,
+    order: Vec<Id>,
     threads: IdMap<ThreadView>,
     pending: Vec<PendingAction>,
     usage: UsageView,
     warnings: Vec<Warning>,
     warning_count: u64,
-    /// `tool_call_id` → proposing message.
-    calls: IdMap<ItemRef>,
-    /// `tool_call_id` → first `tool.response`.
-    results: IdMap<ItemRef>,
+    /// `tool_call_id` → proposing message and first `tool.response`: one index for both (a
+    /// second B-tree of the same ids was ~0.7 MB of W2's view).
+    links: IdMap<CallLinks>,
     /// `tool_call_id` → threads it spawned.
     spawned: IdMap<Vec<String>>,
     /// `tool_call_id` → turns whose `*_required` events named it (to tell stale from unknown).
     required_history: IdMap<Vec<String>>,
+    /// `main`, shared by the items of the root thread (nearly all of them).
+    main_thread: Id,
+    /// Tool names and infos, finish reasons: kept once for the messages that repeat them.
+    shared: shared::Shared,
     pending_dirty: bool,
     /// Turns were added or relinked since the chain order was computed.
     order_dirty: bool,
@@ -144,10 +175,11 @@ impl SessionView {
             usage: UsageView::default(),
             warnings: Vec::new(),
             warning_count: 0,
-            calls: IdMap::new(),
-            results: IdMap::new(),
+            links: IdMap::new(),
             spawned: IdMap::new(),
             required_history: IdMap::new(),
+            main_thread: Id::from("main"),
+            shared: shared::Shared::default(),
             pending_dirty: false,
             order_dirty: false,
             usage_dirty: false,
@@ -303,6 +335,8 @@ impl SessionView {
                 break;
             }
         }
+        let touched: Vec<u32> = self.turns.slot_of(turn_id).into_iter().collect();
+        self.release_item_slack(&touched);
         self.finish(&mut cs);
         result.map(|()| cs)
     }
@@ -317,13 +351,21 @@ impl SessionView {
     ) -> Result<ChangeSet, ReduceError> {
         let mut cs = ChangeSet::default();
         let mut result = Ok(());
+        // The turns the batch added items to (slots; neighbours repeat, so only runs are kept).
+        let mut touched: Vec<u32> = Vec::new();
         for item in items {
             self.ensure_turn(&item.turn_id, &mut cs);
+            if let Some(slot) = self.turns.slot_of(&item.turn_id) {
+                if touched.last() != Some(&slot) {
+                    touched.push(slot);
+                }
+            }
             if let Err(err) = self.apply_persisted(&item.turn_id, item.event, &mut cs) {
                 result = Err(err);
                 break;
             }
         }
+        self.release_item_slack(&touched);
         self.finish(&mut cs);
         result.map(|()| cs)
     }
@@ -354,26 +396,22 @@ impl SessionView {
 
     /// One turn.
     pub fn turn(&self, turn_id: &str) -> Option<&TurnView> {
-        self.turns.get_keyed(turn_id, turn_key)
+        self.turns.get_keyed(turn_id, turn_key).map(|t| &**t)
     }
 
     /// Turns in chain order (`previous_turn_id` links; unrelated turns by id).
     pub fn turns(&self) -> impl Iterator<Item = &TurnView> + '_ {
-        self.order
-            .iter()
-            .filter_map(move |id| self.turns.get_keyed(id, turn_key))
+        self.order.iter().filter_map(move |id| self.turn(id))
     }
 
     /// Turn ids in chain order.
-    pub fn turn_ids(&self) -> &[String] {
+    pub fn turn_ids(&self) -> &[Id] {
         &self.order
     }
 
     /// The newest turn in chain order.
     pub fn newest_turn(&self) -> Option<&TurnView> {
-        self.order
-            .last()
-            .and_then(|id| self.turns.get_keyed(id, turn_key))
+        self.order.last().and_then(|id| self.turn(id))
     }
 
     /// One item of a turn by key (event id).
@@ -430,6 +468,34 @@ impl SessionView {
         Some(ItemRef { turn, item })
     }
 
+    /// The `kind` link of `tool_call_id` (its message or its first result).
+    pub(crate) fn link(&self, tool_call_id: &str, kind: RefKind) -> Option<ItemRef> {
+        let links = self.links.get(tool_call_id)?;
+        match kind {
+            RefKind::Message => links.call,
+            RefKind::ToolResult => links.result,
+        }
+    }
+
+    /// Sets (or, with `None`, clears) the `kind` link of `tool_call_id` (`id`: the shared copy
+    /// to index it by when it is new).
+    pub(crate) fn set_link(&mut self, id: &Id, kind: RefKind, at: Option<ItemRef>) {
+        match self.links.get_mut(id) {
+            Some(links) => {
+                *links.of_kind(kind) = at;
+                if *links == CallLinks::default() {
+                    self.links.remove(id);
+                }
+            }
+            None if at.is_some() => {
+                let mut links = CallLinks::default();
+                *links.of_kind(kind) = at;
+                self.links.insert(id.clone(), links);
+            }
+            None => {}
+        }
+    }
+
     /// The item `at` names, with its turn, when it is of `kind`.
     pub(crate) fn item_at(&self, at: ItemRef, kind: RefKind) -> Option<(&TurnView, &ItemView)> {
         let turn = self.turns.at(at.turn)?;
@@ -442,21 +508,23 @@ impl SessionView {
         fits.then_some((turn, item))
     }
 
-    /// (turn id, message id) of the message proposing `tool_call_id`, from the `calls` index.
-    pub(crate) fn call_site(&self, tool_call_id: &str) -> Option<(String, String)> {
-        let (turn, item) = self.item_at(*self.calls.get(tool_call_id)?, RefKind::Message)?;
+    /// (turn id, message id) of the message proposing `tool_call_id`, from the `links` index.
+    pub(crate) fn call_site(&self, tool_call_id: &str) -> Option<(Id, Id)> {
+        let (turn, item) =
+            self.item_at(self.link(tool_call_id, RefKind::Message)?, RefKind::Message)?;
         Some((turn.turn_id.clone(), item.key.clone()))
     }
 
-    /// (turn id, event id) of the first result of `tool_call_id`, from the `results` index.
-    pub(crate) fn result_site(&self, tool_call_id: &str) -> Option<(String, String)> {
-        let (turn, item) = self.item_at(*self.results.get(tool_call_id)?, RefKind::ToolResult)?;
+    /// (turn id, event id) of the first result of `tool_call_id`, from the `links` index.
+    pub(crate) fn result_site(&self, tool_call_id: &str) -> Option<(Id, Id)> {
+        let at = self.link(tool_call_id, RefKind::ToolResult)?;
+        let (turn, item) = self.item_at(at, RefKind::ToolResult)?;
         Some((turn.turn_id.clone(), item.key.clone()))
     }
 
     /// The tool call with `tool_call_id`, wherever it is.
     pub fn tool_call(&self, tool_call_id: &str) -> Option<&ToolCallView> {
-        let at = *self.calls.get(tool_call_id)?;
+        let at = self.link(tool_call_id, RefKind::Message)?;
         match &self.item_at(at, RefKind::Message)?.1.body {
             ItemBody::Message(m) => m.tool_calls.iter().find(|c| c.tool_call_id == tool_call_id),
             _ => None,
@@ -470,7 +538,7 @@ impl SessionView {
             for item in turn.items.values() {
                 if let ItemBody::ToolResult(r) = &item.body {
                     if r.call_message_id.is_none() {
-                        out.push((turn.turn_id.clone(), item.key.clone()));
+                        out.push((String::from(&turn.turn_id), String::from(&item.key)));
                     }
                 }
             }
@@ -479,6 +547,35 @@ impl SessionView {
     }
 
     // ---- internals shared by the submodules ----
+
+    /// Gives back the spare capacity of the item maps of the turns in `slots` (turn slots) once
+    /// a batch of listing events is applied: a listed turn is (nearly always) complete, and its
+    /// map grown by half kept ~0.8 empty item slots of ~300 bytes a turn (W2: ~3.5 MB). A turn
+    /// that receives more items later grows again; that costs one reallocation per batch.
+    /// A slot named twice costs nothing the second time (the map is then exact): no sort and
+    /// dedupe (a sort was ~4 KB of the wasm).
+    fn release_item_slack(&mut self, slots: &[u32]) {
+        for &slot in slots {
+            if let Some(turn) = self.turns.at_mut(slot) {
+                turn.items.shrink_to_fit();
+            }
+        }
+    }
+
+    /// The view's copy of thread id `thread`: `main` and known subagent threads share one
+    /// [`Id`] (an item's `thread_id` is then a pointer, not a copy of the text).
+    fn thread_ref(&self, thread: Option<&str>) -> Option<Id> {
+        let thread = thread?;
+        if thread == "main" {
+            return Some(self.main_thread.clone());
+        }
+        Some(
+            self.threads
+                .key(thread)
+                .cloned()
+                .unwrap_or_else(|| Id::from(thread)),
+        )
+    }
 
     /// Creates the turn if needed and applies the sequence-number dedupe. False = skip.
     fn admit(&mut self, turn_id: &str, sequence_number: Option<u64>, cs: &mut ChangeSet) -> bool {

@@ -69,15 +69,15 @@ impl SessionView {
                             pending.push(PendingAction {
                                 key,
                                 kind: *kind,
-                                turn_id: turn.turn_id.clone(),
+                                turn_id: String::from(&turn.turn_id),
                                 required_event_id: event_id.clone(),
                                 thread_id: thread.clone(),
                                 tool_call_id: Some(call.tool_call_id.clone()),
                                 source_event_id: call.source_event_id.clone(),
-                                tool_name: view.map(|v| v.name.clone()),
+                                tool_name: view.map(|v| String::from(&v.name)),
                                 arguments_text: view.map(|v| v.arguments_text.clone()),
                                 arguments,
-                                tool_info: view.and_then(|v| v.tool_info.clone()),
+                                tool_info: view.and_then(|v| v.tool_info.as_deref().cloned()),
                                 question,
                                 mcp_server: None,
                             });
@@ -92,7 +92,7 @@ impl SessionView {
                             pending.push(PendingAction {
                                 key,
                                 kind: PendingKind::McpAuth,
-                                turn_id: turn.turn_id.clone(),
+                                turn_id: String::from(&turn.turn_id),
                                 required_event_id: event_id.clone(),
                                 thread_id: record.thread_id.clone(),
                                 tool_call_id: None,

@@ -25,8 +25,13 @@ fn object(members: Vec<(&str, Value)>) -> Value {
 }
 
 /// A string member that may be absent (`null`).
-fn text(value: &Option<String>) -> Value {
-    Value::from(value.clone())
+fn text<T: core::ops::Deref<Target = str>>(value: &Option<T>) -> Value {
+    text_of(value.as_deref())
+}
+
+/// One copy of the conversion for every text type `text` takes.
+fn text_of(value: Option<&str>) -> Value {
+    value.map_or(Value::Null, Value::from)
 }
 
 fn usage_json(u: &UsageView) -> Value {
@@ -53,7 +58,7 @@ fn token_pair(u: &UsageView) -> Value {
     Value::from(vec![u.input_tokens, u.output_tokens])
 }
 
-fn message_json(m: &MessageView, thread: &Option<String>) -> Value {
+fn message_json(m: &MessageView, thread: &Option<crate::id::Id>) -> Value {
     let calls: Vec<Value> = m
         .tool_calls
         .iter()
@@ -82,7 +87,10 @@ fn message_json(m: &MessageView, thread: &Option<String>) -> Value {
         ("refusal", text(&m.refusal)),
         ("toolCalls", Value::from(calls)),
         ("finishReason", text(&m.finish_reason)),
-        ("usage", Value::from(m.usage.as_deref().map(token_pair))),
+        (
+            "usage",
+            Value::from(m.usage.as_ref().map(|u| token_pair(&u.get()))),
+        ),
     ])
 }
 
@@ -91,7 +99,7 @@ fn ids<T>(list: &[T], id: impl Fn(&T) -> &str) -> Value {
     Value::Array(list.iter().map(|x| Value::from(id(x))).collect())
 }
 
-fn item_json(key: &str, thread: &Option<String>, body: &ItemBody) -> Value {
+fn item_json(key: &str, thread: &Option<crate::id::Id>, body: &ItemBody) -> Value {
     let (kind, mut members) = match body {
         ItemBody::Message(m) => return message_json(m, thread),
         ItemBody::ToolResult(r) => (
@@ -249,7 +257,7 @@ impl SessionView {
         let mut seqs = Map::new();
         for t in self.turns() {
             if let Some(n) = t.last_sequence_number {
-                seqs.insert(t.turn_id.clone(), Value::from(n));
+                seqs.insert(String::from(&t.turn_id), Value::from(n));
             }
         }
         object(vec![

@@ -3,11 +3,15 @@
 
 use alloc::boxed::Box;
 use alloc::string::String;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use super::args::ArgScanner;
+use super::packed_usage::PackedUsage;
+use super::timestamp::Timestamp;
+use crate::id::Id;
 use crate::id_map::IdMap;
 use crate::wire::{self, JsonText};
 
@@ -57,6 +61,8 @@ pub struct BreakdownView {
 }
 
 impl UsageView {
+    /// A message's usage as a view: what [`PackedUsage::get`] must read back (its test).
+    #[cfg(test)]
     pub(crate) fn from_message(usage: &wire::Usage) -> Self {
         let b = usage.input_tokens_breakdown.clone().unwrap_or_default();
         UsageView {
@@ -192,23 +198,32 @@ pub struct ToolCallView {
     /// Position in the message (`index` of the deltas).
     pub index: u32,
     /// `tool_call_id` (empty until a fragment names it).
-    pub tool_call_id: String,
+    #[cfg_attr(feature = "tsify", tsify(type = "string"))]
+    pub tool_call_id: Id,
+    // An `Id` shared by the calls of one tool (`reduce/shared.rs`).
     /// Tool name.
-    pub name: String,
+    #[cfg_attr(feature = "tsify", tsify(type = "string"))]
+    pub name: Id,
     /// Raw arguments text, exactly as concatenated.
     pub arguments_text: String,
     /// The arguments once the text is complete JSON (`None` while incomplete, never `{}`):
     /// checked JSON text, which crosses to JS as the parsed value ([`JsonText::to_value`]).
     #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
     pub arguments: Option<JsonText>,
+    // Rare: a `Box<str>`, 16 bytes inline rather than a `String`'s 24.
     /// Set when the message finished and the text is not valid JSON.
-    pub arguments_error: Option<String>,
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub arguments_error: Option<Box<str>>,
+    // Shared by the calls of one tool (`reduce/shared.rs`): 8 bytes a call, not ~120.
     /// Which tool family.
-    pub tool_info: Option<ToolInfoView>,
+    #[cfg_attr(feature = "tsify", tsify(type = "ToolInfoView | null"))]
+    pub tool_info: Option<Arc<ToolInfoView>>,
     /// The `tool.response` bound by `tool_call_id` (its event id), if seen.
-    pub result_event_id: Option<String>,
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub result_event_id: Option<Id>,
     /// The turn holding that result (a denial's result arrives on the next turn).
-    pub result_turn_id: Option<String>,
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub result_turn_id: Option<Id>,
     /// Subagent threads spawned by this call (`thread.created.parent.tool_call_id`).
     pub spawned_thread_ids: Vec<String>,
     /// The turn ended in error/cancelled with this call neither answered nor pending: its
@@ -277,9 +292,12 @@ impl ContentView {
 #[serde(rename_all = "camelCase")]
 pub struct MessageView {
     /// Event id (shared with its deltas).
-    pub id: String,
+    #[cfg_attr(feature = "tsify", tsify(type = "string"))]
+    pub id: Id,
+    // Shared by the messages of one author (`reduce/shared.rs`).
     /// Optional author name.
-    pub name: Option<String>,
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub name: Option<Id>,
     /// Content; `None` while nothing arrived (empty text is normalised to `None`).
     pub content: Option<ContentView>,
     /// Reasoning text.
@@ -288,12 +306,16 @@ pub struct MessageView {
     pub refusal: Option<String>,
     /// Tool calls in index order.
     pub tool_calls: Vec<ToolCallView>,
+    // Shared by the messages that stopped alike (`reduce/shared.rs`).
     /// Why generation stopped (wire spelling).
-    pub finish_reason: Option<String>,
-    // Boxed: most items are messages and a usage is 104 bytes, which inline made every item
-    // record (of any kind) that much bigger (W2: 392 → 296 bytes an item).
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub finish_reason: Option<Id>,
+    // Packed (a few bytes of heap; `PackedUsage::get` reads it): most items are messages,
+    // and a usage inline made every item record (of any kind) 104 bytes bigger, boxed it was
+    // 104 bytes of heap a message.
     /// This model call's usage.
-    pub usage: Option<Box<UsageView>>,
+    #[cfg_attr(feature = "tsify", tsify(type = "UsageView | null"))]
+    pub usage: Option<PackedUsage>,
     /// Finished: a `finish_reason` arrived or the merged message was applied.
     pub complete: bool,
     /// Still streaming when its turn was cancelled (stop, interrupt by a newer turn) or failed:
@@ -315,13 +337,16 @@ pub struct MessageView {
 #[serde(rename_all = "camelCase")]
 pub struct ToolResultView {
     /// The call it answers.
-    pub tool_call_id: String,
+    #[cfg_attr(feature = "tsify", tsify(type = "string"))]
+    pub tool_call_id: Id,
     /// Result text (JSON text for structured results; non-string content is JSON-encoded).
     pub content: String,
     /// The proposing message, once the call is known (`None` = unmatched so far).
-    pub call_message_id: Option<String>,
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub call_message_id: Option<Id>,
     /// The turn holding that message.
-    pub call_turn_id: Option<String>,
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub call_turn_id: Option<Id>,
 }
 
 /// Which kind of input a `*_required` event or pending action asks for.
@@ -455,16 +480,22 @@ pub enum ItemBody {
 #[cfg_attr(feature = "tsify", tsify(missing_as_null))]
 #[serde(rename_all = "camelCase")]
 pub struct ItemView {
+    // The same `Id` as the turn's map key (and a message's `id`).
     /// The event id (a synthetic key for events without one).
-    pub key: String,
+    #[cfg_attr(feature = "tsify", tsify(type = "string"))]
+    pub key: Id,
+    // The turn's own `Id`, shared.
     /// Owner turn.
-    pub turn_id: String,
+    #[cfg_attr(feature = "tsify", tsify(type = "string"))]
+    pub turn_id: Id,
     /// Owner thread (`main`, a subagent UUID, or null for run-level notices).
-    pub thread_id: Option<String>,
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub thread_id: Option<Id>,
     /// Bumped on every change; a UI re-renders an item when its version moves.
     pub version: u64,
     /// ISO-8601 of the first record seen (live and listings may differ; not compared).
-    pub created_at: Option<String>,
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub created_at: Option<Timestamp>,
     /// What the item is.
     pub body: ItemBody,
 }
@@ -570,8 +601,10 @@ pub struct QuestionView {
 #[cfg_attr(feature = "tsify", tsify(missing_as_null))]
 #[serde(rename_all = "camelCase")]
 pub struct TurnView {
+    // Shared with its items and the view's indexes.
     /// Turn id.
-    pub turn_id: String,
+    #[cfg_attr(feature = "tsify", tsify(type = "string"))]
+    pub turn_id: Id,
     /// Chain parent.
     pub previous_turn_id: Option<String>,
     /// Status (paused = done with required actions).
@@ -585,9 +618,11 @@ pub struct TurnView {
     #[cfg_attr(feature = "tsify", tsify(type = "unknown[] | null"))]
     pub input: Option<JsonText>,
     /// ISO-8601.
-    pub created_at: Option<String>,
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub created_at: Option<Timestamp>,
     /// ISO-8601.
-    pub completed_at: Option<String>,
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub completed_at: Option<Timestamp>,
     /// Items in stream order (ordered by event id: ULIDs sort by creation time, §1).
     #[serde(serialize_with = "items_in_order")]
     #[cfg_attr(feature = "tsify", tsify(type = "ItemView[]"))]

@@ -42,9 +42,11 @@ pub struct TurnHeader<'a> {
     #[cfg_attr(feature = "tsify", tsify(type = "unknown[] | null"))]
     pub input: Option<&'a crate::wire::JsonText>,
     /// ISO-8601.
-    pub created_at: Option<&'a str>,
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub created_at: Option<&'a crate::reduce::Timestamp>,
     /// ISO-8601.
-    pub completed_at: Option<&'a str>,
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub completed_at: Option<&'a crate::reduce::Timestamp>,
     /// Turn usage.
     pub usage: &'a UsageView,
     /// Highest sequence number applied from a live stream.
@@ -67,13 +69,13 @@ impl<'a> TurnHeader<'a> {
             cancel_reason: t.cancel_reason.as_deref(),
             error_message: t.error_message.as_deref(),
             input: t.input.as_ref(),
-            created_at: t.created_at.as_deref(),
-            completed_at: t.completed_at.as_deref(),
+            created_at: t.created_at.as_ref(),
+            completed_at: t.completed_at.as_ref(),
             usage: &t.usage,
             last_sequence_number: t.last_sequence_number,
             late_events_ignored: t.late_events_ignored,
             version: t.version,
-            item_keys: t.items.keys().map(String::as_str).collect(),
+            item_keys: t.items.keys().map(crate::id::Id::as_str).collect(),
         }
     }
 }
@@ -352,8 +354,8 @@ pub struct CoreChanges<'a> {
     pub drain: u64,
     /// Turn ids in chain order, when the order changed.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "tsify", tsify(optional))]
-    pub order: Option<&'a [String]>,
+    #[cfg_attr(feature = "tsify", tsify(optional, type = "string[]"))]
+    pub order: Option<&'a [crate::id::Id]>,
     /// Headers of the turns whose header changed, or whose items changed other than by
     /// appended text.
     #[serde(skip_serializing_if = "Vec::is_empty")]

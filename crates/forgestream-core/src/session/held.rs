@@ -130,7 +130,7 @@ impl Session {
         let mut appended: IdMap<TextAppend> = IdMap::new();
         for c in mine.items {
             if let (false, Some(at)) = (c.removed, c.appended) {
-                appended.insert(c.key, at);
+                appended.insert(crate::id::Id::from(c.key), at);
             }
         }
         let turn = self.view.turn(turn_id)?;

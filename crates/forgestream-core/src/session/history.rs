@@ -198,7 +198,7 @@ impl Session {
         self.loaded = true;
         // Turns the history shows running that a newer turn replaced (an interrupt another tab
         // made, a crash): read their state rather than show them running forever.
-        let ids: Vec<String> = self.view.turn_ids().to_vec();
+        let ids: Vec<crate::id::Id> = self.view.turn_ids().to_vec();
         for pair in ids.windows(2) {
             if self
                 .view

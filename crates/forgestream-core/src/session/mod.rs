@@ -891,7 +891,7 @@ impl Session {
             Command::Respond { .. } => action::ActionKind::Respond,
             _ => action::ActionKind::Cancel,
         };
-        let view_newest = self.view.turn_ids().last().map(String::as_str);
+        let view_newest = self.view.turn_ids().last().map(crate::id::Id::as_str);
         let stale = listed
             .as_ref()
             .and_then(|turns| action::stale_after_wait(kind, view_newest, turns.first()));
@@ -1028,7 +1028,7 @@ impl Session {
                     .turn(t)
                     .is_some_and(|v| v.status == TurnStatus::Running)
             })
-            .cloned();
+            .map(String::from);
         if let Some(turn) = newest_running {
             let seq = floor(&turn);
             return Some((turn, seq));
@@ -1156,7 +1156,7 @@ impl Session {
             ErrorCode::Aborted,
             "another turn replaced this one",
         ));
-        let previous_turn_id = self.view.turn_ids().last().cloned();
+        let previous_turn_id = self.view.turn_ids().last().map(String::from);
         let checking = matches!(mode, StartMode::Attach { .. });
         let mut conn = Connection::new(self.config.reconnect);
         if !self.online {

@@ -225,6 +225,12 @@ impl<T: Encode + ?Sized> Encode for alloc::boxed::Box<T> {
     }
 }
 
+impl<T: Encode + ?Sized> Encode for alloc::sync::Arc<T> {
+    fn encode(&self, out: &mut String) {
+        (**self).encode(out);
+    }
+}
+
 impl<T: Encode> Encode for Option<T> {
     fn encode(&self, out: &mut String) {
         match self {
