@@ -166,6 +166,13 @@ test.describe("field cases, turnItems onRead", () => {
     });
   }
 
+  /** Reloads the page and restores the session as {@link restoreWatched} does. */
+  async function reloadAndRestore(page: Page): Promise<void> {
+    await page.reload();
+    await expect(page.locator("#status")).toHaveText("ready");
+    await restoreWatched(page);
+  }
+
   /** After a reload: restore the session on a lazy client, watching the early handle (history as it loads). */
   async function restoreWatched(page: Page, fault?: string): Promise<void> {
     await page.evaluate(async (fault) => {
@@ -190,9 +197,7 @@ test.describe("field cases, turnItems onRead", () => {
     await send(page, "Tell a story, 700 words, 30 ms");
     await page.waitForFunction(() => ((window as any).__s.getSnapshot().turns[1]?.items[0]?.body.content ?? "").length > 150);
     await readSome(page);
-    await page.reload();
-    await expect(page.locator("#status")).toHaveText("ready");
-    await restoreWatched(page);
+    await reloadAndRestore(page);
     await waitConn(page, ["done"], 60_000);
     await finalChecks(page, sid);
   });
@@ -201,9 +206,7 @@ test.describe("field cases, turnItems onRead", () => {
     const sid = await createWatched(page, "support");
     await send(page, "Refund €49.50 on ORD-2031, it arrived broken");
     await page.waitForFunction(() => (window as any).__s.getSnapshot().pending.length > 0, null, { timeout: 30_000 });
-    await page.reload();
-    await expect(page.locator("#status")).toHaveText("ready");
-    await restoreWatched(page);
+    await reloadAndRestore(page);
     const id = await page.evaluate(() => {
       const s = (window as any).__s.getSnapshot();
       return s.pending[0].toolCallId as string;
@@ -221,9 +224,7 @@ test.describe("field cases, turnItems onRead", () => {
     await send(page, "Tell a story, 400 words, 30 ms");
     await page.waitForFunction(() => ((window as any).__s.getSnapshot().turns[0]?.items[0]?.body.content ?? "").length > 100);
     await readSome(page);
-    await page.reload();
-    await expect(page.locator("#status")).toHaveText("ready");
-    await restoreWatched(page);
+    await reloadAndRestore(page);
     await waitConn(page, ["liveUnavailable", "done"], 30_000);
     const mid = await page.evaluate(() => (window as any).__fh.final((window as any).__s.getSnapshot()));
     console.log("after 412 rebuild:", JSON.stringify(mid).slice(0, 300));

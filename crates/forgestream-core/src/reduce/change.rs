@@ -5,6 +5,7 @@ use alloc::vec::Vec;
 use core::fmt;
 use serde::Serialize;
 
+use crate::id::Id;
 use crate::id_map::{same_id, IdMap, IdSet};
 
 /// One changed (or removed) item, with its new version.
@@ -261,7 +262,7 @@ impl ChangeSet {
                     }
                 }
                 None => {
-                    turn.insert(crate::id::Id::from(&change.key), out.len());
+                    turn.insert(Id::from(&change.key), out.len());
                     out.push(change);
                 }
             }

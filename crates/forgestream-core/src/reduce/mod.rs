@@ -401,7 +401,11 @@ impl SessionView {
 
     /// Turns in chain order (`previous_turn_id` links; unrelated turns by id).
     pub fn turns(&self) -> impl Iterator<Item = &TurnView> + '_ {
-        self.order.iter().filter_map(move |id| self.turn(id))
+        // Plain lookups: each names another turn, so the remembered slot would only cost a
+        // compare that fails (and would forget the live turn's slot).
+        self.order
+            .iter()
+            .filter_map(move |id| self.turns.get(id).map(|t| &**t))
     }
 
     /// Turn ids in chain order.

@@ -27,6 +27,7 @@ use super::{
     Session, SessionError, Settled, StorageEffect, HISTORY_APPLY_MAX_MS, HISTORY_APPLY_MS,
     MAX_EVENT_PAGES, MAX_TURN_PAGES,
 };
+use crate::id::Id;
 use crate::wire;
 
 impl Session {
@@ -198,7 +199,7 @@ impl Session {
         self.loaded = true;
         // Turns the history shows running that a newer turn replaced (an interrupt another tab
         // made, a crash): read their state rather than show them running forever.
-        let ids: Vec<crate::id::Id> = self.view.turn_ids().to_vec();
+        let ids: Vec<Id> = self.view.turn_ids().to_vec();
         for pair in ids.windows(2) {
             if self
                 .view

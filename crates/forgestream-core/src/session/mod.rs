@@ -102,6 +102,7 @@ use alloc::vec::Vec;
 
 use serde::Serialize;
 
+use crate::id::Id;
 use crate::reduce::{ChangeSet, ReducerConfig, SessionView, TurnStatus};
 use crate::resume::{self, Connection, ConnectionStatus, StartMode};
 use crate::sse::{ParserConfig, SseParser};
@@ -198,8 +199,8 @@ pub const HISTORY_APPLY_MS: u64 = 100;
 /// turns every few seconds.
 pub const HISTORY_APPLY_MAX_MS: u64 = 3_200;
 /// The default [`Config::history_apply_max_events`]: the most timeline events gathered before
-/// they are applied, gap or not. Gathered events wait
-/// decoded (~850 bytes each natively, more than their JSON), and on a fast network the last
+/// they are applied, gap or not. Gathered events wait decoded (~850 bytes each natively, more
+/// than their JSON), and on a fast network the last
 /// 3.2 s gap gathered most of a long history at once: W2's wasm memory high-water mark was the
 /// view plus 30–60 MB of waiting events, kept by the allocator after they were applied (issue
 /// 16). 10,000 events (a hundred 100-event pages) bounds that at ~9 MB for a few more applies
@@ -891,7 +892,7 @@ impl Session {
             Command::Respond { .. } => action::ActionKind::Respond,
             _ => action::ActionKind::Cancel,
         };
-        let view_newest = self.view.turn_ids().last().map(crate::id::Id::as_str);
+        let view_newest = self.view.turn_ids().last().map(Id::as_str);
         let stale = listed
             .as_ref()
             .and_then(|turns| action::stale_after_wait(kind, view_newest, turns.first()));
