@@ -215,7 +215,7 @@ export const Timeline = memo(function Timeline({ session }: { session: AgentSess
       </h2>
       {open &&
         (rows.length === 0 ? (
-          <p className="muted">No frames received yet.</p>
+          <p className="muted">No frames received on this page yet: the timeline lists live frames as they arrive; history loaded from the server is not listed.</p>
         ) : (
           <TimelineTable rows={rows} />
         ))}
