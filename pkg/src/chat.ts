@@ -162,6 +162,8 @@ export class ChatStore {
   #liveGoneError: { turnId: string | null; error: ForgestreamError } | undefined;
   /** `showOlder` was called: the window keeps its first turn even while the history loads. */
   #widened = false;
+  /** The window last computed was over a loading view (see `#windowStart`). */
+  #loadingShown = false;
   /** Bumped when the window is widened or resized, so `getSnapshot` makes a new snapshot. */
   #windowVersion = 0;
   /** The window version and start `#snapshot` was made with. */
@@ -258,7 +260,12 @@ export class ChatStore {
     const n = turns.length;
     let start = Math.max(0, n - this.#shownTurns);
     const first = this.#first;
-    if (first && start > 0 && (!loading || this.#widened)) {
+    // Pinned only once a loaded view was shown: the snapshot that ends a load may also bring
+    // its last pages (newer turns at the end), and pinning there kept the window's first turn
+    // from before them (25 of 30 turns after a reload, found by a new-user trial).
+    const settled = !loading && !this.#loadingShown;
+    this.#loadingShown = loading;
+    if (first && start > 0 && (settled || this.#widened)) {
       // Where the first turn is now: the same position (turns added at the end), the same
       // distance from the end (older turns arrived above it), else wherever it went.
       let p = turns[first.pos]?.turnId === first.turnId ? first.pos : turns[n - first.count]?.turnId === first.turnId ? n - first.count : -1;

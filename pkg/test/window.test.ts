@@ -164,8 +164,9 @@ describe("the history window", () => {
     source.setTurns(turns, "loading");
     expect(store.getSnapshot().olderTurns).toBe(35);
     expect(turnsOf(store.getSnapshot().messages)).toEqual(ids(turns.slice(35)));
-    // Loaded: a new turn joins at the end and the window keeps its first turn.
+    // Loaded (and shown): a new turn joins at the end and the window keeps its first turn.
     source.setTurns(turns, "idle");
+    expect(store.getSnapshot().olderTurns).toBe(35);
     source.setTurns([...turns, turn("l55")], "live");
     expect(store.getSnapshot().olderTurns).toBe(35);
     // A user who scrolled back while it loaded keeps their place.
@@ -176,6 +177,22 @@ describe("the history window", () => {
     expect(widened.getSnapshot().olderTurns).toBe(3);
     other.setTurns(turns, "loading");
     expect(widened.getSnapshot().olderTurns).toBe(3);
+  });
+
+  it("the snapshot that ends the load still follows the newest turns (its last pages may come with it)", () => {
+    const turns = history(30, "e");
+    const source = new Source();
+    source.setTurns(turns.slice(0, 25), "loading");
+    const store = new ChatStore(source);
+    expect(store.getSnapshot().olderTurns).toBe(5);
+    // The turns listing's last page and the end of the load in one snapshot (a new-user trial
+    // saw 25 of 30 turns after a reload): the newest 20 show.
+    source.setTurns(turns, "idle");
+    expect(store.getSnapshot().olderTurns).toBe(10);
+    expect(turnsOf(store.getSnapshot().messages)).toEqual(ids(turns.slice(10)));
+    // From then on the window keeps its first turn.
+    source.setTurns([...turns, turn("e30")], "live");
+    expect(store.getSnapshot().olderTurns).toBe(10);
   });
 
   it("starts at the turn the user asked, never on a continuation (an approval's reply shows with its question)", () => {
