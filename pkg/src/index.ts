@@ -361,7 +361,10 @@ export class AgentClient {
    * After a page refresh: reopens the last active session of `scope` from storage, loads its
    * history and resumes a turn that was streaming (or rebuilds it from the listings when its
    * live stream is gone); resolves once the turn's state is known, so pending approvals,
-   * questions and MCP auth links are in the snapshot and can be answered at once. Resolves to
+   * questions and MCP auth links are in the snapshot and can be answered at once. A streaming
+   * turn is rebuilt by replaying its live stream from its first event; nothing of that replay
+   * short of the stored checkpoint is published (no snapshot, the promise waits, at most 2 s),
+   * so the reply never shows its first words again before racing back to where it was. Resolves to
    * `null` when nothing usable was stored: no pointer, a corrupt one, or a session the server no
    * longer has (the stale records are cleared). Concurrent calls share one load and one
    * subscribe. `options.onOpen` gets a handle before the history is in.

@@ -25,7 +25,26 @@ export const refreshMidStream: Check = async ({ page, request }) => {
   const text = page.getByTestId("message-text").last();
   await expect(text).toHaveText(/.{120,}/s);
   const turnId = await lastTurnId(page);
+  // The stored checkpoint trails the stream by at most a second (its write interval): text
+  // shown 1.2 s before the reload is behind it.
+  const early = (await text.textContent()) ?? "";
+  await page.waitForTimeout(1_200);
   const before = (await text.textContent()) ?? "";
+  // Every length the reply shows after the reload, one sample per animation frame (what the
+  // user sees), from the page's first script on. The session has this one turn, and its one
+  // model message is the page's only `message-text` (the user's text is not one).
+  await page.addInitScript(() => {
+    const w = window as unknown as { __replyLengths: number[] };
+    w.__replyLengths = [];
+    const sample = () => {
+      const shown = document.querySelectorAll('[data-testid="message-text"]');
+      const n = shown.length === 0 ? 0 : (shown[shown.length - 1].textContent ?? "").length;
+      const seen = w.__replyLengths;
+      if (seen.length === 0 || seen[seen.length - 1] !== n) seen.push(n);
+      requestAnimationFrame(sample);
+    };
+    requestAnimationFrame(sample);
+  });
 
   await page.reload();
   await expect(page.getByTestId("session-id")).toHaveText(sid);
@@ -40,6 +59,15 @@ export const refreshMidStream: Check = async ({ page, request }) => {
   console.log(`restore-to-first-event: ${restoreMs.toFixed(1)} ms`);
   await expect(page.getByTestId("connection")).toHaveText("done", { timeout: 30_000 });
   await expect(page.getByTestId("turn-status").last()).toHaveText("done");
+  // The reply never went back behind what the page had shown before the reload: no replay of
+  // its first words racing forward again (a new-user trial saw 169 of 1,806 characters), and
+  // it only grew from there.
+  const lengths = await page.evaluate(() => (window as unknown as { __replyLengths: number[] }).__replyLengths);
+  const shownLengths = lengths.filter((n) => n > 0);
+  expect(shownLengths.length).toBeGreaterThan(0);
+  expect(shownLengths[0], `reply lengths after the reload: ${lengths.join(" ")}`).toBeGreaterThanOrEqual(early.length);
+  test.info().annotations.push({ type: "reply-lengths-after-reload", description: `before ${before.length}: ${lengths.slice(0, 4).join(" ")} …` });
+  expect(shownLengths.every((n, i) => i === 0 || n >= shownLengths[i - 1]), `reply lengths: ${lengths.join(" ")}`).toBe(true);
 
   const shown = await shownText(page, turnId);
   const persisted = await persistedText(request, sid, turnId);

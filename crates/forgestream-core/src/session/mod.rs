@@ -45,7 +45,8 @@
 //! changes arrive [`RENOTIFY_MS`] or more after the last one, or when the connection badge's
 //! status changed (issue 14, hidden tabs: a consumer that drains only when it renders — and a
 //! hidden page does not render — still hears of progress at a bounded rate, and of a turn's
-//! end at once, without a timer of its own; timers are throttled in hidden pages).
+//! end at once, without a timer of its own; timers are throttled in hidden pages). A restored
+//! turn's replay below the stored checkpoint notifies nothing (see [`CATCH_UP_MAX_MS`]).
 pub mod action;
 mod api;
 mod changes;
@@ -60,6 +61,15 @@ pub const WAKE_GAP_MS: u64 = 90_000;
 /// Least time between two notifications of one undrained change set (ms), unless the
 /// connection status changed in between (see the module docs).
 pub const RENOTIFY_MS: u64 = 100;
+
+/// Longest a restored turn's replay may run below the checkpoint's cursor before the view is
+/// shown anyway (ms). After a reload the page's memory is gone and the turn is rebuilt by
+/// replaying its live buffer from the first event; the page showed the turn up to the stored
+/// cursor before the reload, so the engine shows nothing of the replay short of that cursor
+/// (no notification, `restore` unsettled) — a reply must not flash back to its first words and
+/// race forward again. A replay arrives as fast as the network brings the buffer; this bound
+/// only matters for one that trickles or stalls (an idle stream is the watchdog's).
+pub const CATCH_UP_MAX_MS: u64 = 2_000;
 pub mod checkpoint;
 mod create;
 mod effect;
@@ -317,6 +327,10 @@ struct Run {
     /// The stored checkpoint's cursor of this turn: a replay from 0 writes nothing below it
     /// (checkpoints are monotonic, also across a reload).
     persisted_floor: u64,
+    /// While a restored turn's replay is below `persisted_floor`: the time (ms) past which the
+    /// view is shown anyway ([`CATCH_UP_MAX_MS`]). Cleared once the replay reached the floor,
+    /// the run left `connecting`/`live`, or the time passed; never set again for this run.
+    catch_up_until_ms: Option<u64>,
     waiters: Vec<RunWaiter>,
     /// How long the turn has been silent while it reads running (the machine's last
     /// [`resume::Command::Silence`]).
@@ -403,6 +417,9 @@ pub struct Session {
     loaded: bool,
     closed: bool,
     dirty: bool,
+    /// Changes came while a restored turn's replay was below its checkpoint
+    /// ([`CATCH_UP_MAX_MS`]): notified once it is not.
+    notify_held: bool,
     notified: bool,
     /// When the last [`Effect::Notify`] went out (ms) and the badge status it showed.
     notified_at_ms: u64,
@@ -451,6 +468,7 @@ impl Session {
             loaded: false,
             closed: false,
             dirty: false,
+            notify_held: false,
             notified: false,
             notified_at_ms: 0,
             notified_status: None,
@@ -492,7 +510,12 @@ impl Session {
         }
         let run = self.run.as_ref().and_then(|r| r.conn.poll_timeout());
         let checks = self.checks_due.iter().map(|(at, _, _)| *at).min();
-        [run, checks, self.tabs.poll_timeout()]
+        let catch_up = self
+            .run
+            .as_ref()
+            .and_then(|r| r.catch_up_until_ms)
+            .filter(|_| self.catching_up());
+        [run, checks, self.tabs.poll_timeout(), catch_up]
             .into_iter()
             .flatten()
             .min()
@@ -560,6 +583,42 @@ impl Session {
                     .and_then(|t| self.view.turn(t))
                     .is_some_and(|t| t.status != TurnStatus::Running)
         })
+    }
+
+    /// Whether a restored turn's replay is still below the checkpoint's cursor (see
+    /// [`CATCH_UP_MAX_MS`]): the engine neither notifies nor settles the restore meanwhile.
+    fn catching_up(&self) -> bool {
+        self.run.as_ref().is_some_and(|r| {
+            r.catch_up_until_ms.is_some_and(|until| self.now_ms < until)
+                && r.conn.cursor().is_none_or(|c| c < r.persisted_floor)
+                && matches!(
+                    r.status,
+                    ConnectionStatus::Connecting | ConnectionStatus::Live
+                )
+        })
+    }
+
+    /// Ends a restored run's catch-up once it is over (the replay reached the checkpoint's
+    /// cursor, the run left `connecting`/`live`, or [`CATCH_UP_MAX_MS`] passed): the turn check
+    /// it held back concludes now, so `restore` settles with the view where the page was.
+    fn end_catch_up(&mut self) {
+        if self.catching_up() {
+            return;
+        }
+        let Some(run) = self.run.as_mut() else {
+            return;
+        };
+        if run.catch_up_until_ms.take().is_none() {
+            return;
+        }
+        let checked = !matches!(
+            run.status,
+            ConnectionStatus::Connecting | ConnectionStatus::Rebuilding
+        );
+        if run.checking && checked {
+            self.check_finished();
+            self.replay_settled();
+        }
     }
 
     /// Re-runs the commands that waited for a settling run (see [`Self::settling`]) once it
@@ -730,7 +789,11 @@ impl Session {
             }
         }
         self.drain_run();
-        if self.dirty && !self.closed {
+        self.end_catch_up();
+        if self.catching_up() {
+            // Held, not dropped: the notification goes out when the replay reached the floor.
+            self.notify_held |= self.dirty;
+        } else if (self.dirty || core::mem::take(&mut self.notify_held)) && !self.closed {
             let status = self.connection().status.map(core::mem::discriminant);
             let again = self.notified
                 && (self.now_ms >= self.notified_at_ms.saturating_add(RENOTIFY_MS)
@@ -979,10 +1042,13 @@ impl Session {
                     .turn(&turn_id)
                     .is_some_and(|t| t.status != TurnStatus::Running);
             // The page's memory is gone, so the view is rebuilt by replaying the live buffer
-            // from the first event (after = 0); the checkpoint says *which* turn is live.
+            // from the first event (after = 0); the checkpoint says *which* turn is live, and
+            // how far the page had shown it (nothing short of that is shown again).
             self.start_run(StartMode::Attach { after: Some(0) }, Some(turn_id), None);
+            let until = self.now_ms.saturating_add(CATCH_UP_MAX_MS);
             if let Some(run) = self.run.as_mut() {
                 run.ended_in_history = ended;
+                run.catch_up_until_ms = (floor > 0).then_some(until);
             }
         }
         let Some(run) = self.run.as_mut() else {
@@ -1179,6 +1245,7 @@ impl Session {
             started: None,
             checking,
             persisted_floor: 0,
+            catch_up_until_ms: None,
             waiters: Vec::new(),
             silence: None,
             ended_in_history: false,
@@ -1214,12 +1281,13 @@ impl Session {
     /// The run's turn state is known (or it stopped trying): settle who waited, then re-run the
     /// commands that waited for it.
     fn check_finished(&mut self) {
+        // A restored run replaying below its checkpoint concludes later (`end_catch_up`).
+        if !self.run.as_ref().is_some_and(|r| r.checking) || self.catching_up() {
+            return;
+        }
         let Some(run) = self.run.as_mut() else {
             return;
         };
-        if !run.checking {
-            return;
-        }
         run.checking = false;
         let turn = run.turn_id.clone();
         let waiters: Vec<RunWaiter> = run.waiters.drain(..).collect();

@@ -261,6 +261,22 @@ fn a_check_answered_with_another_turn_is_ignored_and_read_again() {
     assert_eq!(d.s.view().turn("t1").unwrap().status, TurnStatus::Cancelled);
 }
 
+/// A turn's live buffer from its first event: `turn.created`, `model.message` `m1`, then
+/// deltas `w3`, `w4`, … up to sequence number `last`.
+fn replay(turn: &str, last: u64) -> Vec<(u64, String)> {
+    (1..=last)
+        .map(|n| match n {
+            1 => (n, created(turn, None)),
+            2 => (n, message("m1")),
+            _ => (n, delta("m1", &format!("w{n} "))),
+        })
+        .collect()
+}
+
+fn notified(effects: &[Effect]) -> bool {
+    effects.iter().any(|e| matches!(e, Effect::Notify))
+}
+
 fn checkpoint(turn: &str) -> Checkpoint {
     Checkpoint {
         v: checkpoint::SCHEMA_VERSION,
@@ -303,7 +319,8 @@ fn concurrent_restores_share_one_load_and_one_subscribe() {
     // No cursor yet: no `Last-Event-ID` (the query says `after_sequence_number=0`).
     assert_eq!(subscribe.last_event_id, None);
     let sub_id = subscribe.id;
-    let out = d.stream(sub_id, &[]);
+    // The replay reaches the checkpoint's cursor (7): both settle.
+    let out = d.stream(sub_id, &replay("t1", 7));
     assert_eq!(settled(&out, a), Some(&Ok(Settled::Restored(true))));
     assert_eq!(settled(&out, b), Some(&Ok(Settled::Restored(true))));
     // A third, later restore settles at once and opens nothing.
@@ -321,6 +338,113 @@ fn concurrent_restores_share_one_load_and_one_subscribe() {
         .filter(|r| r.url.contains("/turns?limit=25"))
         .count();
     assert_eq!(loads, 1);
+}
+
+/// Restores onto running `t1` with a checkpoint at `seq`, up to the subscribe's answer.
+fn restore_onto_running(d: &mut Driver, seq: u64) -> (CommandId, RequestId) {
+    let (restore, out) = d.command(Command::Restore {
+        checkpoint: Some(Checkpoint {
+            seq,
+            ..checkpoint("t1")
+        }),
+    });
+    let turns = request_to(&out, Method::Get, "/turns?limit=25").id;
+    let out = d.respond(turns, 200, EMPTY_TURNS);
+    let events = request_to(&out, Method::Get, "/events").id;
+    let out = d.respond(events, 200, EMPTY_EVENTS);
+    let get = request_to(&out, Method::Get, "/turns/t1").id;
+    let out = d.respond(get, 200, &turn_json("t1", None, RUNNING));
+    let subscribe = request_to(&out, Method::Get, "/subscribe?after_sequence_number=0").id;
+    let _ = d.s.take_changes();
+    (restore, subscribe)
+}
+
+#[test]
+fn a_restore_shows_nothing_of_the_replay_short_of_its_checkpoint() {
+    let mut d = Driver::new();
+    let (restore, subscribe) = restore_onto_running(&mut d, 6);
+    // Frames 1..5 of the replay: the page had shown up to 6 before the reload.
+    let frames = replay("t1", 8);
+    let out = d.stream(subscribe, &frames[..5]);
+    assert!(
+        !notified(&out),
+        "no notification below the checkpoint: {out:?}"
+    );
+    assert_eq!(
+        settled(&out, restore),
+        None,
+        "the restore waits for the replay"
+    );
+    // Frame 6 reaches it: one notification, the restore settles, the view shows w3..w6.
+    let out = d.stream_bytes(subscribe, 6, &frames[5].1);
+    assert!(notified(&out));
+    assert_eq!(settled(&out, restore), Some(&Ok(Settled::Restored(true))));
+    assert_eq!(message_texts(&d.s, "t1"), ["w3 w4 w5 w6 "]);
+    // Live again: later frames notify as usual.
+    let _ = d.s.take_changes();
+    let out = d.stream_bytes(subscribe, 7, &frames[6].1);
+    assert!(notified(&out));
+}
+
+#[test]
+fn a_replay_that_trickles_is_shown_after_the_catch_up_bound() {
+    let mut d = Driver::new();
+    let start = d.now;
+    let (restore, subscribe) = restore_onto_running(&mut d, 50);
+    let frames = replay("t1", 3);
+    let out = d.stream(subscribe, &frames);
+    assert!(!notified(&out));
+    assert_eq!(settled(&out, restore), None);
+    // The executor is woken at each deadline it is given (the checkpoint's write comes first);
+    // the view is shown at the bound, not before.
+    let mut out = Vec::new();
+    while !notified(&out) {
+        let at = d.s.poll_timeout().expect("a deadline");
+        assert!(at <= d.now + CATCH_UP_MAX_MS, "{at} vs now {}", d.now);
+        d.now = at - 1;
+        out = d.feed(Input::Timer);
+    }
+    assert!(
+        (start + CATCH_UP_MAX_MS..=start + CATCH_UP_MAX_MS + 20).contains(&d.now),
+        "shown at {} (restore at {start})",
+        d.now
+    );
+    assert_eq!(settled(&out, restore), Some(&Ok(Settled::Restored(true))));
+    assert_eq!(message_texts(&d.s, "t1"), ["w3 "]);
+}
+
+#[test]
+fn a_replay_cut_short_by_the_stream_shows_what_it_has() {
+    let mut d = Driver::new();
+    let (restore, subscribe) = restore_onto_running(&mut d, 50);
+    let out = d.stream(subscribe, &replay("t1", 4));
+    assert!(!notified(&out));
+    // The stream ends early: the turn is read again and resubscribed after 4, still held.
+    let out = d.feed(Input::End { request: subscribe });
+    let get = request_to(&out, Method::Get, "/turns/t1").id;
+    let out = d.respond(get, 200, &turn_json("t1", None, RUNNING));
+    assert!(!notified(&out), "{out:?}");
+    let again = request_to(&out, Method::Get, "/subscribe").id;
+    // Its live buffer is gone (412): the turn is rebuilt from the listings, and the page shows
+    // what it has meanwhile.
+    let out = d.respond(again, 412, "");
+    assert!(notified(&out), "{out:?}");
+    assert_eq!(message_texts(&d.s, "t1"), ["w3 w4 "]);
+    assert_eq!(
+        settled(&out, restore),
+        None,
+        "settled once the rebuild read the turn"
+    );
+}
+
+#[test]
+fn a_restore_at_the_start_of_a_turn_notifies_at_once() {
+    let mut d = Driver::new();
+    // A checkpoint at 0 (the turn was just created): nothing to catch up with.
+    let (restore, subscribe) = restore_onto_running(&mut d, 0);
+    let out = d.stream(subscribe, &replay("t1", 1));
+    assert!(notified(&out));
+    assert_eq!(settled(&out, restore), Some(&Ok(Settled::Restored(true))));
 }
 
 #[test]
