@@ -468,6 +468,12 @@ impl Connection {
             Input::Tick => self.on_tick(),
             Input::CheckTurn => self.on_check_turn(),
             Input::Lifecycle(_) => self.on_lifecycle(),
+            // Only a write that is due: none after `turn.done` (its checkpoint is cleared).
+            Input::PageHide => {
+                if self.persist_due_ms.is_some() {
+                    self.flush_persist();
+                }
+            }
             Input::Online => {
                 self.online = true;
                 match self.phase {

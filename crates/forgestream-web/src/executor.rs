@@ -520,12 +520,14 @@ fn arm_timer(engine: &Rc<Engine>) {
 /// on the window (back from the back/forward cache: [`Lifecycle::Restored`]) and `resume` on
 /// the document (after a freeze: [`Lifecycle::Resumed`]). What follows is the engine's rule
 /// (read the turn, then resubscribe or rebuild); a wake from sleep needs no listener, the
-/// engine sees the clock jump. `freeze` and `pagehide` need none either: the checkpoint is
-/// written as the cursor advances, and a frozen page runs nothing.
+/// engine sees the clock jump. `pagehide` on the window ([`Input::PageHide`]) writes a
+/// checkpoint the write interval still deferred (synchronously: localStorage), so a reload
+/// resumes from the last applied frame; `freeze` needs none (a frozen page runs nothing).
 struct PageListeners {
     online: Closure<dyn FnMut()>,
     offline: Closure<dyn FnMut()>,
     pageshow: Closure<dyn FnMut(web_sys::Event)>,
+    pagehide: Closure<dyn FnMut()>,
     resume: Closure<dyn FnMut()>,
 }
 
@@ -549,6 +551,7 @@ impl PageListeners {
                     feed_weak(&shown, Input::Lifecycle(Lifecycle::Restored));
                 }
             }),
+            pagehide: make(|| Input::PageHide),
             resume: make(|| Input::Lifecycle(Lifecycle::Resumed)),
         };
         for (name, f) in this.window_listeners() {
@@ -561,11 +564,12 @@ impl PageListeners {
         Some(this)
     }
 
-    fn window_listeners(&self) -> [(&'static str, &Function); 3] {
+    fn window_listeners(&self) -> [(&'static str, &Function); 4] {
         [
             ("online", self.online.as_ref().unchecked_ref()),
             ("offline", self.offline.as_ref().unchecked_ref()),
             ("pageshow", self.pageshow.as_ref().unchecked_ref()),
+            ("pagehide", self.pagehide.as_ref().unchecked_ref()),
         ]
     }
 }

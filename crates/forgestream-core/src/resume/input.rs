@@ -178,6 +178,11 @@ pub enum Input {
     /// applies: a dead POST is caught by the idle watchdog) and in every resting state
     /// (`Done`, `Failed`, `LiveUnavailable`: only `Refresh` restarts those).
     Lifecycle(Lifecycle),
+    /// The page is being hidden or unloaded (`pagehide`, WHATWG HTML §7.4.5): a checkpoint
+    /// write the interval deferred (`persist_interval_ms`) is made now, so a reload resumes
+    /// from the last frame the page applied, not from up to an interval before it. Nothing
+    /// else changes (a page may stay alive, e.g. in the back/forward cache).
+    PageHide,
     /// Close the transport and stop, without cancelling the turn. Nothing is emitted after it
     /// except the closing `Persist` / `Abort`.
     Disconnect,

@@ -187,6 +187,11 @@ pub enum Input<'a> {
     /// A wake from sleep needs no input: the engine sees the clock jump itself
     /// ([`WAKE_GAP_MS`](super::WAKE_GAP_MS)); [`Lifecycle::Woke`] fed here acts the same.
     Lifecycle(Lifecycle),
+    /// `pagehide` on the window: the followed turn's checkpoint is written now if a write was
+    /// waiting for its interval ([`resume::Input::PageHide`](crate::resume::Input::PageHide)),
+    /// so a reload shows the turn from where the page was (a restore shows nothing of its
+    /// replay short of the checkpoint, [`CATCH_UP_MAX_MS`](super::CATCH_UP_MAX_MS)).
+    PageHide,
     /// The other tabs of the origin: a role, a relayed frame, a leader's heartbeat
     /// ([`tabs`](super::tabs)).
     Tab(TabInput<'a>),

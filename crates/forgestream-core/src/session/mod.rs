@@ -787,6 +787,11 @@ impl Session {
                     self.on_tab(input);
                 }
             }
+            Input::PageHide => {
+                if !self.closed {
+                    self.feed_conn(resume::Input::PageHide);
+                }
+            }
         }
         self.drain_run();
         self.end_catch_up();

@@ -519,6 +519,33 @@ fn send_while_running_is_refused_unless_interrupting() {
 }
 
 #[test]
+fn pagehide_writes_the_checkpoint_the_interval_deferred_and_nothing_after_the_turn_ended() {
+    let mut d = Driver::new();
+    let (post, _) = running_turn(&mut d, "t1", None);
+    let written = |effects: &[Effect]| -> Vec<u64> {
+        stored_records(effects).iter().map(|c| c.seq).collect()
+    };
+    // Frames 4..6 within the write interval after the checkpoint at 1: none written yet.
+    let out: Vec<Effect> = (4..7)
+        .flat_map(|n| d.stream_bytes(post, n, &delta("m-t1", "x")))
+        .collect();
+    assert_eq!(written(&out), Vec::<u64>::new());
+    // The page is hidden (a reload): the cursor is written now.
+    let out = d.feed(Input::PageHide);
+    assert_eq!(written(&out), [6]);
+    // Again with nothing new: nothing written.
+    assert_eq!(written(&d.feed(Input::PageHide)), Vec::<u64>::new());
+    // After `turn.done` the checkpoint is cleared and stays so.
+    d.stream_bytes(
+        post,
+        7,
+        r#"{"type":"turn.done","id":"e-done","turn_id":"t1","state":{"status":"done"},"thread_id":null}"#,
+    );
+    d.stream_bytes(post, 8, &delta("m-t1", "late"));
+    assert_eq!(written(&d.feed(Input::PageHide)), Vec::<u64>::new());
+}
+
+#[test]
 fn checkpoints_name_the_turn_at_once_then_only_grow() {
     let mut d = Driver::new();
     let (post, _) = running_turn(&mut d, "t1", None);
