@@ -839,6 +839,11 @@ impl<'a> Sim<'a> {
     /// from the simulated storage — twice at once, as React StrictMode's double mount does.
     fn reload(&mut self) {
         self.reloads += 1;
+        // Browsers fire `pagehide` before a reload (a crashed tab does not): half the plans.
+        // Its checkpoint write is held to the same rules (never past the applied cursor).
+        if self.plan.jitter_seed % 2 == 0 {
+            self.feed(Input::PageHide);
+        }
         self.log.push("reload".into());
         self.engine = engine(self.plan.jitter_seed.wrapping_add(u64::from(self.reloads)));
         self.open.clear();
