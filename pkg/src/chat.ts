@@ -251,8 +251,9 @@ export class ChatStore {
    * turn (a reply to an approval is shown with the question before it). Records the result as
    * `#first`. O(1) when turns were only added at either end.
    *
-   * While the history loads (`loading`) turns arrive at both ends — the turns listing oldest
-   * first, the session timeline newest first — so the window follows the newest turns instead,
+   * While the history loads (`loading`) turns arrive above the window (the session timeline,
+   * newest first) and, with the gateway's listing read first, at both ends — so the window
+   * follows the newest turns instead,
    * unless the user widened it (`showOlder`): pinned to the first turn of the first listing
    * page, a reload of a 55-turn session showed 50 of them.
    */

@@ -281,8 +281,8 @@ export interface ScopeOptions {
 export interface RestoreOptions extends ScopeOptions {
   /**
    * Called at once, before `restore()` resolves, with a handle on the session storage names, so
-   * a UI can render its history as it arrives — the turns listing, then the timeline newest page
-   * first (README, "A long history opens newest first") — instead of waiting for all of it. The
+   * a UI can render its history as it arrives — the timeline, newest page first, then the turns
+   * listing (README, "A long history opens newest first") — instead of waiting for all of it. The
    * handle is the caller's to close; the promise resolves to another handle on the same engine.
    * When the session turns out unusable (`restore()` resolves `null`), this handle is closed.
    * Not called when nothing is stored, or when the restore joins one already in flight.
@@ -564,8 +564,8 @@ export class AgentSession implements Disposable {
    * turns (default: a screenful, the window's least size; `"all"`: back to the first turn) at its
    * start; the others keep their objects. `snapshot.olderTurns` says how many are left; does
    * nothing at 0. The window is the session's on this page, shared by every handle on it (like
-   * the snapshot). Only the view changes: nothing is fetched — turns still loading show as the
-   * turns listing has them until their timeline page arrives.
+   * the snapshot). Only the view changes: nothing is fetched — a turn whose timeline page has
+   * not arrived yet is not in the snapshot (with the gateway's listing first: its listed header).
    */
   showOlder(count?: ShownTurns): void {
     this.#s?.chat.showOlder(count);

@@ -19,7 +19,7 @@ export interface AgentSessionHandle {
   session: AgentSession | null;
   /**
    * The current immutable snapshot: while the session opens, the history so far once its id is
-   * known (a reload shows the listed turns, then each timeline page, newest first, before the
+   * known (a reload shows each timeline page, newest first, before the
    * open finishes), else an empty one with `status: "loading"`; empty without a client.
    */
   snapshot: ChatSnapshot;

@@ -261,8 +261,8 @@ fn c13_reload_onto_a_finished_turn_settles_and_the_next_send_never_cancels_it() 
     assert_eq!(
         urls,
         [
-            "http://h/api/v1/sessions/s1/turns?limit=25",
-            "http://h/api/v1/sessions/s1/events?limit=100"
+            "http://h/api/v1/sessions/s1/events?limit=100",
+            "http://h/api/v1/sessions/s1/turns?limit=25"
         ],
         "the reload's requests"
     );

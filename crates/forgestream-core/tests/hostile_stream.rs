@@ -547,7 +547,7 @@ fn an_eventsource_subscribe_takes_its_own_request_id() {
         id: 99,
         command: Command::Load,
     });
-    let load = request_to(&out, Method::Get, "/turns").id;
+    let load = request_to(&out, Method::Get, "/events").id;
     assert_ne!(load, es);
     let mut ids: Vec<RequestId> = d
         .effects

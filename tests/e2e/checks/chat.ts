@@ -205,9 +205,10 @@ export const forgetInScope: Check<"page"> = async ({ page }) => {
 
 /**
  * Progressive history through the adapter (issue 16): after a reload, the chat shows what the
- * turns listing holds (every message, the replies) while the session timeline is still loading —
- * here held back 2.5 s — instead of an empty page until the whole history is in; then the turn
- * details arrive and the status goes idle with the same messages.
+ * session timeline holds (every message, the replies) while the turns listing, read after it, is
+ * still loading — here held back 2.5 s — instead of an empty page until the whole history is in
+ * (a long session's listing is hundreds of pages, oldest first); then the status goes idle with
+ * the same messages.
  */
 export const historyShowsWhileLoading: Check<"page"> = async ({ page }) => {
   const errors = watchErrors(page);
@@ -220,7 +221,7 @@ export const historyShowsWhileLoading: Check<"page"> = async ({ page }) => {
   const replies = await page.getByTestId("text").allTextContents();
   let held = 0;
   let released = false;
-  await page.route(/\/api\/v1\/sessions\/[^/]+\/events/, async (route) => {
+  await page.route(/\/api\/v1\/sessions\/[^/]+\/turns\?/, async (route) => {
     held++;
     await new Promise((r) => setTimeout(r, 2500));
     released = true;
@@ -232,7 +233,7 @@ export const historyShowsWhileLoading: Check<"page"> = async ({ page }) => {
   await expect(page.getByTestId("text")).toHaveText(replies);
   await expect(page.getByTestId("status")).toHaveText("loading");
   expect(held).toBe(1);
-  expect(released, "shown before the timeline was answered").toBe(false);
+  expect(released, "shown before the turns listing was answered").toBe(false);
   // Not open for actions yet: Send stays disabled with a draft typed.
   await page.getByTestId("composer").fill("and another");
   await expect(page.getByTestId("send")).toBeDisabled();

@@ -125,6 +125,7 @@ fn turn_json(turn: &str, previous: Option<&str>, state: &str) -> String {
 
 const CANCELLED_FOR_NEXT: &str = r#"{"status":"cancelled","reason":"cancelled-for-next-turn","completed_at":"2026-12-01T00:00:05Z"}"#;
 const RUNNING: &str = r#"{"status":"running"}"#;
+const DONE_STATE: &str = r#"{"status":"done","completed_at":"2026-12-01T00:00:09Z"}"#;
 
 /// Sends a turn and streams `turn.created` plus a partial message; returns the stream request.
 fn running_turn(d: &mut Driver, turn: &str, previous: Option<&str>) -> (RequestId, CommandId) {
@@ -304,10 +305,11 @@ fn concurrent_restores_share_one_load_and_one_subscribe() {
         second.is_empty(),
         "the second restore joins the first: {second:?}"
     );
-    let turns = request_to(&first, Method::Get, "/turns?limit=25").id;
-    let out = d.respond(turns, 200, EMPTY_TURNS);
-    let events = request_to(&out, Method::Get, "/events").id;
+    // The timeline first, then the turns listing (TrueForge).
+    let events = request_to(&first, Method::Get, "/events").id;
     let out = d.respond(events, 200, EMPTY_EVENTS);
+    let turns = request_to(&out, Method::Get, "/turns?limit=25").id;
+    let out = d.respond(turns, 200, EMPTY_TURNS);
     // Check before subscribe.
     let get = request_to(&out, Method::Get, "/turns/t1").id;
     assert!(
@@ -348,10 +350,10 @@ fn restore_onto_running(d: &mut Driver, seq: u64) -> (CommandId, RequestId) {
             ..checkpoint("t1")
         }),
     });
-    let turns = request_to(&out, Method::Get, "/turns?limit=25").id;
-    let out = d.respond(turns, 200, EMPTY_TURNS);
     let events = request_to(&out, Method::Get, "/events").id;
     let out = d.respond(events, 200, EMPTY_EVENTS);
+    let turns = request_to(&out, Method::Get, "/turns?limit=25").id;
+    let out = d.respond(turns, 200, EMPTY_TURNS);
     let get = request_to(&out, Method::Get, "/turns/t1").id;
     let out = d.respond(get, 200, &turn_json("t1", None, RUNNING));
     let subscribe = request_to(&out, Method::Get, "/subscribe?after_sequence_number=0").id;
@@ -453,8 +455,8 @@ fn a_stale_session_restores_to_nothing_and_clears_its_records() {
     let (a, out) = d.command(Command::Restore {
         checkpoint: Some(checkpoint("t1")),
     });
-    let turns = request_to(&out, Method::Get, "/turns?limit=25").id;
-    let out = d.respond(turns, 404, r#"{"error":{"message":"session not found"}}"#);
+    let events = request_to(&out, Method::Get, "/events").id;
+    let out = d.respond(events, 404, r#"{"error":{"message":"session not found"}}"#);
     assert_eq!(settled(&out, a), Some(&Ok(Settled::Restored(false))));
     assert!(out.contains(&Effect::Storage(StorageEffect::ClearPointer {
         session_id: "s1".into()
@@ -1236,8 +1238,8 @@ fn a_cross_origin_network_failure_hints_at_cors() {
             },
         );
         let (load, out) = d.command(Command::Load);
-        let turns = request_to(&out, Method::Get, "/turns").id;
-        let out = d.feed(Input::NetworkError { request: turns });
+        let first = request_to(&out, Method::Get, "/events").id;
+        let out = d.feed(Input::NetworkError { request: first });
         match settled(&out, load) {
             Some(Err(e)) => (e.code, e.message.clone()),
             other => panic!("expected the load to fail, got {other:?}"),
@@ -1280,10 +1282,10 @@ fn restore_over(
     turns: &[(&str, Option<&str>, &str)],
 ) -> (CommandId, Vec<Effect>) {
     let (restore, out) = d.command(Command::Restore { checkpoint });
-    let list = request_to(&out, Method::Get, "/turns?limit=25").id;
-    let out = d.respond(list, 200, &turn_listing(turns));
     let events = request_to(&out, Method::Get, "/events").id;
-    (restore, d.respond(events, 200, EMPTY_EVENTS))
+    let out = d.respond(events, 200, EMPTY_EVENTS);
+    let list = request_to(&out, Method::Get, "/turns?limit=25").id;
+    (restore, d.respond(list, 200, &turn_listing(turns)))
 }
 
 fn creating_marker(after: Option<&str>) -> Checkpoint {
@@ -1606,18 +1608,103 @@ fn the_badge_reads_loading_while_the_history_is_read() {
         d.s.connection_state(),
         ConnectionState::Loading { turn_id: None }
     );
-    let list = request_to(&out, Method::Get, "/turns?limit=25").id;
-    let out = d.respond(list, 200, EMPTY_TURNS);
+    let events = request_to(&out, Method::Get, "/events").id;
+    let out = d.respond(events, 200, EMPTY_EVENTS);
     assert_eq!(
         d.s.connection_state(),
         ConnectionState::Loading { turn_id: None }
     );
-    let events = request_to(&out, Method::Get, "/events").id;
-    d.respond(events, 200, EMPTY_EVENTS);
+    let list = request_to(&out, Method::Get, "/turns?limit=25").id;
+    d.respond(list, 200, EMPTY_TURNS);
     assert_eq!(
         d.s.connection_state(),
         ConnectionState::Idle { turn_id: None }
     );
+}
+
+/// A timeline page of `(turn, event)` items, with `next` as its next page token.
+fn timeline_page(items: &[(&str, String)], next: Option<&str>) -> String {
+    let items: Vec<String> = items
+        .iter()
+        .map(|(turn, event)| format!(r#"{{"turn_id":"{turn}","event":{event}}}"#))
+        .collect();
+    let next = next.map_or("null".to_string(), |t| format!("\"{t}\""));
+    format!(
+        r#"{{"data":[{}],"pagination":{{"next_page_token":{next}}}}}"#,
+        items.join(",")
+    )
+}
+
+fn done_event(turn: &str) -> String {
+    format!(
+        r#"{{"type":"turn.done","id":"d-{turn}","turn_id":"{turn}","thread_id":null,"created_at":"2026-12-01T00:00:09Z","state":{{"status":"done","completed_at":"2026-12-01T00:00:09Z"}}}}"#
+    )
+}
+
+fn complete_message(id: &str, text: &str) -> String {
+    format!(
+        r#"{{"type":"model.message","id":"{id}","thread_id":"main","created_at":"2026-12-01T00:00:01Z","content":"{text}"}}"#
+    )
+}
+
+/// TrueForge: the newest timeline page shows the newest turn whole before the turns listing is
+/// read at all (a long session's listing, oldest first 25 a page, took hundreds of requests
+/// first); the listing comes last and still adds what only it has (a turn off the branch).
+#[test]
+fn a_load_shows_the_newest_turns_from_the_timeline_before_the_turns_listing() {
+    let mut d = Driver::new();
+    let (load, out) = d.command(Command::Load);
+    assert!(!requests(&out).iter().any(|r| r.url.contains("/turns?")));
+    let first = request_to(&out, Method::Get, "/events").id;
+    // The app rendered the `loading` badge (drained).
+    let _ = d.s.take_changes();
+    // Newest first: t2 whole, then t1's newest events (held back: the next page continues it).
+    let page = timeline_page(
+        &[
+            ("t2", done_event("t2")),
+            ("t2", complete_message("m2", "newest reply")),
+            ("t2", created("t2", Some("t1"))),
+            ("t1", done_event("t1")),
+            ("t1", complete_message("m1", "older reply")),
+        ],
+        Some("p1"),
+    );
+    let out = d.respond(first, 200, &page);
+    assert!(out.contains(&Effect::Notify), "{out:?}");
+    let t2 = d.s.view().turn("t2").expect("the newest turn is shown");
+    assert_eq!(t2.status, TurnStatus::Done);
+    assert!(
+        d.s.view().turn("t1").is_none(),
+        "t1 waits for the rest of it"
+    );
+    assert_eq!(message_texts(&d.s, "t2"), ["newest reply"]);
+    assert!(
+        !requests(&d.effects)
+            .iter()
+            .any(|r| r.url.contains("/turns?")),
+        "no turns listing yet"
+    );
+    let second = request_to(&out, Method::Get, "page_token=p1").id;
+    let page = timeline_page(&[("t1", created("t1", None))], None);
+    let out = d.respond(second, 200, &page);
+    assert_eq!(settled(&out, load), None, "the listing is still to read");
+    let list = request_to(&out, Method::Get, "/turns?limit=25").id;
+    let out = d.respond(
+        list,
+        200,
+        &turn_listing(&[
+            ("t0", None, RUNNING),
+            ("t1", None, DONE_STATE),
+            ("t2", Some("t1"), DONE_STATE),
+        ]),
+    );
+    assert_eq!(settled(&out, load), Some(&Ok(Settled::Done)));
+    assert!(
+        d.s.view().turn("t0").is_some(),
+        "a turn only the listing has"
+    );
+    assert_eq!(message_texts(&d.s, "t1"), ["older reply"]);
+    assert_eq!(message_texts(&d.s, "t2"), ["newest reply"]);
 }
 
 /// Issue 14: after `cancel()`, the turn is read as soon as the cancel request returns — not
