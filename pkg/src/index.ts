@@ -285,7 +285,7 @@ export interface RestoreOptions extends ScopeOptions {
    * listing (README, "A long history opens newest first") — instead of waiting for all of it. The
    * handle is the caller's to close; the promise resolves to another handle on the same engine.
    * When the session turns out unusable (`restore()` resolves `null`), this handle is closed.
-   * Not called when nothing is stored, or when the restore joins one already in flight.
+   * Not called when nothing is stored; a restore that joins one already in flight gets its own.
    */
   onOpen?: (session: AgentSession) => void;
 }
@@ -363,8 +363,9 @@ export class AgentClient {
    * live stream is gone); resolves once the turn's state is known, so pending approvals,
    * questions and MCP auth links are in the snapshot and can be answered at once. A streaming
    * turn is rebuilt by replaying its live stream from its first event; nothing of that replay
-   * short of the stored checkpoint is published (no snapshot, the promise waits, at most 2 s),
-   * so the reply never shows its first words again before racing back to where it was. Resolves to
+   * short of the stored checkpoint is published (the promise resolves with the history, and the
+   * next snapshot comes once the replay reached the checkpoint, at most 2 s later), so the reply
+   * never shows its first words again before racing back to where it was. Resolves to
    * `null` when nothing usable was stored: no pointer, a corrupt one, or a session the server no
    * longer has (the stale records are cleared). Concurrent calls share one load and one
    * subscribe. `options.onOpen` gets a handle before the history is in.
@@ -377,8 +378,22 @@ export class AgentClient {
     const joined = key === undefined ? undefined : page.restoring.get(key);
     const live = key === undefined ? undefined : liveEngine(key);
     if (joined) {
-      // Another copy of the package in this page is restoring this session: share its engine.
+      // A restore of this session is in flight (React StrictMode's second mount, another copy of
+      // the package): share its engine. With `onOpen` this caller gets its own early handle on
+      // that engine (the wasm client keeps one engine per session id, and the restore holds
+      // it): StrictMode's first mount closed the first early handle, and the remount showed
+      // nothing until the whole history was in (a new-user trial: 0.8–1.5 s of an empty
+      // `loading` page in `vite` dev).
+      const early = id !== undefined && options.onOpen ? this.session(id) : null;
+      if (early) {
+        try {
+          options.onOpen?.(early);
+        } catch (e) {
+          reportListenerError(e);
+        }
+      }
       s = await joined;
+      if (!s || s.inner.closed) early?.close();
     } else if (live) {
       // A live engine of this session (another copy's, after a hot reload): restore through it,
       // which joins (or repeats the result of) its own restore: no second load or subscribe.

@@ -1,6 +1,6 @@
 import { expect, test } from "@playwright/test";
 import { cyclesLeaveSessionsCollectable } from "./checks/collect";
-import { interruptShowsCancelled, concurrentRestoresShareOneSubscribe, stalePointerRestoresNull, respondRightAfterRestore, reconnectGapsAboveFloor, twoHandlesOneStream, disconnectShowsIdleAtOnce, reactHandleCloseLeavesNoLiveBadge, openSdk, type Sdk } from "./checks/engine";
+import { interruptShowsCancelled, concurrentRestoresShareOneSubscribe, joinedRestoreShowsTheHistoryEarly, stalePointerRestoresNull, respondRightAfterRestore, reconnectGapsAboveFloor, twoHandlesOneStream, disconnectShowsIdleAtOnce, reactHandleCloseLeavesNoLiveBadge, openSdk, type Sdk } from "./checks/engine";
 
 // The defects of issue 12, checked where the user sees it (tests/e2e/checks/engine.ts, also run in
 // Firefox by firefox.spec.ts). That closed sessions are freed is shown twice: in every engine by
@@ -9,6 +9,7 @@ import { interruptShowsCancelled, concurrentRestoresShareOneSubscribe, stalePoin
 
 test("interrupt: the old turn shows cancelled / cancelled-for-next-turn at once, its late deltas ignored", ({ page }) => interruptShowsCancelled({ page }));
 test("two restores at once: one session, one subscribe", ({ page }) => concurrentRestoresShareOneSubscribe({ page }));
+test("a restore that joins one in flight (StrictMode's remount) shows the history while it loads", ({ page }) => joinedRestoreShowsTheHistoryEarly({ page }));
 test("a stale or corrupt last-session pointer: restore() resolves null and the pointer is cleared; the adapter creates", ({ page }) => stalePointerRestoresNull({ page }));
 test("respond immediately after restore onto a paused turn works", ({ page }) => respondRightAfterRestore({ page }));
 test("reconnect gaps never go below the 250 ms floor", ({ page }) => reconnectGapsAboveFloor({ page }));

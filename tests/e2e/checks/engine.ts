@@ -104,6 +104,63 @@ export const concurrentRestoresShareOneSubscribe: Check<"page"> = async ({ page 
   expect(subscribes.length).toBe(1);
 };
 
+/**
+ * React StrictMode in development (the README quickstart under `vite`): the first mount's
+ * restore hands its early handle to `onOpen`, its cleanup closes that handle, and the second
+ * mount's restore joins the first. The joined one gets its own early handle, which shows the
+ * history while it loads — it got none, and the page stayed empty until the whole history was in
+ * (a new-user trial). The turns listing is held back here so the load is still running.
+ */
+export const joinedRestoreShowsTheHistoryEarly: Check<"page"> = async ({ page }) => {
+  await openSdk(page);
+  await page.evaluate(async () => {
+    const { AgentClient } = window.forgestream;
+    localStorage.clear();
+    const client = new AgentClient({ baseUrl: "", storageNamespace: "e2e-joined" });
+    const s = await client.createSession({ agent: { name: "storyteller" } });
+    await s.send("Tell a story, 12 words");
+    for (let i = 0; i < 200 && s.getSnapshot().connection.status !== "done"; i++) await new Promise((r) => setTimeout(r, 50));
+    window.release(s);
+  });
+  await page.reload();
+  await expect(page.locator("#status")).toHaveText("ready");
+  let released = false;
+  await page.route(/\/api\/v1\/sessions\/[^/]+\/turns\?/, async (route) => {
+    await new Promise((r) => setTimeout(r, 1500));
+    released = true;
+    await route.continue().catch(() => {});
+  });
+  const result = await page.evaluate(async () => {
+    const { AgentClient } = window.forgestream;
+    const client = new AgentClient({ baseUrl: "", storageNamespace: "e2e-joined" });
+    let first: { close(): void } | undefined;
+    const a = client.restore({ onOpen: (h) => (first = h) });
+    // The first mount's cleanup.
+    first?.close();
+    let early: ReturnType<typeof client.session> | undefined;
+    let resolved = false;
+    const b = client.restore({ onOpen: (h) => (early = h) });
+    void b.then(() => (resolved = true));
+    // What the second mount renders while the load runs.
+    let shownBefore = 0;
+    for (let i = 0; i < 100 && !resolved; i++) {
+      const turns = early?.getSnapshot().turns ?? [];
+      shownBefore = Math.max(shownBefore, turns.filter((t) => t.items.some((item) => item.body.kind === "message")).length);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const [ra, rb] = await Promise.all([a, b]);
+    const out = { gotEarly: early !== undefined, shownBefore, same: ra?.id === rb?.id && ra?.id !== undefined };
+    early?.close();
+    window.release(ra);
+    window.release(rb);
+    return out;
+  });
+  expect(released).toBe(true);
+  expect(result.gotEarly).toBe(true);
+  expect(result.shownBefore, "the reply showed before restore() resolved").toBe(1);
+  expect(result.same).toBe(true);
+};
+
 export const stalePointerRestoresNull: Check<"page"> = async ({ page }) => {
   await openSdk(page);
   const result = await page.evaluate(async () => {

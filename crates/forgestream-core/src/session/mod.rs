@@ -65,10 +65,13 @@ pub const RENOTIFY_MS: u64 = 100;
 /// Longest a restored turn's replay may run below the checkpoint's cursor before the view is
 /// shown anyway (ms). After a reload the page's memory is gone and the turn is rebuilt by
 /// replaying its live buffer from the first event; the page showed the turn up to the stored
-/// cursor before the reload, so the engine shows nothing of the replay short of that cursor
-/// (no notification, `restore` unsettled) — a reply must not flash back to its first words and
-/// race forward again. A replay arrives as fast as the network brings the buffer; this bound
-/// only matters for one that trickles or stalls (an idle stream is the watchdog's).
+/// cursor before the reload, so the engine notifies nothing of the replay short of that cursor
+/// — a reply must not flash back to its first words and race forward again. `restore` still
+/// settles when the turn's state is known (the stream opened, before any replayed frame: its
+/// snapshot shows the history), so what waits on it — a tab's lock, which a follower's relay
+/// needs before any frame comes — is not held up. A replay arrives as fast as the network
+/// brings the buffer; this bound only matters for one that trickles or stalls (an idle stream
+/// is the watchdog's).
 pub const CATCH_UP_MAX_MS: u64 = 2_000;
 pub mod checkpoint;
 mod create;
@@ -586,7 +589,7 @@ impl Session {
     }
 
     /// Whether a restored turn's replay is still below the checkpoint's cursor (see
-    /// [`CATCH_UP_MAX_MS`]): the engine neither notifies nor settles the restore meanwhile.
+    /// [`CATCH_UP_MAX_MS`]): the engine does not notify meanwhile.
     fn catching_up(&self) -> bool {
         self.run.as_ref().is_some_and(|r| {
             r.catch_up_until_ms.is_some_and(|until| self.now_ms < until)
@@ -599,25 +602,12 @@ impl Session {
     }
 
     /// Ends a restored run's catch-up once it is over (the replay reached the checkpoint's
-    /// cursor, the run left `connecting`/`live`, or [`CATCH_UP_MAX_MS`] passed): the turn check
-    /// it held back concludes now, so `restore` settles with the view where the page was.
+    /// cursor, the run left `connecting`/`live`, or [`CATCH_UP_MAX_MS`] passed), for good.
     fn end_catch_up(&mut self) {
-        if self.catching_up() {
-            return;
-        }
-        let Some(run) = self.run.as_mut() else {
-            return;
-        };
-        if run.catch_up_until_ms.take().is_none() {
-            return;
-        }
-        let checked = !matches!(
-            run.status,
-            ConnectionStatus::Connecting | ConnectionStatus::Rebuilding
-        );
-        if run.checking && checked {
-            self.check_finished();
-            self.replay_settled();
+        if !self.catching_up() {
+            if let Some(run) = self.run.as_mut() {
+                run.catch_up_until_ms = None;
+            }
         }
     }
 
@@ -1286,13 +1276,12 @@ impl Session {
     /// The run's turn state is known (or it stopped trying): settle who waited, then re-run the
     /// commands that waited for it.
     fn check_finished(&mut self) {
-        // A restored run replaying below its checkpoint concludes later (`end_catch_up`).
-        if !self.run.as_ref().is_some_and(|r| r.checking) || self.catching_up() {
-            return;
-        }
         let Some(run) = self.run.as_mut() else {
             return;
         };
+        if !run.checking {
+            return;
+        }
         run.checking = false;
         let turn = run.turn_id.clone();
         let waiters: Vec<RunWaiter> = run.waiters.drain(..).collect();
