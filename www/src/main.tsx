@@ -328,7 +328,13 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
     const text = draft.trim();
     if (!canSend) return;
     expectTurn();
-    if (await run(() => handle.send(text, stalled ? { interrupt: true } : {}))) setDraft("");
+    const sent = await run(() => handle.send(text, stalled ? { interrupt: true } : {}));
+    // A send that failed stays in the transcript as the user's message, "Not sent" / "Maybe not
+    // sent" with Retry: the composer is emptied either way (its copy invited a second Send of a
+    // message Retry may already have delivered), and the failure is not repeated in a banner,
+    // which stayed after Retry succeeded (a new-user trial).
+    setDraft("");
+    if (!sent) setActionError(null);
     setFocusNext("composer");
   };
   const respond = async (action: () => Promise<string | void>) => {

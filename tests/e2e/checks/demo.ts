@@ -199,6 +199,9 @@ export const demoUnknownRetryFindsTheTurn: Check = async ({ page, request }) => 
   await expect(page.getByTestId("turn")).toHaveCount(1);
   await expect(page.getByTestId("turn").getByTestId("user-input").first()).toContainText("Where is ORD-2031?");
   await expect(page.getByTestId("turn-status")).toHaveText(/done|paused/);
+  // Nothing on the page still says it failed, and no copy of the message waits to be sent again.
+  await expect(page.getByTestId("action-error")).toHaveCount(0);
+  await expect(page.getByTestId("composer")).toHaveValue("");
   const listed = (await (await request.get(`/api/v1/sessions/${sid}/turns?limit=25`)).json()) as { data: unknown[] };
   expect(listed.data).toHaveLength(1);
   expect(errors).toEqual([]);
