@@ -604,13 +604,36 @@ export class AgentSession implements Disposable {
    * event (see DevTools' Performance panel).
    */
   load(): Promise<void> {
+    this.#timeFirstLoad();
+    return this.#call((s) => (s.inner.load() as Promise<void>).then(() => s.store.flush()));
+  }
+
+  /** Times the session's first load (see `load()`). */
+  #timeFirstLoad(): void {
     const s = this.#s;
     if (s && !s.loadTimed) {
       s.loadTimed = true;
       const start = performance.now();
       s.store.onFirstContent(() => performance.measure("forgestream:restore-to-first-event", { start, end: performance.now() }));
     }
-    return this.#call((s) => (s.inner.load() as Promise<void>).then(() => s.store.flush()));
+  }
+
+  /**
+   * @internal `load()` then `resume()` as one engine step (the adapters' open of a known session
+   * id): the history, then the stored checkpoint's turn followed, with no snapshot between the
+   * two — `load()` resolving published the loaded history as `idle` for a frame before the
+   * resume's `connecting` (a new-user trial's reloads; `refreshMidStream` checks the badge).
+   * Once per engine, as `restore()`. Rejects with `not-found` when the server no longer has the
+   * session (its stored records are then cleared).
+   */
+  loadAndResume(): Promise<void> {
+    this.#timeFirstLoad();
+    return this.#call((s) =>
+      (s.inner.restoreHere() as Promise<boolean>).then((found) => {
+        s.store.flush();
+        if (!found) throw new ForgestreamError("not-found", `the server has no session ${this.#id}`, { status: 404 });
+      }),
+    );
   }
 
   /** @internal Publishes pending changes to the snapshot now. */

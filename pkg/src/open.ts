@@ -61,8 +61,7 @@ async function openWith(client: AgentClient, options: OpenSessionOptions, onOpen
     const session = client.session(options.sessionId);
     onOpen?.(client.session(options.sessionId));
     try {
-      await session.load();
-      await session.resume();
+      await session.loadAndResume();
     } catch (e) {
       session.close();
       throw e;

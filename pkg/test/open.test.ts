@@ -117,14 +117,14 @@ describe("openSession", () => {
     (client as unknown as { session: (id: string) => unknown }).session = (id: string) => ({
       id,
       close() {},
-      load: async () => {
+      // The history, then the stored turn followed, as one engine step (no snapshot between).
+      loadAndResume: async () => {
         await new Promise((r) => setTimeout(r, 5));
-        order.push("loaded");
+        order.push("loaded and resumed");
       },
-      resume: async () => void order.push("resumed"),
     });
     const opened = await openSession(client, { sessionId: "s9" }, (s) => order.push(`early:${s.id}`));
-    expect(order).toEqual(["early:s9", "loaded", "resumed"]);
+    expect(order).toEqual(["early:s9", "loaded and resumed"]);
     expect(opened.id).toBe("s9");
   });
 });

@@ -11,7 +11,7 @@ import { openSession } from "../src/open.js";
 import { useAgentSession } from "../src/vue.js";
 import type { AgentClient } from "../src/index.js";
 
-/** A client whose handles record the window calls; `load()` waits for `finishLoad`. */
+/** A client whose handles record the window calls; `loadAndResume()` waits for `finishLoad`. */
 function fakeClient() {
   const calls: string[] = [];
   let finishLoad!: () => void;
@@ -30,8 +30,7 @@ function fakeClient() {
           return snapshot;
         },
         subscribe: () => () => {},
-        load: () => loaded,
-        resume: async () => null,
+        loadAndResume: () => loaded,
         close: () => {},
       };
     },

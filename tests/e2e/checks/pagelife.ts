@@ -342,6 +342,6 @@ export const hmrRestoreAdopts: Check<"page" | "request"> = async ({ page, reques
   expect(result.text).toBe(await persistedText(request, result.sid, result.turn));
   expect(await streams(request, result.sid)).toMatchObject({ opened: 1, max: 1 });
   // The restore ran on the first engine, which had not read the history (it created the
-  // session): one history load — the turns, then the timeline — and no stream of its own.
-  expect(listings.map((u) => new URL(u).pathname.split("/").pop())).toEqual(["turns", "events"]);
+  // session): one history load — the timeline, then the turns — and no stream of its own.
+  expect(listings.map((u) => new URL(u).pathname.split("/").pop())).toEqual(["events", "turns"]);
 };

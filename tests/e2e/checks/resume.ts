@@ -44,6 +44,7 @@ export const refreshMidStream: Check = async ({ page, request }) => {
     requestAnimationFrame(sample);
   });
 
+  await recordBadge(page);
   await page.reload();
   await expect(page.getByTestId("session-id")).toHaveText(sid);
   // The stream picks up again: the turn is still running and the text keeps growing.
@@ -60,6 +61,10 @@ export const refreshMidStream: Check = async ({ page, request }) => {
   // The reply never went back behind what the page had shown before the reload: no replay of
   // its first words racing forward again (a new-user trial saw 169 of 1,806 characters), and
   // it only grew from there.
+  // The badge went from loading to the stream without reading `idle` in between (it did for a
+  // frame: the adapter published the loaded history before it resumed the turn).
+  const badges = await badgeHistory(page);
+  expect(badges.slice(badges.indexOf("loading"), badges.indexOf("live")), `badges after the reload: ${badges.join(" → ")}`).not.toContain("idle");
   const lengths = await page.evaluate(() => (window as unknown as { __replyLengths: number[] }).__replyLengths);
   const shownLengths = lengths.filter((n) => n > 0);
   expect(shownLengths.length).toBeGreaterThan(0);
