@@ -650,9 +650,9 @@ fn heap_of<T: Clone>(value: &T) -> usize {
     bytes
 }
 
-/// Heap bytes of the distinct shared ids (`forgestream_core::id::Id`, an `Arc<str>`: two
-/// counts and the text) among `ids`, each allocation counted once (`seen`: the texts'
-/// addresses). A clone of an `Id` allocates nothing, so [`heap_of`] does not see them.
+/// Heap bytes of the distinct shared ids (`forgestream_core::id::Id`, one pointer to two
+/// counts and the text, inline up to 30 bytes: `Id::shared_heap_bytes`) among `ids`, each
+/// allocation counted once (`seen`: the texts' addresses). A clone of an `Id` allocates nothing, so [`heap_of`] does not see them.
 fn ids_heap<'a>(
     seen: &mut std::collections::HashSet<usize>,
     ids: impl IntoIterator<Item = &'a forgestream_core::id::Id>,
@@ -660,7 +660,7 @@ fn ids_heap<'a>(
     let mut bytes = 0;
     for id in ids {
         if seen.insert(id.as_str().as_ptr() as usize) {
-            bytes += 2 * std::mem::size_of::<usize>() + id.len();
+            bytes += id.shared_heap_bytes();
         }
     }
     bytes
