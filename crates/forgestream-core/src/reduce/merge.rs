@@ -8,6 +8,7 @@ use alloc::vec::Vec;
 
 use super::args::ArgScanner;
 use super::packed_usage::PackedUsage;
+use super::text_buf::TextBuf;
 use super::view::{ContentPartView, ContentView, MessageView, ToolCallView, ToolInfoView};
 use crate::id::Id;
 use crate::wire;
@@ -83,13 +84,13 @@ fn append_part(content: &mut Option<ContentView>, part: &wire::ContentPart) {
     }
 }
 
-pub(super) fn append_opt(target: &mut Option<String>, text: &str) {
+pub(super) fn append_opt(target: &mut Option<TextBuf>, text: &str) {
     if text.is_empty() {
         return;
     }
     match target {
         Some(existing) => existing.push_str(text),
-        None => *target = Some(String::from(text)),
+        None => *target = Some(TextBuf::from(text)),
     }
 }
 
@@ -268,8 +269,16 @@ pub(crate) fn from_full(message: &wire::ModelMessage, key: &Id) -> (MessageView,
         }
         _ => None,
     };
-    view.reasoning = message.reasoning_content.clone().filter(|r| !r.is_empty());
-    view.refusal = message.refusal.clone().filter(|r| !r.is_empty());
+    view.reasoning = message
+        .reasoning_content
+        .as_deref()
+        .filter(|r| !r.is_empty())
+        .map(TextBuf::from);
+    view.refusal = message
+        .refusal
+        .as_deref()
+        .filter(|r| !r.is_empty())
+        .map(TextBuf::from);
     let mut unparsed = Vec::new();
     // Exactly as many as the message has: a `Vec` grown by `push` starts at four, and a call
     // view is ~300 bytes, so a one-call message carried ~900 spare bytes (W2: ~20 MB).

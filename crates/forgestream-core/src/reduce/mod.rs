@@ -27,6 +27,7 @@ mod packed_usage;
 mod pending;
 mod shared;
 mod summary;
+mod text_buf;
 mod timestamp;
 mod view;
 
@@ -39,6 +40,7 @@ use alloc::vec::Vec;
 pub use change::{ChangeSet, ItemChange, ReduceError, TextAppend, Warning};
 pub use frame::{LiveFrame, TurnFlags};
 pub use packed_usage::PackedUsage;
+pub use text_buf::TextBuf;
 pub use timestamp::Timestamp;
 pub use view::{
     BreakdownView, ContentPartView, ContentView, ItemBody, ItemView, McpAuthServerView,

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::args::ArgScanner;
 use super::packed_usage::PackedUsage;
+use super::text_buf::TextBuf;
 use super::timestamp::Timestamp;
 use crate::id::Id;
 use crate::id_map::IdMap;
@@ -300,10 +301,14 @@ pub struct MessageView {
     pub name: Option<Id>,
     /// Content; `None` while nothing arrived (empty text is normalised to `None`).
     pub content: Option<ContentView>,
+    // Rare: one pointer inline (`TextBuf`), not an `Option<String>`'s three words, since
+    // every item record is as big as a message.
     /// Reasoning text.
-    pub reasoning: Option<String>,
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub reasoning: Option<TextBuf>,
     /// Refusal text.
-    pub refusal: Option<String>,
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub refusal: Option<TextBuf>,
     /// Tool calls in index order.
     pub tool_calls: Vec<ToolCallView>,
     // Shared by the messages that stopped alike (`reduce/shared.rs`).
