@@ -734,6 +734,7 @@ fn w2_view_breakdown(
                 + heap_of(&turn.completed_at),
         );
         add("turn input (JSON text)", heap_of(&turn.input));
+        add("turn usage (packed)", heap_of(&turn.usage));
         add(
             "turn records themselves (inline size x turns)",
             std::mem::size_of::<forgestream_core::reduce::TurnView>(),

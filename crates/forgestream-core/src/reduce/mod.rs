@@ -646,7 +646,7 @@ impl SessionView {
             self.usage_dirty = false;
             let mut total = UsageView::default();
             for turn in self.turns.values() {
-                total.add(&turn.usage);
+                total.add(&turn.usage.get());
             }
             if total != self.usage {
                 self.usage = total;

@@ -181,7 +181,7 @@ fn turn_json(t: &TurnView) -> Value {
         ("cancelReason", text(&t.cancel_reason)),
         ("errorMessage", text(&t.error_message)),
         ("items", Value::from(items)),
-        ("usage", usage_json(&t.usage)),
+        ("usage", usage_json(&t.usage.get())),
     ])
 }
 

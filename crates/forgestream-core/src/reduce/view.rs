@@ -610,14 +610,19 @@ pub struct TurnView {
     /// Turn id.
     #[cfg_attr(feature = "tsify", tsify(type = "string"))]
     pub turn_id: Id,
+    // Set once: a `Box<str>` (16 bytes inline, not a `String`'s 24).
     /// Chain parent.
-    pub previous_turn_id: Option<String>,
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub previous_turn_id: Option<Box<str>>,
     /// Status (paused = done with required actions).
     pub status: TurnStatus,
+    // Rare: one pointer inline each (`TextBuf`).
     /// `cancelled` reason (wire spelling).
-    pub cancel_reason: Option<String>,
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub cancel_reason: Option<TextBuf>,
     /// `error` message.
-    pub error_message: Option<String>,
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub error_message: Option<TextBuf>,
     /// Input items the turn was created with (wire shape), as JSON text (crosses to JS as the
     /// array; [`JsonText::to_value`] parses it).
     #[cfg_attr(feature = "tsify", tsify(type = "unknown[] | null"))]
@@ -632,8 +637,11 @@ pub struct TurnView {
     #[serde(serialize_with = "items_in_order")]
     #[cfg_attr(feature = "tsify", tsify(type = "ItemView[]"))]
     pub items: IdMap<ItemView>,
+    // Packed (`PackedUsage::get` reads it): a `UsageView` inline was 104 bytes of every turn
+    // record (W2: 1.6 MB).
     /// Turn usage.
-    pub usage: UsageView,
+    #[cfg_attr(feature = "tsify", tsify(type = "UsageView"))]
+    pub usage: PackedUsage,
     /// Highest sequence number applied from a live stream.
     pub last_sequence_number: Option<u64>,
     /// Live events ignored because they came after the turn ended (a frozen
