@@ -830,7 +830,7 @@ impl SessionView {
         let body = ItemBody::ThreadDone {
             title: e.title.clone(),
             status: e.state.status.clone(),
-            error: e.state.error.clone(),
+            error: e.state.error.clone().map(Box::new),
             output_message_id: e.state.output.as_ref().map(|m| m.id.clone()),
         };
         self.put_item(
@@ -1104,7 +1104,7 @@ impl SessionView {
                 && !self.required_history.contains_key(&call.tool_call_id);
             let same = call.result_event_id.as_ref() == result.as_ref().map(|r| &r.1)
                 && call.result_turn_id.as_ref() == result.as_ref().map(|r| &r.0)
-                && call.spawned_thread_ids == spawned
+                && *call.spawned_thread_ids == *spawned
                 && call.uncertain == uncertain;
             if !same {
                 updated.push((i, result, spawned, uncertain));
@@ -1158,7 +1158,7 @@ impl SessionView {
             if let Some(call) = message.tool_calls.get_mut(i) {
                 call.result_event_id = result.as_ref().map(|r| r.1.clone());
                 call.result_turn_id = result.map(|r| r.0);
-                call.spawned_thread_ids = spawned;
+                call.spawned_thread_ids = spawned.into_boxed_slice();
                 call.uncertain = uncertain;
             }
         }

@@ -211,10 +211,10 @@ pub struct ToolCallView {
     /// checked JSON text, which crosses to JS as the parsed value ([`JsonText::to_value`]).
     #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
     pub arguments: Option<JsonText>,
-    // Rare: a `Box<str>`, 16 bytes inline rather than a `String`'s 24.
+    // Rare: one pointer inline (`TextBuf`), not a `String`'s three words.
     /// Set when the message finished and the text is not valid JSON.
     #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
-    pub arguments_error: Option<Box<str>>,
+    pub arguments_error: Option<TextBuf>,
     // Shared by the calls of one tool (`reduce/shared.rs`): 8 bytes a call, not ~120.
     /// Which tool family.
     #[cfg_attr(feature = "tsify", tsify(type = "ToolInfoView | null"))]
@@ -225,8 +225,10 @@ pub struct ToolCallView {
     /// The turn holding that result (a denial's result arrives on the next turn).
     #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
     pub result_turn_id: Option<Id>,
+    // Rare and set whole: a boxed slice (16 bytes inline, not 24).
     /// Subagent threads spawned by this call (`thread.created.parent.tool_call_id`).
-    pub spawned_thread_ids: Vec<String>,
+    #[cfg_attr(feature = "tsify", tsify(type = "string[]"))]
+    pub spawned_thread_ids: Box<[String]>,
     /// The turn ended in error/cancelled with this call neither answered nor pending: its
     /// effect is unknown (PROTOCOL §8, problem 3).
     pub uncertain: bool,
@@ -264,8 +266,9 @@ pub enum ContentPartView {
 pub enum ContentView {
     /// Plain text.
     Text(String),
+    // Boxed slice: `Option<ContentView>` is then 24 bytes, not 32 (parts are rare).
     /// Parts.
-    Parts(Vec<ContentPartView>),
+    Parts(#[cfg_attr(feature = "tsify", tsify(type = "ContentPartView[]"))] Box<[ContentPartView]>),
 }
 
 impl ContentView {
@@ -309,8 +312,11 @@ pub struct MessageView {
     /// Refusal text.
     #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
     pub refusal: Option<TextBuf>,
+    // A boxed slice (16 bytes inline, not a `Vec`'s 24, and no spare capacity): calls are
+    // added rarely (once per new `index`), the message record is as big as every item.
     /// Tool calls in index order.
-    pub tool_calls: Vec<ToolCallView>,
+    #[cfg_attr(feature = "tsify", tsify(type = "ToolCallView[]"))]
+    pub tool_calls: Box<[ToolCallView]>,
     // Shared by the messages that stopped alike (`reduce/shared.rs`).
     /// Why generation stopped (wire spelling).
     #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
@@ -462,9 +468,10 @@ pub enum ItemBody {
         title: Option<String>,
         /// `done` / `error` / other.
         status: String,
+        // Boxed (rare): unboxed, this variant was the largest and every item paid for it.
         /// The failure, on error.
         #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
-        error: Option<Value>,
+        error: Option<Box<Value>>,
         /// The child's final message id.
         output_message_id: Option<String>,
     },
