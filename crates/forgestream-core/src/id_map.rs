@@ -10,6 +10,7 @@
 //!
 //! The id is stored once, in the index; a removed value's slot is reused by the next insert.
 
+use alloc::boxed::Box;
 use alloc::collections::btree_map;
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
@@ -66,16 +67,20 @@ use crate::id::Id;
 /// Entries a map keeps in a sorted vector before it moves them to a B-tree.
 ///
 /// Most maps are one turn's few items (W2: 4.5 on average): a B-tree leaf for `String` keys is
-/// 320 bytes however few it holds, a sorted vector 32 bytes an entry, and inserting into 32
+/// 320 bytes however few it holds, a sorted vector 16 bytes an entry, and inserting into 32
 /// sorted entries costs less than a B-tree search. Long maps (turns, tool calls) still get the
 /// B-tree's O(log n) inserts in any order (history pages arrive newest first).
 const SMALL_MAX: usize = 32;
 
-/// id → slot, sorted by id: a vector while small, a B-tree once past [`SMALL_MAX`].
+/// id → slot, sorted by id: a vector while small, a B-tree once past [`SMALL_MAX`]. The B-tree
+/// is boxed: the few large maps pay a pointer, and the index of every small one (each turn's
+/// items) is 24 bytes, not 32 (issue 16, W2: 15k turns).
 #[derive(Clone)]
 enum Index {
     Small(Vec<(Id, u32)>),
-    Large(BTreeMap<Id, u32>),
+    // Boxed on purpose (see above): the inline size of every small map is what matters.
+    #[allow(clippy::box_collection)]
+    Large(Box<BTreeMap<Id, u32>>),
 }
 
 impl Index {
@@ -124,7 +129,7 @@ impl Index {
                 Err(_) => {
                     let mut m: BTreeMap<Id, u32> = core::mem::take(v).into_iter().collect();
                     m.insert(id, slot);
-                    *self = Index::Large(m);
+                    *self = Index::Large(Box::new(m));
                 }
             },
             Index::Large(m) => {
@@ -438,7 +443,7 @@ impl<V> IntoIterator for IdMap<V> {
     fn into_iter(mut self) -> Self::IntoIter {
         let index: Vec<(Id, u32)> = match self.index {
             Index::Small(v) => v,
-            Index::Large(m) => m.into_iter().collect(),
+            Index::Large(m) => (*m).into_iter().collect(),
         };
         let mut entries = Vec::with_capacity(index.len());
         for (id, i) in index {

@@ -688,7 +688,9 @@ impl SessionView {
                             thread_id: thread.map(String::from),
                             body,
                         };
-                        required.insert(at, (String::from(&key), record));
+                        let mut all = Vec::from(core::mem::take(required));
+                        all.insert(at, (String::from(&key), record));
+                        *required = all.into_boxed_slice();
                     }
                 }
                 self.refresh_status(turn_id, cs);

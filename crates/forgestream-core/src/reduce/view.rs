@@ -699,8 +699,8 @@ pub(crate) struct TurnInternal {
     pub(crate) terminal: bool,
     /// `*_required` events of this turn (streamed or from `required_actions`), sorted by event
     /// id (a few per turn: a sorted list, not another map instantiation in the wasm). The
-    /// first record of an id wins.
-    pub(crate) required: Vec<(String, RequiredRecord)>,
+    /// first record of an id wins. A boxed slice (16 bytes, not 24): nearly always empty.
+    pub(crate) required: Box<[(String, RequiredRecord)]>,
     /// The terminal state carried `metrics`: the turn's usage totals are those (set once, the
     /// first terminal state wins) and only its breakdown follows the messages. A flag rather
     /// than the metrics themselves (88 bytes a turn): the totals already live in
