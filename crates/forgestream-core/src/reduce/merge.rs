@@ -8,6 +8,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use super::args::ArgScanner;
+use super::arguments_text::ArgumentsText;
 use super::packed_usage::PackedUsage;
 use super::text_buf::TextBuf;
 use super::view::{ContentPartView, ContentView, MessageView, ToolCallView, ToolInfoView};
@@ -107,7 +108,7 @@ pub(super) fn append_opt(target: &mut Option<TextBuf>, text: &str) {
 }
 
 fn try_parse(call: &mut ToolCallView) {
-    match crate::wire::JsonText::parse(&call.arguments_text) {
+    match call.arguments_text.parse() {
         Ok(value) => {
             call.arguments = Some(value);
             call.arguments_error = None;
@@ -121,7 +122,7 @@ fn finish_arguments(call: &mut ToolCallView) -> bool {
     if call.arguments.is_some() || call.arguments_text.trim().is_empty() {
         return false;
     }
-    match crate::wire::JsonText::parse(&call.arguments_text) {
+    match call.arguments_text.parse() {
         Ok(value) => {
             call.arguments = Some(value);
             call.arguments_error = None;
@@ -139,7 +140,7 @@ fn new_call(index: u32, tool_call_id: Id) -> ToolCallView {
         index,
         tool_call_id,
         name: Id::default(),
-        arguments_text: String::new(),
+        arguments_text: ArgumentsText::default(),
         arguments: None,
         arguments_error: None,
         tool_info: None,
@@ -302,7 +303,7 @@ pub(crate) fn from_full(message: &wire::ModelMessage, key: &Id) -> (MessageView,
             Id::from(&call.id),
         );
         item.name = Id::from(&call.function.name);
-        item.arguments_text = call.function.arguments.clone();
+        item.arguments_text = ArgumentsText::from(call.function.arguments.as_str());
         item.scanner.feed(&call.function.arguments);
         item.tool_info = call
             .tool_info

@@ -17,6 +17,7 @@
 //!   left with neither result nor pending action are marked `uncertain`.
 
 mod args;
+mod arguments_text;
 mod change;
 mod dispatch;
 mod encode;
@@ -37,6 +38,7 @@ use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+pub use arguments_text::ArgumentsText;
 pub use change::{ChangeSet, ItemChange, ReduceError, TextAppend, Warning};
 pub use frame::{LiveFrame, TurnFlags};
 pub use packed_usage::PackedUsage;

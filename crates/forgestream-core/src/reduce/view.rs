@@ -9,6 +9,7 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use super::args::ArgScanner;
+use super::arguments_text::ArgumentsText;
 use super::packed_usage::PackedUsage;
 use super::text_buf::TextBuf;
 use super::timestamp::Timestamp;
@@ -205,8 +206,10 @@ pub struct ToolCallView {
     /// Tool name.
     #[cfg_attr(feature = "tsify", tsify(type = "string"))]
     pub name: Id,
+    // One allocation with `arguments` once the text parses (`ArgumentsText`).
     /// Raw arguments text, exactly as concatenated.
-    pub arguments_text: String,
+    #[cfg_attr(feature = "tsify", tsify(type = "string"))]
+    pub arguments_text: ArgumentsText,
     /// The arguments once the text is complete JSON (`None` while incomplete, never `{}`):
     /// checked JSON text, which crosses to JS as the parsed value ([`JsonText::to_value`]).
     #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
