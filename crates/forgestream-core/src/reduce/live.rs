@@ -101,7 +101,7 @@ fn append_to_turn(
         return None;
     }
     if let (Some(a), Some(b)) = (&item.thread_id, &delta.thread_id) {
-        if !same_id(a, b) {
+        if !same_id(a, b.as_bytes()) {
             return None;
         }
     }
