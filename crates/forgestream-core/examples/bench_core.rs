@@ -33,7 +33,7 @@ use forgestream_core::reduce::{
 };
 use forgestream_core::session::{Api, Command, Config, Effect, Flavor, Input, Session};
 use forgestream_core::sse::{ParserConfig, SseItemRef, SseParser};
-use forgestream_core::wire::{json, SessionEventsPage};
+use forgestream_core::wire::{json, JsonText, SessionEventsPage};
 use serde_json::{json, Value};
 
 // ------------------------------------------------------------------ counting allocator
@@ -650,9 +650,9 @@ fn heap_of<T: Clone>(value: &T) -> usize {
     bytes
 }
 
-/// Heap bytes of the distinct shared ids (`forgestream_core::id::Id`, an `Arc<str>`: two
-/// counts and the text) among `ids`, each allocation counted once (`seen`: the texts'
-/// addresses). A clone of an `Id` allocates nothing, so [`heap_of`] does not see them.
+/// Heap bytes of the distinct shared ids (`forgestream_core::id::Id`, one pointer to two
+/// counts and the text, inline up to 30 bytes: `Id::shared_heap_bytes`) among `ids`, each
+/// allocation counted once (`seen`: the texts' addresses). A clone of an `Id` allocates nothing, so [`heap_of`] does not see them.
 fn ids_heap<'a>(
     seen: &mut std::collections::HashSet<usize>,
     ids: impl IntoIterator<Item = &'a forgestream_core::id::Id>,
@@ -660,15 +660,27 @@ fn ids_heap<'a>(
     let mut bytes = 0;
     for id in ids {
         if seen.insert(id.as_str().as_ptr() as usize) {
-            bytes += 2 * std::mem::size_of::<usize>() + id.len();
+            bytes += id.shared_heap_bytes();
         }
     }
     bytes
 }
 
+/// Heap bytes of a shared JSON text (`JsonText`, an `Arc<str>`: two counts and the text) the
+/// first time its allocation is seen (`seen`: the texts' addresses), else 0. A clone of one
+/// allocates nothing, so [`heap_of`] does not see them.
+fn json_heap(seen: &mut std::collections::HashSet<usize>, text: Option<&JsonText>) -> usize {
+    match text {
+        Some(t) if seen.insert(t.as_str().as_ptr() as usize) => {
+            2 * std::mem::size_of::<usize>() + t.as_str().len()
+        }
+        _ => 0,
+    }
+}
+
 /// Where the W2 view's heap goes (issue 16, "a lean view"): each part measured as the heap a
-/// clone of it allocates, under the counting allocator, except the shared ids, counted once
-/// each ([`ids_heap`]); "maps, indexes, bookkeeping" is the clone of the whole view less the
+/// clone of it allocates, under the counting allocator, except the shared ids and JSON texts
+/// (turn inputs, tool-call arguments), counted once each ([`ids_heap`], [`json_heap`]); "maps, indexes, bookkeeping" is the clone of the whole view less the
 /// listed parts (the maps' nodes and slots, the reducer's indexes by `tool_call_id`, per-turn
 /// bookkeeping), and "spare capacity" is the measured retained heap less that clone and the
 /// ids (vectors and strings grown by doubling, and ids only an index holds).
@@ -723,6 +735,9 @@ fn w2_view_breakdown(
         }
     }
     add("ids (shared, each counted once)", ids);
+    // Shared JSON texts (not in the clone either).
+    let mut texts = std::collections::HashSet::new();
+    let mut shared = ids;
     for turn in view.turns() {
         add(
             "turn headers (ids, times, states)",
@@ -733,7 +748,10 @@ fn w2_view_breakdown(
                 + heap_of(&turn.created_at)
                 + heap_of(&turn.completed_at),
         );
-        add("turn input (JSON text)", heap_of(&turn.input));
+        let input = json_heap(&mut texts, turn.input.as_ref());
+        shared += input;
+        add("turn input (JSON text)", input);
+        add("turn usage (packed)", heap_of(&turn.usage));
         add(
             "turn records themselves (inline size x turns)",
             std::mem::size_of::<forgestream_core::reduce::TurnView>(),
@@ -758,17 +776,22 @@ fn w2_view_breakdown(
                         "message ids and names",
                         heap_of(&m.id) + heap_of(&m.name) + heap_of(&m.finish_reason),
                     );
+                    // The checked arguments share the text's allocation once it parses:
+                    // counted once (shared), plus any text that did not parse (cloned).
                     let mut args = 0;
                     let mut args_text = 0;
                     for call in &m.tool_calls {
-                        args += heap_of(&call.arguments);
+                        args += json_heap(&mut texts, call.arguments.as_ref());
                         args_text += heap_of(&call.arguments_text);
                     }
-                    add("tool-call arguments, checked copy (JSON text)", args);
-                    add("tool-call arguments, text", args_text);
+                    shared += args;
+                    add(
+                        "tool-call arguments (one text, shared with the checked JSON)",
+                        args + args_text,
+                    );
                     add(
                         "tool calls, the rest (ids, names, links)",
-                        heap_of(&m.tool_calls).saturating_sub(args + args_text),
+                        heap_of(&m.tool_calls).saturating_sub(args_text),
                     );
                 }
                 ItemBody::ToolResult(r) => {
@@ -788,12 +811,13 @@ fn w2_view_breakdown(
         "item records themselves (inline size x items)",
         items * std::mem::size_of::<forgestream_core::reduce::ItemView>(),
     );
-    // The ids are not in the clone (`whole`): leave them out of what it is compared with.
-    let listed: usize = parts.iter().map(|p| p.1).sum::<usize>() - ids;
+    // The ids and shared texts are not in the clone (`whole`): leave them out of what it is
+    // compared with.
+    let listed: usize = parts.iter().map(|p| p.1).sum::<usize>() - shared;
     parts.push(("maps, indexes, bookkeeping", whole.saturating_sub(listed)));
     parts.push((
         "spare capacity",
-        retained.saturating_sub(whole).saturating_sub(ids),
+        retained.saturating_sub(whole).saturating_sub(shared),
     ));
     parts.sort_by_key(|p| std::cmp::Reverse(p.1));
     println!(

@@ -10,6 +10,7 @@
 //!
 //! The id is stored once, in the index; a removed value's slot is reused by the next insert.
 
+use alloc::boxed::Box;
 use alloc::collections::btree_map;
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
@@ -25,15 +26,25 @@ use core::slice;
 /// thread, the change set's entry) were ~4% of W1's time in Chromium (issue 16). Ids share
 /// long prefixes (ULIDs start with their timestamp), so the compare runs deep.
 #[inline]
-pub(crate) fn same_id(a: &str, b: &str) -> bool {
+pub(crate) fn same_id<A, B>(a: &A, b: &B) -> bool
+where
+    A: AsRef<[u8]> + ?Sized,
+    B: AsRef<[u8]> + ?Sized,
+{
+    let (a, b) = (a.as_ref(), b.as_ref());
     a.len() == b.len() && id_order(a, b) == Ordering::Equal
 }
 
 /// `a.cmp(b)` (byte-wise, as `str`'s `Ord`), eight bytes at a time: big-endian words order as
-/// their bytes do. See [`same_id`] for why.
+/// their bytes do. See [`same_id`] for why. Generic over bytes so an [`Id`] is read through
+/// [`Id::as_bytes`] (no UTF-8 check).
 #[inline]
-pub(crate) fn id_order(a: &str, b: &str) -> Ordering {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
+pub(crate) fn id_order<A, B>(a: &A, b: &B) -> Ordering
+where
+    A: AsRef<[u8]> + ?Sized,
+    B: AsRef<[u8]> + ?Sized,
+{
+    let (a, b) = (a.as_ref(), b.as_ref());
     let common = a.len().min(b.len());
     let mut at = 0;
     while at + 8 <= common {
@@ -66,16 +77,32 @@ use crate::id::Id;
 /// Entries a map keeps in a sorted vector before it moves them to a B-tree.
 ///
 /// Most maps are one turn's few items (W2: 4.5 on average): a B-tree leaf for `String` keys is
-/// 320 bytes however few it holds, a sorted vector 32 bytes an entry, and inserting into 32
+/// 320 bytes however few it holds, a sorted vector 16 bytes an entry, and inserting into 32
 /// sorted entries costs less than a B-tree search. Long maps (turns, tool calls) still get the
 /// B-tree's O(log n) inserts in any order (history pages arrive newest first).
 const SMALL_MAX: usize = 32;
 
-/// id → slot, sorted by id: a vector while small, a B-tree once past [`SMALL_MAX`].
+/// A large index's key: an [`Id`] searched by its bytes ([`Id::as_bytes`]), not through
+/// `Borrow<str>`, whose text check on every comparison of a search was most of W2's apply
+/// time. Private (`Id` itself hashes as its `str`, which a `Borrow<[u8]>` would contradict).
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct IdKey(Id);
+
+impl core::borrow::Borrow<[u8]> for IdKey {
+    fn borrow(&self) -> &[u8] {
+        self.0.as_bytes()
+    }
+}
+
+/// id → slot, sorted by id: a vector while small, a B-tree once past [`SMALL_MAX`]. The B-tree
+/// is boxed: the few large maps pay a pointer, and the index of every small one (each turn's
+/// items) is 24 bytes, not 32 (issue 16, W2: 15k turns).
 #[derive(Clone)]
 enum Index {
     Small(Vec<(Id, u32)>),
-    Large(BTreeMap<Id, u32>),
+    // Boxed on purpose (see above): the inline size of every small map is what matters.
+    #[allow(clippy::box_collection)]
+    Large(Box<BTreeMap<IdKey, u32>>),
 }
 
 impl Index {
@@ -97,7 +124,9 @@ impl Index {
                 .ok()
                 .and_then(|i| v.get(i))
                 .map(|(k, slot)| (k, *slot)),
-            Index::Large(m) => m.get_key_value(id).map(|(k, slot)| (k, *slot)),
+            Index::Large(m) => m
+                .get_key_value(id.as_bytes())
+                .map(|(k, slot)| (&k.0, *slot)),
         }
     }
 
@@ -122,13 +151,16 @@ impl Index {
                     v.insert(i, (id, slot));
                 }
                 Err(_) => {
-                    let mut m: BTreeMap<Id, u32> = core::mem::take(v).into_iter().collect();
-                    m.insert(id, slot);
-                    *self = Index::Large(m);
+                    let mut m: BTreeMap<IdKey, u32> = core::mem::take(v)
+                        .into_iter()
+                        .map(|(id, slot)| (IdKey(id), slot))
+                        .collect();
+                    m.insert(IdKey(id), slot);
+                    *self = Index::Large(Box::new(m));
                 }
             },
             Index::Large(m) => {
-                m.insert(id, slot);
+                m.insert(IdKey(id), slot);
             }
         }
     }
@@ -139,7 +171,7 @@ impl Index {
                 let i = v.binary_search_by(|(k, _)| id_order(k, id)).ok()?;
                 Some(v.remove(i).1)
             }
-            Index::Large(m) => m.remove(id),
+            Index::Large(m) => m.remove(id.as_bytes()),
         }
     }
 
@@ -154,7 +186,7 @@ impl Index {
 /// Entries of an [`Index`] in id order.
 enum IndexIter<'a> {
     Small(slice::Iter<'a, (Id, u32)>),
-    Large(btree_map::Iter<'a, Id, u32>),
+    Large(btree_map::Iter<'a, IdKey, u32>),
 }
 
 impl<'a> Iterator for IndexIter<'a> {
@@ -162,7 +194,7 @@ impl<'a> Iterator for IndexIter<'a> {
     fn next(&mut self) -> Option<Self::Item> {
         match self {
             IndexIter::Small(it) => it.next().map(|(k, i)| (k, *i)),
-            IndexIter::Large(it) => it.next().map(|(k, i)| (k, *i)),
+            IndexIter::Large(it) => it.next().map(|(k, i)| (&k.0, *i)),
         }
     }
 }
@@ -171,7 +203,7 @@ impl DoubleEndedIterator for IndexIter<'_> {
     fn next_back(&mut self) -> Option<Self::Item> {
         match self {
             IndexIter::Small(it) => it.next_back().map(|(k, i)| (k, *i)),
-            IndexIter::Large(it) => it.next_back().map(|(k, i)| (k, *i)),
+            IndexIter::Large(it) => it.next_back().map(|(k, i)| (&k.0, *i)),
         }
     }
 }
@@ -438,7 +470,7 @@ impl<V> IntoIterator for IdMap<V> {
     fn into_iter(mut self) -> Self::IntoIter {
         let index: Vec<(Id, u32)> = match self.index {
             Index::Small(v) => v,
-            Index::Large(m) => m.into_iter().collect(),
+            Index::Large(m) => (*m).into_iter().map(|(k, i)| (k.0, i)).collect(),
         };
         let mut entries = Vec::with_capacity(index.len());
         for (id, i) in index {

@@ -188,14 +188,17 @@ fn a_delta_with_content_parts_appends_them() {
     };
     assert_eq!(
         m.content,
-        Some(ContentView::Parts(vec![
-            ContentPartView::Text {
-                text: "Hello world".into()
-            },
-            ContentPartView::Refusal {
-                refusal: "no".into()
-            },
-        ]))
+        Some(ContentView::Parts(
+            vec![
+                ContentPartView::Text {
+                    text: "Hello world".into()
+                },
+                ContentPartView::Refusal {
+                    refusal: "no".into()
+                },
+            ]
+            .into()
+        ))
     );
 }
 

@@ -12,6 +12,7 @@ use serde_json::Value;
 use super::change::{ChangeSet, ReduceError, Warning};
 use super::merge;
 use super::packed_usage::PackedUsage;
+use super::text_buf::TextBuf;
 use super::timestamp::Timestamp;
 use super::turn_key;
 use super::view::{
@@ -47,7 +48,7 @@ impl SessionView {
                 created_at: None,
                 completed_at: None,
                 items: IdMap::new(),
-                usage: UsageView::default(),
+                usage: PackedUsage::default(),
                 last_sequence_number: None,
                 late_events_ignored: 0,
                 version: 1,
@@ -118,7 +119,7 @@ impl SessionView {
         let mut relink = false;
         if let Some(prev) = previous_turn_id {
             if turn.previous_turn_id.as_deref() != Some(prev) {
-                turn.previous_turn_id = Some(String::from(prev));
+                turn.previous_turn_id = Some(Box::from(prev));
                 changed = true;
                 relink = true;
             }
@@ -687,7 +688,9 @@ impl SessionView {
                             thread_id: thread.map(String::from),
                             body,
                         };
-                        required.insert(at, (String::from(&key), record));
+                        let mut all = Vec::from(core::mem::take(required));
+                        all.insert(at, (String::from(&key), record));
+                        *required = all.into_boxed_slice();
                     }
                 }
                 self.refresh_status(turn_id, cs);
@@ -829,7 +832,7 @@ impl SessionView {
         let body = ItemBody::ThreadDone {
             title: e.title.clone(),
             status: e.state.status.clone(),
-            error: e.state.error.clone(),
+            error: e.state.error.clone().map(Box::new),
             output_message_id: e.state.output.as_ref().map(|m| m.id.clone()),
         };
         self.put_item(
@@ -890,8 +893,8 @@ impl SessionView {
             // The totals go straight into the turn's usage (announced by the header bump
             // below); only the breakdown follows the messages from now on.
             turn.internal.has_metrics = true;
-            let breakdown = turn.usage.breakdown.clone();
-            turn.usage = UsageView {
+            let breakdown = turn.usage.get().breakdown;
+            turn.usage = PackedUsage::from_view(&UsageView {
                 input_tokens: m.total_input_tokens,
                 output_tokens: m.total_output_tokens,
                 total_tokens: m.total_tokens,
@@ -900,7 +903,7 @@ impl SessionView {
                 reasoning_tokens: m.total_reasoning_tokens.unwrap_or(0),
                 cost_usd: m.total_cost_in_usd,
                 breakdown,
-            };
+            });
             self.usage_dirty = true;
         }
         match state {
@@ -909,12 +912,12 @@ impl SessionView {
             }
             wire::TurnState::Cancelled(c) => {
                 turn.status = TurnStatus::Cancelled;
-                turn.cancel_reason = Some(String::from(c.reason.as_str()));
+                turn.cancel_reason = Some(TextBuf::from(c.reason.as_str()));
                 turn.completed_at = c.completed_at.as_deref().map(Timestamp::new);
             }
             wire::TurnState::Error(e) => {
                 turn.status = TurnStatus::Error;
-                turn.error_message = Some(e.message.clone());
+                turn.error_message = Some(TextBuf::from(e.message.as_str()));
                 turn.completed_at = e.completed_at.as_deref().map(Timestamp::new);
             }
             _ => {}
@@ -1103,7 +1106,7 @@ impl SessionView {
                 && !self.required_history.contains_key(&call.tool_call_id);
             let same = call.result_event_id.as_ref() == result.as_ref().map(|r| &r.1)
                 && call.result_turn_id.as_ref() == result.as_ref().map(|r| &r.0)
-                && call.spawned_thread_ids == spawned
+                && *call.spawned_thread_ids == *spawned
                 && call.uncertain == uncertain;
             if !same {
                 updated.push((i, result, spawned, uncertain));
@@ -1157,7 +1160,7 @@ impl SessionView {
             if let Some(call) = message.tool_calls.get_mut(i) {
                 call.result_event_id = result.as_ref().map(|r| r.1.clone());
                 call.result_turn_id = result.map(|r| r.0);
-                call.spawned_thread_ids = spawned;
+                call.spawned_thread_ids = spawned.into_boxed_slice();
                 call.uncertain = uncertain;
             }
         }
@@ -1247,14 +1250,14 @@ impl SessionView {
                 sum.add(&u.get());
             }
         }
-        let usage = if turn.internal.has_metrics {
+        let usage = PackedUsage::from_view(&if turn.internal.has_metrics {
             UsageView {
                 breakdown: sum.breakdown,
-                ..turn.usage.clone()
+                ..turn.usage.get()
             }
         } else {
             sum
-        };
+        });
         if turn.usage != usage {
             turn.usage = usage;
             turn.version += 1;

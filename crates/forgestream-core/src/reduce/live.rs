@@ -14,7 +14,6 @@ use super::{item_key, turn_key, SessionView, TurnFlags};
 use crate::id_map::same_id;
 use crate::wire;
 use crate::wire::fast::TextDelta;
-use alloc::string::String;
 
 /// What a text delta the fast path took did: `None` = nothing (all increments empty), else the
 /// item's new version and, for plain text, the append's description.
@@ -102,7 +101,7 @@ fn append_to_turn(
         return None;
     }
     if let (Some(a), Some(b)) = (&item.thread_id, &delta.thread_id) {
-        if !same_id(a, b) {
+        if !same_id(a, b.as_bytes()) {
             return None;
         }
     }
@@ -133,8 +132,8 @@ fn append_to_turn(
     .map(|content_from| TextAppend {
         base_version: item.version,
         content_from,
-        reasoning_from: message.reasoning.as_ref().map_or(0, String::len),
-        refusal_from: message.refusal.as_ref().map_or(0, String::len),
+        reasoning_from: message.reasoning.as_deref().map_or(0, str::len),
+        refusal_from: message.refusal.as_deref().map_or(0, str::len),
     });
     // PROTOCOL §5 merge rule for text: append, an empty increment changes nothing.
     let mut changed = false;
@@ -176,8 +175,8 @@ pub(super) fn message_text_bytes(message: &super::view::MessageView) -> usize {
         Some(ContentView::Parts(_)) => 0,
     };
     content
-        .saturating_add(message.reasoning.as_ref().map_or(0, String::len))
-        .saturating_add(message.refusal.as_ref().map_or(0, String::len))
+        .saturating_add(message.reasoning.as_deref().map_or(0, str::len))
+        .saturating_add(message.refusal.as_deref().map_or(0, str::len))
 }
 
 /// Which text bound `incoming` more bytes would cross: `("message" | "turn", limit)`.
@@ -209,7 +208,7 @@ fn record(cs: &mut ChangeSet, turn_id: &str, key: &str, applied: Applied) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{ChangeSet, ReducerConfig, SessionView};
+    use super::super::{ChangeSet, ReducerConfig, SessionView, TextBuf};
     use super::{ContentView, ItemBody};
     use alloc::format;
     use alloc::string::String;
@@ -298,7 +297,7 @@ mod tests {
                 assert!(new.starts_with(old), "{new:?} does not extend {old:?}");
             };
             grew(&text(&a.content), &text(&b.content), at.content_from);
-            let opt = |o: &Option<String>| o.clone().unwrap_or_default();
+            let opt = |o: &Option<TextBuf>| String::from(o.as_deref().unwrap_or_default());
             grew(&opt(&a.reasoning), &opt(&b.reasoning), at.reasoning_from);
             grew(&opt(&a.refusal), &opt(&b.refusal), at.refusal_from);
             // Nothing but the text fields and the version moved.

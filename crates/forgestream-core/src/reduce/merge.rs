@@ -2,12 +2,15 @@
 //! [`MessageView`]. Cost per delta is O(delta size): text is appended in place, tool-call
 //! arguments are scanned incrementally (see [`super::args`]).
 
+use alloc::boxed::Box;
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use super::args::ArgScanner;
+use super::arguments_text::ArgumentsText;
 use super::packed_usage::PackedUsage;
+use super::text_buf::TextBuf;
 use super::view::{ContentPartView, ContentView, MessageView, ToolCallView, ToolInfoView};
 use crate::id::Id;
 use crate::wire;
@@ -32,7 +35,7 @@ pub(crate) fn empty_message(id: &Id) -> MessageView {
         content: None,
         reasoning: None,
         refusal: None,
-        tool_calls: Vec::new(),
+        tool_calls: Box::default(),
         finish_reason: None,
         usage: None,
         complete: false,
@@ -60,9 +63,12 @@ pub(super) fn append_text(content: &mut Option<ContentView>, text: &str) {
         Some(ContentView::Text(existing)) => existing.push_str(text),
         Some(ContentView::Parts(parts)) => match parts.last_mut() {
             Some(ContentPartView::Text { text: last }) => last.push_str(text),
-            _ => parts.push(ContentPartView::Text {
-                text: String::from(text),
-            }),
+            _ => push_part(
+                parts,
+                ContentPartView::Text {
+                    text: String::from(text),
+                },
+            ),
         },
     }
 }
@@ -71,30 +77,38 @@ fn append_part(content: &mut Option<ContentView>, part: &wire::ContentPart) {
     match part {
         wire::ContentPart::Text { text } => append_text(content, text),
         other => match content {
-            Some(ContentView::Parts(parts)) => parts.push(part_view(other)),
+            Some(ContentView::Parts(parts)) => push_part(parts, part_view(other)),
             Some(ContentView::Text(existing)) => {
                 let first = ContentPartView::Text {
                     text: core::mem::take(existing),
                 };
-                *content = Some(ContentView::Parts(alloc::vec![first, part_view(other)]));
+                *content = Some(ContentView::Parts(Box::from([first, part_view(other)])));
             }
-            None => *content = Some(ContentView::Parts(alloc::vec![part_view(other)])),
+            None => *content = Some(ContentView::Parts(Box::from([part_view(other)]))),
         },
     }
 }
 
-pub(super) fn append_opt(target: &mut Option<String>, text: &str) {
+/// Appends to a boxed slice (parts and calls are boxed slices: no spare capacity, as they are
+/// rarely added to).
+fn push_part<T>(slice: &mut Box<[T]>, value: T) {
+    let mut all = Vec::from(core::mem::take(slice));
+    all.push(value);
+    *slice = all.into_boxed_slice();
+}
+
+pub(super) fn append_opt(target: &mut Option<TextBuf>, text: &str) {
     if text.is_empty() {
         return;
     }
     match target {
         Some(existing) => existing.push_str(text),
-        None => *target = Some(String::from(text)),
+        None => *target = Some(TextBuf::from(text)),
     }
 }
 
 fn try_parse(call: &mut ToolCallView) {
-    match crate::wire::JsonText::parse(&call.arguments_text) {
+    match call.arguments_text.parse() {
         Ok(value) => {
             call.arguments = Some(value);
             call.arguments_error = None;
@@ -108,14 +122,14 @@ fn finish_arguments(call: &mut ToolCallView) -> bool {
     if call.arguments.is_some() || call.arguments_text.trim().is_empty() {
         return false;
     }
-    match crate::wire::JsonText::parse(&call.arguments_text) {
+    match call.arguments_text.parse() {
         Ok(value) => {
             call.arguments = Some(value);
             call.arguments_error = None;
             false
         }
         Err(err) => {
-            call.arguments_error = Some(err.to_string().into_boxed_str());
+            call.arguments_error = Some(TextBuf::from(err.to_string()));
             true
         }
     }
@@ -126,13 +140,13 @@ fn new_call(index: u32, tool_call_id: Id) -> ToolCallView {
         index,
         tool_call_id,
         name: Id::default(),
-        arguments_text: String::new(),
+        arguments_text: ArgumentsText::default(),
         arguments: None,
         arguments_error: None,
         tool_info: None,
         result_event_id: None,
         result_turn_id: None,
-        spawned_thread_ids: Vec::new(),
+        spawned_thread_ids: Box::default(),
         uncertain: false,
         scanner: ArgScanner::default(),
     }
@@ -189,15 +203,16 @@ pub(crate) fn apply_delta(message: &mut MessageView, delta: &wire::MessageDelta)
         {
             Some(p) if message.tool_calls.get(p).map(|c| c.index) == Some(fragment.index) => p,
             Some(p) => {
-                message
-                    .tool_calls
-                    .insert(p, new_call(fragment.index, Id::default()));
+                let mut calls = Vec::from(core::mem::take(&mut message.tool_calls));
+                calls.insert(p, new_call(fragment.index, Id::default()));
+                message.tool_calls = calls.into_boxed_slice();
                 p
             }
             None => {
-                message
-                    .tool_calls
-                    .push(new_call(fragment.index, Id::default()));
+                push_part(
+                    &mut message.tool_calls,
+                    new_call(fragment.index, Id::default()),
+                );
                 message.tool_calls.len() - 1
             }
         };
@@ -268,19 +283,27 @@ pub(crate) fn from_full(message: &wire::ModelMessage, key: &Id) -> (MessageView,
         }
         _ => None,
     };
-    view.reasoning = message.reasoning_content.clone().filter(|r| !r.is_empty());
-    view.refusal = message.refusal.clone().filter(|r| !r.is_empty());
+    view.reasoning = message
+        .reasoning_content
+        .as_deref()
+        .filter(|r| !r.is_empty())
+        .map(TextBuf::from);
+    view.refusal = message
+        .refusal
+        .as_deref()
+        .filter(|r| !r.is_empty())
+        .map(TextBuf::from);
     let mut unparsed = Vec::new();
     // Exactly as many as the message has: a `Vec` grown by `push` starts at four, and a call
     // view is ~300 bytes, so a one-call message carried ~900 spare bytes (W2: ~20 MB).
-    view.tool_calls = Vec::with_capacity(message.tool_calls.as_ref().map_or(0, Vec::len));
+    let mut calls = Vec::with_capacity(message.tool_calls.as_ref().map_or(0, Vec::len));
     for (position, call) in message.tool_calls.iter().flatten().enumerate() {
         let mut item = new_call(
             u32::try_from(position).unwrap_or(u32::MAX),
             Id::from(&call.id),
         );
         item.name = Id::from(&call.function.name);
-        item.arguments_text = call.function.arguments.clone();
+        item.arguments_text = ArgumentsText::from(call.function.arguments.as_str());
         item.scanner.feed(&call.function.arguments);
         item.tool_info = call
             .tool_info
@@ -289,8 +312,9 @@ pub(crate) fn from_full(message: &wire::ModelMessage, key: &Id) -> (MessageView,
         if finish_arguments(&mut item) {
             unparsed.push(String::from(&item.tool_call_id));
         }
-        view.tool_calls.push(item);
+        calls.push(item);
     }
+    view.tool_calls = calls.into_boxed_slice();
     view.finish_reason = message.finish_reason.as_ref().map(|r| Id::from(r.as_str()));
     view.usage = message.usage.as_ref().map(PackedUsage::from_message);
     view.complete = true;

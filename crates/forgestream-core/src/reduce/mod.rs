@@ -17,6 +17,7 @@
 //!   left with neither result nor pending action are marked `uncertain`.
 
 mod args;
+mod arguments_text;
 mod change;
 mod dispatch;
 mod encode;
@@ -27,6 +28,7 @@ mod packed_usage;
 mod pending;
 mod shared;
 mod summary;
+mod text_buf;
 mod timestamp;
 mod view;
 
@@ -36,9 +38,11 @@ use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+pub use arguments_text::ArgumentsText;
 pub use change::{ChangeSet, ItemChange, ReduceError, TextAppend, Warning};
 pub use frame::{LiveFrame, TurnFlags};
 pub use packed_usage::PackedUsage;
+pub use text_buf::TextBuf;
 pub use timestamp::Timestamp;
 pub use view::{
     BreakdownView, ContentPartView, ContentView, ItemBody, ItemView, McpAuthServerView,
@@ -644,7 +648,7 @@ impl SessionView {
             self.usage_dirty = false;
             let mut total = UsageView::default();
             for turn in self.turns.values() {
-                total.add(&turn.usage);
+                total.add(&turn.usage.get());
             }
             if total != self.usage {
                 self.usage = total;

@@ -75,7 +75,8 @@ impl SessionView {
                                 tool_call_id: Some(call.tool_call_id.clone()),
                                 source_event_id: call.source_event_id.clone(),
                                 tool_name: view.map(|v| String::from(&v.name)),
-                                arguments_text: view.map(|v| v.arguments_text.clone()),
+                                arguments_text: view
+                                    .map(|v| String::from(v.arguments_text.as_str())),
                                 arguments,
                                 tool_info: view.and_then(|v| v.tool_info.as_deref().cloned()),
                                 question,

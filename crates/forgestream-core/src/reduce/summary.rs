@@ -73,7 +73,7 @@ fn message_json(m: &MessageView, thread: &Option<crate::id::Id>) -> Value {
                 ),
                 ("argumentsError", Value::from(c.arguments_error.is_some())),
                 ("result", text(&c.result_event_id)),
-                ("threads", Value::from(c.spawned_thread_ids.clone())),
+                ("threads", Value::from(c.spawned_thread_ids.to_vec())),
                 ("uncertain", Value::from(c.uncertain)),
             ])
         })
@@ -181,7 +181,7 @@ fn turn_json(t: &TurnView) -> Value {
         ("cancelReason", text(&t.cancel_reason)),
         ("errorMessage", text(&t.error_message)),
         ("items", Value::from(items)),
-        ("usage", usage_json(&t.usage)),
+        ("usage", usage_json(&t.usage.get())),
     ])
 }
 

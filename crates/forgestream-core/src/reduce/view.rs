@@ -9,7 +9,9 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use super::args::ArgScanner;
+use super::arguments_text::ArgumentsText;
 use super::packed_usage::PackedUsage;
+use super::text_buf::TextBuf;
 use super::timestamp::Timestamp;
 use crate::id::Id;
 use crate::id_map::IdMap;
@@ -204,16 +206,18 @@ pub struct ToolCallView {
     /// Tool name.
     #[cfg_attr(feature = "tsify", tsify(type = "string"))]
     pub name: Id,
+    // One allocation with `arguments` once the text parses (`ArgumentsText`).
     /// Raw arguments text, exactly as concatenated.
-    pub arguments_text: String,
+    #[cfg_attr(feature = "tsify", tsify(type = "string"))]
+    pub arguments_text: ArgumentsText,
     /// The arguments once the text is complete JSON (`None` while incomplete, never `{}`):
     /// checked JSON text, which crosses to JS as the parsed value ([`JsonText::to_value`]).
     #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
     pub arguments: Option<JsonText>,
-    // Rare: a `Box<str>`, 16 bytes inline rather than a `String`'s 24.
+    // Rare: one pointer inline (`TextBuf`), not a `String`'s three words.
     /// Set when the message finished and the text is not valid JSON.
     #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
-    pub arguments_error: Option<Box<str>>,
+    pub arguments_error: Option<TextBuf>,
     // Shared by the calls of one tool (`reduce/shared.rs`): 8 bytes a call, not ~120.
     /// Which tool family.
     #[cfg_attr(feature = "tsify", tsify(type = "ToolInfoView | null"))]
@@ -224,8 +228,10 @@ pub struct ToolCallView {
     /// The turn holding that result (a denial's result arrives on the next turn).
     #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
     pub result_turn_id: Option<Id>,
+    // Rare and set whole: a boxed slice (16 bytes inline, not 24).
     /// Subagent threads spawned by this call (`thread.created.parent.tool_call_id`).
-    pub spawned_thread_ids: Vec<String>,
+    #[cfg_attr(feature = "tsify", tsify(type = "string[]"))]
+    pub spawned_thread_ids: Box<[String]>,
     /// The turn ended in error/cancelled with this call neither answered nor pending: its
     /// effect is unknown (PROTOCOL §8, problem 3).
     pub uncertain: bool,
@@ -263,8 +269,9 @@ pub enum ContentPartView {
 pub enum ContentView {
     /// Plain text.
     Text(String),
+    // Boxed slice: `Option<ContentView>` is then 24 bytes, not 32 (parts are rare).
     /// Parts.
-    Parts(Vec<ContentPartView>),
+    Parts(#[cfg_attr(feature = "tsify", tsify(type = "ContentPartView[]"))] Box<[ContentPartView]>),
 }
 
 impl ContentView {
@@ -300,12 +307,19 @@ pub struct MessageView {
     pub name: Option<Id>,
     /// Content; `None` while nothing arrived (empty text is normalised to `None`).
     pub content: Option<ContentView>,
+    // Rare: one pointer inline (`TextBuf`), not an `Option<String>`'s three words, since
+    // every item record is as big as a message.
     /// Reasoning text.
-    pub reasoning: Option<String>,
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub reasoning: Option<TextBuf>,
     /// Refusal text.
-    pub refusal: Option<String>,
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub refusal: Option<TextBuf>,
+    // A boxed slice (16 bytes inline, not a `Vec`'s 24, and no spare capacity): calls are
+    // added rarely (once per new `index`), the message record is as big as every item.
     /// Tool calls in index order.
-    pub tool_calls: Vec<ToolCallView>,
+    #[cfg_attr(feature = "tsify", tsify(type = "ToolCallView[]"))]
+    pub tool_calls: Box<[ToolCallView]>,
     // Shared by the messages that stopped alike (`reduce/shared.rs`).
     /// Why generation stopped (wire spelling).
     #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
@@ -457,9 +471,10 @@ pub enum ItemBody {
         title: Option<String>,
         /// `done` / `error` / other.
         status: String,
+        // Boxed (rare): unboxed, this variant was the largest and every item paid for it.
         /// The failure, on error.
         #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
-        error: Option<Value>,
+        error: Option<Box<Value>>,
         /// The child's final message id.
         output_message_id: Option<String>,
     },
@@ -605,14 +620,19 @@ pub struct TurnView {
     /// Turn id.
     #[cfg_attr(feature = "tsify", tsify(type = "string"))]
     pub turn_id: Id,
+    // Set once: a `Box<str>` (16 bytes inline, not a `String`'s 24).
     /// Chain parent.
-    pub previous_turn_id: Option<String>,
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub previous_turn_id: Option<Box<str>>,
     /// Status (paused = done with required actions).
     pub status: TurnStatus,
+    // Rare: one pointer inline each (`TextBuf`).
     /// `cancelled` reason (wire spelling).
-    pub cancel_reason: Option<String>,
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub cancel_reason: Option<TextBuf>,
     /// `error` message.
-    pub error_message: Option<String>,
+    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+    pub error_message: Option<TextBuf>,
     /// Input items the turn was created with (wire shape), as JSON text (crosses to JS as the
     /// array; [`JsonText::to_value`] parses it).
     #[cfg_attr(feature = "tsify", tsify(type = "unknown[] | null"))]
@@ -627,8 +647,11 @@ pub struct TurnView {
     #[serde(serialize_with = "items_in_order")]
     #[cfg_attr(feature = "tsify", tsify(type = "ItemView[]"))]
     pub items: IdMap<ItemView>,
+    // Packed (`PackedUsage::get` reads it): a `UsageView` inline was 104 bytes of every turn
+    // record (W2: 1.6 MB).
     /// Turn usage.
-    pub usage: UsageView,
+    #[cfg_attr(feature = "tsify", tsify(type = "UsageView"))]
+    pub usage: PackedUsage,
     /// Highest sequence number applied from a live stream.
     pub last_sequence_number: Option<u64>,
     /// Live events ignored because they came after the turn ended (a frozen
@@ -679,8 +702,8 @@ pub(crate) struct TurnInternal {
     pub(crate) terminal: bool,
     /// `*_required` events of this turn (streamed or from `required_actions`), sorted by event
     /// id (a few per turn: a sorted list, not another map instantiation in the wasm). The
-    /// first record of an id wins.
-    pub(crate) required: Vec<(String, RequiredRecord)>,
+    /// first record of an id wins. A boxed slice (16 bytes, not 24): nearly always empty.
+    pub(crate) required: Box<[(String, RequiredRecord)]>,
     /// The terminal state carried `metrics`: the turn's usage totals are those (set once, the
     /// first terminal state wins) and only its breakdown follows the messages. A flag rather
     /// than the metrics themselves (88 bytes a turn): the totals already live in

@@ -47,8 +47,10 @@ pub struct TurnHeader<'a> {
     /// ISO-8601.
     #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
     pub completed_at: Option<&'a crate::reduce::Timestamp>,
+    // Packed in the view (`reduce/packed_usage.rs`); crosses as its `UsageView`.
     /// Turn usage.
-    pub usage: &'a UsageView,
+    #[cfg_attr(feature = "tsify", tsify(type = "UsageView"))]
+    pub usage: &'a crate::reduce::PackedUsage,
     /// Highest sequence number applied from a live stream.
     pub last_sequence_number: Option<u64>,
     /// Live events ignored because they came after the turn ended (PROTOCOL §9).

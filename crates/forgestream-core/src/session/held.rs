@@ -176,8 +176,8 @@ fn cut_back(item: &ItemView, at: TextAppend) -> Option<ItemView> {
     earlier.version = at.base_version;
     if let ItemBody::Message(m) = &mut earlier.body {
         m.content = content;
-        m.reasoning = reasoning;
-        m.refusal = refusal;
+        m.reasoning = reasoning.map(Into::into);
+        m.refusal = refusal.map(Into::into);
     }
     Some(earlier)
 }

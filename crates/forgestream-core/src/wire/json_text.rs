@@ -6,9 +6,13 @@
 //! 11.4 MB (`cargo run --release -p forgestream-core --example bench_core`, "view breakdown")
 //! — and building them was a share of the time to open it. Kept as text they are written
 //! verbatim into the JSON the view crosses as, so JS receives the same value.
+//!
+//! Shared (`Arc<str>`): a tool call's checked arguments are the same text as its
+//! `arguments_text`, and [`ArgumentsText`](crate::reduce::ArgumentsText) holds that one
+//! allocation too once it parses (issue 16: W2 kept 1.3 MB of arguments twice).
 
-use alloc::boxed::Box;
 use alloc::string::String;
+use alloc::sync::Arc;
 use core::fmt;
 use serde_json::Value;
 
@@ -21,7 +25,7 @@ use super::write::Encode;
 /// Encoded ([`Encode`]) and serialised (serde, through `serde_json::value::RawValue`) as the
 /// value itself, not as a string. Its TypeScript type is the value's (`unknown`).
 #[derive(Clone, PartialEq, Eq)]
-pub struct JsonText(Box<str>);
+pub struct JsonText(Arc<str>);
 
 impl JsonText {
     /// `text` if it is one JSON value as the SDK's decoder reads it (RFC 8259, with the
@@ -34,12 +38,27 @@ impl JsonText {
         // Read as a value (and dropped) rather than only scanned: the rules are then exactly
         // those of `to_value`, so a text accepted here always reads back.
         json::from_str::<Value>(text)?;
-        Ok(JsonText(Box::from(text)))
+        Ok(JsonText(Arc::from(text)))
+    }
+
+    /// [`JsonText::parse`] of a shared text, sharing it rather than copying it.
+    ///
+    /// # Errors
+    ///
+    /// As [`JsonText::parse`].
+    pub fn parse_shared(text: &Arc<str>) -> Result<JsonText, JsonError> {
+        json::from_str::<Value>(text)?;
+        Ok(JsonText(Arc::clone(text)))
     }
 
     /// Text the SDK's encoder wrote (valid by construction).
     pub(crate) fn from_encoded(text: String) -> JsonText {
-        JsonText(text.into_boxed_str())
+        JsonText(Arc::from(text))
+    }
+
+    /// The shared text (what [`JsonText::parse_shared`] was given).
+    pub fn shared(&self) -> &Arc<str> {
+        &self.0
     }
 
     /// The text.
