@@ -370,6 +370,19 @@ export class AgentClient {
    * longer has (the stale records are cleared). Concurrent calls share one load and one
    * subscribe. `options.onOpen` gets a handle before the history is in.
    */
+  /** The early handle `options.onOpen` gets, when it is given and a session id is stored. */
+  #openEarly(id: string | undefined, options: RestoreOptions): AgentSession | null {
+    const early = id !== undefined && options.onOpen ? this.session(id) : null;
+    if (early) {
+      try {
+        options.onOpen?.(early);
+      } catch (e) {
+        reportListenerError(e);
+      }
+    }
+    return early;
+  }
+
   async restore(options: RestoreOptions = {}): Promise<AgentSession | null> {
     const id = this.#inner.lastSessionId(options.scope);
     const key = id === undefined ? undefined : engineKey(this.#config, id);
@@ -384,14 +397,7 @@ export class AgentClient {
       // it): StrictMode's first mount closed the first early handle, and the remount showed
       // nothing until the whole history was in (a new-user trial: 0.8–1.5 s of an empty
       // `loading` page in `vite` dev).
-      const early = id !== undefined && options.onOpen ? this.session(id) : null;
-      if (early) {
-        try {
-          options.onOpen?.(early);
-        } catch (e) {
-          reportListenerError(e);
-        }
-      }
+      const early = this.#openEarly(id, options);
       s = await joined;
       if (!s || s.inner.closed) early?.close();
     } else if (live) {
@@ -408,14 +414,7 @@ export class AgentClient {
     } else {
       // The early handle is made first: the restore below then runs on its engine (one engine
       // per session id), and its snapshots carry the history page by page.
-      const early = id !== undefined && options.onOpen ? this.session(id) : null;
-      if (early) {
-        try {
-          options.onOpen?.(early);
-        } catch (e) {
-          reportListenerError(e);
-        }
-      }
+      const early = this.#openEarly(id, options);
       const pending = call(() => this.#inner.restore(options.scope) as Promise<WasmSession | null>).then((inner) => {
         if (!inner) {
           early?.close();

@@ -71,11 +71,7 @@ impl PackedUsage {
             b.tool_definitions,
             b.messages,
         ];
-        let mut bytes = Vec::with_capacity(counts.len() * 2);
-        for n in counts {
-            push_varint(&mut bytes, n);
-        }
-        PackedUsage(bytes.into_boxed_slice())
+        PackedUsage(pack_counts(counts).into_boxed_slice())
     }
 
     /// Any usage (a turn's: metrics' totals, reasoning tokens and cost included). The nine
@@ -95,10 +91,7 @@ impl PackedUsage {
             b.tool_definitions,
             b.messages,
         ];
-        let mut bytes = Vec::with_capacity(counts.len() * 2);
-        for n in counts {
-            push_varint(&mut bytes, n);
-        }
+        let mut bytes = pack_counts(counts);
         let total_differs =
             usage.total_tokens != usage.input_tokens.saturating_add(usage.output_tokens);
         let mut flags = 0;
@@ -195,6 +188,15 @@ impl serde::Serialize for PackedUsage {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.get().serialize(serializer)
     }
+}
+
+/// The nine counts every usage starts with, as varints (see [`PackedUsage::from_view`]).
+fn pack_counts(counts: [u64; 9]) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(counts.len() * 2);
+    for n in counts {
+        push_varint(&mut bytes, n);
+    }
+    bytes
 }
 
 #[cfg(test)]
