@@ -97,8 +97,16 @@ function chatSnapshot(base: SessionSnapshot, connection: ChatSnapshot["connectio
 /** The snapshot before a session is open. */
 export const EMPTY_CHAT_SNAPSHOT: ChatSnapshot = Object.freeze({ ...EMPTY_SNAPSHOT, connection: Object.freeze({ ...EMPTY_SNAPSHOT.connection, role: "solo" as TabRole }), messages: Object.freeze([]) as readonly ChatMessage[], olderTurns: 0, status: "idle" as SessionStatus });
 
-/** The snapshot while an adapter opens its session (restore / load / create in flight): `status: "loading"`. */
-export const LOADING_CHAT_SNAPSHOT: ChatSnapshot = Object.freeze({ ...EMPTY_CHAT_SNAPSHOT, status: "loading" as SessionStatus });
+/**
+ * The snapshot while an adapter opens its session (restore / load / create in flight): `status`
+ * and the connection badge both `loading` (the badge read `idle` until the engine's first
+ * snapshot, a flash on every reload of the demo).
+ */
+export const LOADING_CHAT_SNAPSHOT: ChatSnapshot = Object.freeze({
+  ...EMPTY_CHAT_SNAPSHOT,
+  connection: Object.freeze({ ...EMPTY_CHAT_SNAPSHOT.connection, status: "loading" }) as ChatSnapshot["connection"],
+  status: "loading" as SessionStatus,
+});
 
 /**
  * How the chat store settles a send whose outcome is unknown (the engine's side of

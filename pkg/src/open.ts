@@ -59,9 +59,14 @@ export async function openSession(
 async function openWith(client: AgentClient, options: OpenSessionOptions, onOpen: ((session: AgentSession) => void) | undefined): Promise<AgentSession> {
   if (options.sessionId) {
     const session = client.session(options.sessionId);
+    // Started (synchronously: the engine reads `loading` from here) and published before the
+    // early handle is rendered, so its first snapshot says `loading`, not the `idle` of an
+    // engine that had not started yet (Firefox rendered that between two `loading`s).
+    const opening = session.loadAndResume();
+    session.flush();
     onOpen?.(client.session(options.sessionId));
     try {
-      await session.loadAndResume();
+      await opening;
     } catch (e) {
       session.close();
       throw e;

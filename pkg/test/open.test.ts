@@ -117,6 +117,7 @@ describe("openSession", () => {
     (client as unknown as { session: (id: string) => unknown }).session = (id: string) => ({
       id,
       close() {},
+      flush() {},
       // The history, then the stored turn followed, as one engine step (no snapshot between).
       loadAndResume: async () => {
         await new Promise((r) => setTimeout(r, 5));

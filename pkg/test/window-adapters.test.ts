@@ -31,6 +31,7 @@ function fakeClient() {
         },
         subscribe: () => () => {},
         loadAndResume: () => loaded,
+        flush: () => {},
         close: () => {},
       };
     },
