@@ -513,11 +513,8 @@ impl Session {
         }
         let run = self.run.as_ref().and_then(|r| r.conn.poll_timeout());
         let checks = self.checks_due.iter().map(|(at, _, _)| *at).min();
-        let catch_up = self
-            .run
-            .as_ref()
-            .and_then(|r| r.catch_up_until_ms)
-            .filter(|_| self.catching_up());
+        // Set only while catching up (`end_catch_up` clears it at the end of every input).
+        let catch_up = self.run.as_ref().and_then(|r| r.catch_up_until_ms);
         [run, checks, self.tabs.poll_timeout(), catch_up]
             .into_iter()
             .flatten()
@@ -603,12 +600,15 @@ impl Session {
 
     /// Ends a restored run's catch-up once it is over (the replay reached the checkpoint's
     /// cursor, the run left `connecting`/`live`, or [`CATCH_UP_MAX_MS`] passed), for good.
-    fn end_catch_up(&mut self) {
-        if !self.catching_up() {
+    /// Returns whether it still goes on.
+    fn end_catch_up(&mut self) -> bool {
+        let going_on = self.catching_up();
+        if !going_on {
             if let Some(run) = self.run.as_mut() {
                 run.catch_up_until_ms = None;
             }
         }
+        going_on
     }
 
     /// Re-runs the commands that waited for a settling run (see [`Self::settling`]) once it
@@ -784,8 +784,7 @@ impl Session {
             }
         }
         self.drain_run();
-        self.end_catch_up();
-        if self.catching_up() {
+        if self.end_catch_up() {
             // Held, not dropped: the notification goes out when the replay reached the floor.
             self.notify_held |= self.dirty;
         } else if (self.dirty || core::mem::take(&mut self.notify_held)) && !self.closed {
