@@ -121,7 +121,7 @@ export function useAgentSession(client: AgentClient | null, options: OpenSession
     getEmpty,
   );
 
-  // Actions wait for the open to finish (a restore resumes the live turn after the history).
+  // Actions wait for the open to finish (a restore resolves once it follows the live turn).
   const open = opening ? null : session;
   const send = useCallback((m: string | InputItem[], o?: { interrupt?: boolean }) => (open ? open.send(m, o) : noSession()), [open]);
   const respond = useCallback((d: Decision[]) => (open ? open.respond(d) : noSession()), [open]);

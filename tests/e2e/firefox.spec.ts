@@ -11,7 +11,7 @@ import { eightSessionsAllStream, eightTabsOneStream, leaderCancels, leaderClosed
 import { twoTabsApproveAtOnce } from "./checks/actions";
 import { cancelEndsStuckTurn, crashStuckTurnShowsLiveUnavailable, newTurnCancelsStuckTurn } from "./checks/lifecycle";
 import { interruptShowsCancelled, concurrentRestoresShareOneSubscribe, stalePointerRestoresNull, respondRightAfterRestore, reconnectGapsAboveFloor, twoHandlesOneStream, disconnectShowsIdleAtOnce, reactHandleCloseLeavesNoLiveBadge } from "./checks/engine";
-import { agentsScopeRestore, forgetInScope, historyShowsWhileLoading, liveStreamGoneIsAnError, longHistoryAfterReload, newestTurnsFirstOlderOnDemand, optimisticWhileServerDown, rememberedAtOnce, stopKeepsText, strictModeOneSession } from "./checks/chat";
+import { agentsScopeRestore, forgetInScope, historyShowsWhileLoading, liveStreamGoneIsAnError, liveTurnGoesOnWhileHistoryLoads, longHistoryAfterReload, newestTurnsFirstOlderOnDemand, optimisticWhileServerDown, rememberedAtOnce, stopKeepsText, strictModeOneSession } from "./checks/chat";
 import { approvalAnnouncedFocusMoves, phoneLayout, phoneNestedCardsFit, replyAnnouncedOnce, wideColumns } from "./checks/layout";
 import { closeAbortsExport, refundEventsExported } from "./checks/events";
 import { badRequestOnResumeFallsBack, crossOriginRefusedLastEventId, reloadFollowsTheNewerRunningTurn, quickstartShowsLoadingWhileRestoring, reloadRightAfterCreatePost } from "./checks/restore";
@@ -72,6 +72,7 @@ test("stop keeps the streamed text on the page, marked stopped; a reload shows t
 test("the user's message shows at once while the server is down; once it is back the SDK finds it was not sent, and Retry sends it", ({ fx }) => optimisticWhileServerDown(fx));
 test("a new session is remembered at once: reloading the empty chat creates no second one", ({ fx }) => rememberedAtOnce(fx));
 test("after a reload the chat shows the timeline's history while the turns listing still loads", ({ fx }) => historyShowsWhileLoading(fx));
+test("a reload mid-stream follows the running turn while the turns listing still loads", ({ fx }) => liveTurnGoesOnWhileHistoryLoads(fx));
 test("a long history shows its newest turns first; Show older adds the older ones above, keeping the user's place", ({ fx }) => newestTurnsFirstOlderOnDemand(fx));
 test("a history longer than a screen shows after a reload as before it: the newest 20 turns, then the older ones on Show older", ({ fx }) => longHistoryAfterReload(fx));
 test("a turn whose live stream is gone (412) reads as an error, and a new message moves on", ({ fx }) => liveStreamGoneIsAnError(fx));

@@ -559,7 +559,9 @@ impl<'a> Sim<'a> {
             if let Some(e) = sim.failed.take() {
                 return Err(sim.explain(&e));
             }
-            if sim.status() == Some(&ConnectionStatus::Done) {
+            // A reloaded page follows its turn before its history is in: the page's view is
+            // final once both are.
+            if sim.status() == Some(&ConnectionStatus::Done) && !sim.engine.is_loading() {
                 break;
             }
             if let Some(request) = sim.open.pop_front() {

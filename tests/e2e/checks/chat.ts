@@ -246,6 +246,45 @@ export const historyShowsWhileLoading: Check<"page"> = async ({ page }) => {
 };
 
 /**
+ * A reload mid-stream follows the running turn while the older history still loads (issue 16):
+ * the turns listing, read last, is held back 4 s; the reply must go on growing past what it
+ * showed at the reload before the listing is answered — it used to wait for the whole history
+ * (on a real server a long session's listing is hundreds of pages).
+ */
+export const liveTurnGoesOnWhileHistoryLoads: Check<"page"> = async ({ page }) => {
+  const errors = watchErrors(page);
+  await open(page, "storyteller");
+  await say(page, "Tell a story, 12 words, number 1");
+  await expect(page.getByTestId("text")).toHaveCount(1);
+  await expect(page.getByTestId("status")).toHaveText("idle");
+  await say(page, "Tell a story, 600 words, 15 ms");
+  const reply = page.getByTestId("text").nth(1);
+  await expect(reply).toHaveText(/.{200,}/s);
+  let held = 0;
+  let released = false;
+  await page.route(/\/api\/v1\/sessions\/[^/]+\/turns\?/, async (route) => {
+    held++;
+    await new Promise((r) => setTimeout(r, 4000));
+    released = true;
+    await route.continue().catch(() => {});
+  });
+  const before = ((await reply.textContent()) ?? "").length;
+  await page.reload();
+  await expect(page.getByTestId("status")).toHaveText("streaming", { timeout: 3000 });
+  await expect.poll(async () => ((await reply.textContent()) ?? "").length, { timeout: 3000 }).toBeGreaterThan(before + 100);
+  expect(released, "the reply went on before the turns listing was answered").toBe(false);
+  expect(held).toBe(1);
+  await expect(page.getByTestId("user-message")).toHaveCount(2);
+  await expect(page.getByTestId("text").first()).toContainText("Il était une fois");
+  await shot(page, "chat-live-while-history-loads");
+  await expect(page.getByTestId("status")).toHaveText("idle", { timeout: 20_000 });
+  expect(released).toBe(true);
+  await expect(page.getByTestId("user-message")).toHaveCount(2);
+  await expect(page.getByTestId("text")).toHaveCount(2);
+  expect(errors).toEqual([]);
+};
+
+/**
  * Progressive history on the quickstart (issue 16), with a window of 3 turns (`?turns=3`):
  * after a reload the page shows the newest 3 turns and "Show older (2)"; a new turn joins at the
  * end without hiding the oldest shown one; "Show older" adds the 2 older turns above while the

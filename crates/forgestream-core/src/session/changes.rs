@@ -332,7 +332,8 @@ impl<'a> ConnectionState<'a> {
 /// A non-fatal finding as the app's `onWarning` hook receives it: `code` is `"protocol"` for the
 /// reducer's findings (the message is the finding as JSON), `"recovery"` for a fallback the engine
 /// took (a refused resume sent again without `Last-Event-ID` or rebuilt from the listings, a turn
-/// being created at a reload that the session does not list), or the storage cause
+/// being created at a reload that the session does not list), `"history"` for an older history
+/// page that failed after a restore already followed its turn, or the storage cause
 /// (`"unavailable" | "write-failed" | "corrupt" | "old-schema"`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
@@ -401,7 +402,11 @@ impl Session {
     /// The connection badge as it crosses to JS.
     pub fn connection_state(&self) -> ConnectionState<'_> {
         let view = self.connection();
-        if view.status.is_none() && self.is_loading() {
+        // A turn a restore followed may end before the older history is in (it is followed
+        // from the newest timeline page, `history.rs`): the badge reads `loading` again then,
+        // so `idle` / `done` always mean the whole history is shown.
+        let settled = matches!(view.status, None | Some(ConnectionStatus::Done));
+        if settled && self.is_loading() {
             return ConnectionState::Loading {
                 turn_id: view.turn_id,
             };

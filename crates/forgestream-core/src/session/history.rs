@@ -10,6 +10,11 @@
 //! new-user trial: 16 windows over 0.4 s for 400 turns). The gateway's timeline lists content
 //! events only, so there the listing comes first, as the turns' headers.
 //!
+//! **A restore follows its turn early**: once the timeline's newest page shows the turn to
+//! follow, the live stream opens while the older pages and the listing go on loading
+//! (`resume_while_loading`), so a reload mid-stream on a long session does not hold the reply
+//! back for the whole history.
+//!
 //! **Progressive**: the session timeline comes newest first (PROTOCOL §4), so each page is
 //! applied as it arrives and the view is published after it — the newest screen shows after the
 //! first page or two, not after the thousandth (issue 16, W2-first-screen). A page's oldest turn
@@ -37,6 +42,7 @@ use super::{
     MAX_EVENT_PAGES, MAX_TURN_PAGES,
 };
 use crate::id::Id;
+use crate::reduce::TurnStatus;
 use crate::wire;
 
 impl Session {
@@ -175,6 +181,7 @@ impl Session {
                     };
                 }
                 self.apply_history_page(items);
+                self.resume_while_loading();
                 match next {
                     NextPage::Follow(t) => self.next_history_page(true, Some(&t)),
                     NextPage::Done => self.listing_done(true),
@@ -241,22 +248,68 @@ impl Session {
             self.settle(c, Ok(Settled::Done));
         }
         if h.for_restore {
-            let checkpoint = match core::mem::replace(&mut self.restore, RestoreState::Idle) {
-                RestoreState::Loading {
-                    checkpoint,
-                    waiters,
-                } => {
-                    self.restore = RestoreState::Resuming { waiters };
-                    checkpoint
-                }
-                other => {
-                    self.restore = other;
-                    return;
-                }
-            };
-            if !self.resume(None, checkpoint) {
-                self.restored(true);
+            self.resume_restore();
+        }
+    }
+
+    /// A restore follows its turn once the view shows it, while older pages still load: the
+    /// newest timeline page holds it (the turn to follow is the newest running one, or the
+    /// checkpoint's), so a reload mid-stream on a long session no longer waits for the whole
+    /// history — every timeline page and the turns listing, 1,617 sequential requests for W2 —
+    /// before the reply goes on. Not with a `creating` marker: whether the new turn exists is
+    /// read from the whole listing (issue 14). The timeline comes newest first and a turn is
+    /// applied only once an older turn's events follow it (`held`), so the turn followed is
+    /// whole; the pages after it hold older turns only.
+    fn resume_while_loading(&mut self) {
+        if !self
+            .history
+            .as_ref()
+            .is_some_and(|h| h.for_restore && h.applies > 0 && !h.apply_failed)
+        {
+            return;
+        }
+        let RestoreState::Loading {
+            checkpoint: stored, ..
+        } = &self.restore
+        else {
+            return;
+        };
+        if stored.as_ref().is_some_and(|c| c.creating.is_some()) {
+            return;
+        }
+        let newest_running = self
+            .view
+            .turn_ids()
+            .last()
+            .and_then(|t| self.view.turn(t))
+            .is_some_and(|t| t.status == TurnStatus::Running);
+        let stored_shown = stored
+            .as_ref()
+            .and_then(|c| c.turn_id.as_deref())
+            .is_some_and(|t| self.view.turn(t).is_some());
+        if newest_running || stored_shown {
+            self.resume_restore();
+        }
+    }
+
+    /// The restore's load showed what it follows: the stored checkpoint's turn is followed (or
+    /// the newest running one), or the restore settles with nothing to follow.
+    fn resume_restore(&mut self) {
+        let checkpoint = match core::mem::replace(&mut self.restore, RestoreState::Idle) {
+            RestoreState::Loading {
+                checkpoint,
+                waiters,
+            } => {
+                self.restore = RestoreState::Resuming { waiters };
+                checkpoint
             }
+            other => {
+                self.restore = other;
+                return;
+            }
+        };
+        if !self.resume(None, checkpoint) {
+            self.restored(true);
         }
     }
 
@@ -269,6 +322,15 @@ impl Session {
             self.settle(c, Err(error.clone()));
         }
         if !h.for_restore {
+            return;
+        }
+        if !matches!(self.restore, RestoreState::Loading { .. }) {
+            // The restore followed its turn already (`resume_while_loading`) and settled: the
+            // older history stays short of its end, which only this warning tells.
+            self.warn(
+                "history",
+                format!("the older history could not be read: {}", error.message),
+            );
             return;
         }
         if error.status == Some(404) {

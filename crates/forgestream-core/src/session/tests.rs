@@ -1697,6 +1697,168 @@ fn a_load_shows_the_newest_turns_from_the_timeline_before_the_turns_listing() {
     assert_eq!(message_texts(&d.s, "t2"), ["newest reply"]);
 }
 
+/// A restore over a long history follows its running turn as soon as the newest timeline page
+/// shows it, while the older pages and the turns listing still load (W2 on a real server:
+/// 1,617 sequential requests before the reply went on after a reload).
+fn restore_while_loading(d: &mut Driver) -> (CommandId, RequestId, RequestId) {
+    let (restore, out) = d.command(Command::Restore {
+        checkpoint: Some(Checkpoint {
+            seq: 3,
+            ..checkpoint("t2")
+        }),
+    });
+    let first = request_to(&out, Method::Get, "/events").id;
+    // Newest first: running t2 (persisted so far: its creation and a message), then t1's newest
+    // events (held: the next page continues t1).
+    let page = timeline_page(
+        &[
+            ("t2", message("m2")),
+            ("t2", created("t2", Some("t1"))),
+            ("t1", done_event("t1")),
+            ("t1", complete_message("m1", "older reply")),
+        ],
+        Some("p1"),
+    );
+    let out = d.respond(first, 200, &page);
+    let older = request_to(&out, Method::Get, "page_token=p1").id;
+    let check = request_to(&out, Method::Get, "/turns/t2").id;
+    assert!(d.s.is_loading());
+    let out = d.respond(check, 200, &turn_json("t2", Some("t1"), RUNNING));
+    let subscribe = request_to(
+        &out,
+        Method::Get,
+        "/turns/t2/subscribe?after_sequence_number=0",
+    )
+    .id;
+    let out = d.stream(subscribe, &[]);
+    assert_eq!(settled(&out, restore), Some(&Ok(Settled::Restored(true))));
+    assert!(d.s.is_loading(), "the older history is still read");
+    assert!(
+        !matches!(d.s.connection_state(), ConnectionState::Loading { .. }),
+        "the badge follows the stream: {:?}",
+        d.s.connection_state()
+    );
+    (restore, subscribe, older)
+}
+
+#[test]
+fn a_restore_follows_its_turn_before_the_older_history_is_in() {
+    let mut d = Driver::new();
+    let (_, subscribe, older) = restore_while_loading(&mut d);
+    let frames = [
+        (1, created("t2", Some("t1"))),
+        (2, message("m2")),
+        (3, delta("m2", "live ")),
+        (4, delta("m2", "reply")),
+    ];
+    let out = d.stream(subscribe, &frames);
+    assert!(notified(&out), "shown past the checkpoint: {out:?}");
+    assert_eq!(message_texts(&d.s, "t2"), ["live reply"]);
+    // The turn ends before the older history is in: the badge reads `loading` again (`done`
+    // and `idle` mean the whole history is shown).
+    let _ = d.stream_bytes(subscribe, 5, &done_event("t2"));
+    assert_eq!(
+        d.s.view().turn("t2").map(|t| t.status),
+        Some(TurnStatus::Done)
+    );
+    assert_eq!(
+        d.s.connection_state(),
+        ConnectionState::Loading {
+            turn_id: Some("t2")
+        }
+    );
+    // The rest of the history: t1's older events, then the turns listing.
+    let out = d.respond(
+        older,
+        200,
+        &timeline_page(&[("t1", created("t1", None))], None),
+    );
+    let list = request_to(&out, Method::Get, "/turns?limit=25").id;
+    let out = d.respond(
+        list,
+        200,
+        &turn_listing(&[("t1", None, DONE_STATE), ("t2", Some("t1"), RUNNING)]),
+    );
+    assert!(!d.s.is_loading());
+    assert!(
+        !requests(&out).iter().any(|r| r.url.contains("/subscribe")),
+        "one subscribe: {out:?}"
+    );
+    assert_eq!(message_texts(&d.s, "t1"), ["older reply"]);
+    assert_eq!(message_texts(&d.s, "t2"), ["live reply"]);
+    assert_eq!(d.s.view().turn_ids(), ["t1", "t2"]);
+    assert_eq!(
+        d.s.connection_state(),
+        ConnectionState::Done {
+            turn_id: Some("t2")
+        }
+    );
+    let subscribes = requests(&d.effects)
+        .iter()
+        .filter(|r| r.url.contains("/subscribe"))
+        .count();
+    assert_eq!(subscribes, 1);
+}
+
+#[test]
+fn an_older_page_failing_after_the_restore_followed_its_turn_is_a_warning() {
+    let mut d = Driver::new();
+    let (_, subscribe, older) = restore_while_loading(&mut d);
+    let _ = d.s.take_changes();
+    let out = d.respond(older, 500, r#"{"error":{"message":"boom"}}"#);
+    assert!(!d.s.is_loading());
+    assert!(
+        !out.iter()
+            .any(|e| matches!(e, Effect::Storage(StorageEffect::ClearPointer { .. }))),
+        "the session stays remembered: {out:?}"
+    );
+    let (_, warnings) = d.s.take_changes();
+    assert!(
+        warnings
+            .iter()
+            .any(|(code, m)| code == "history" && m.contains("older history")),
+        "{warnings:?}"
+    );
+    // The stream goes on.
+    let out = d.stream_bytes(subscribe, 1, &created("t2", Some("t1")));
+    assert!(
+        !out.iter().any(|e| matches!(e, Effect::Abort { .. })),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn a_restore_with_a_creating_marker_reads_the_whole_history_first() {
+    let mut d = Driver::new();
+    let (restore, out) = d.command(Command::Restore {
+        checkpoint: Some(creating_marker(Some("t1"))),
+    });
+    let first = request_to(&out, Method::Get, "/events").id;
+    let page = timeline_page(
+        &[("t2", created("t2", Some("t1"))), ("t1", done_event("t1"))],
+        Some("p1"),
+    );
+    let out = d.respond(first, 200, &page);
+    assert!(
+        !requests(&out).iter().any(|r| r.url.contains("/turns/t2")),
+        "whether the new turn exists is read from the whole history: {out:?}"
+    );
+    let older = request_to(&out, Method::Get, "page_token=p1").id;
+    let out = d.respond(
+        older,
+        200,
+        &timeline_page(&[("t1", created("t1", None))], None),
+    );
+    let list = request_to(&out, Method::Get, "/turns?limit=25").id;
+    let out = d.respond(
+        list,
+        200,
+        &turn_listing(&[("t1", None, DONE_STATE), ("t2", Some("t1"), RUNNING)]),
+    );
+    request_to(&out, Method::Get, "/turns/t2");
+    assert_eq!(settled(&out, restore), None);
+}
+
 /// Issue 14: after `cancel()`, the turn is read as soon as the cancel request returns — not
 /// when (or if) the stream brings `turn.done` — and the view ends it `cancelled` with the text
 /// already shown, once; late frames of the closed stream change nothing.
