@@ -374,7 +374,9 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
             {openError.status ? ` ${openError.status}` : ""}: {openError.message}
           </div>
         )}
-        {snapshot.error && status === "failed" && (
+        {/* A send whose outcome is unknown says so on its message ("Maybe not sent", Retry): the
+            same news as a red banner too read as a second failure. */}
+        {snapshot.error && status === "failed" && snapshot.error.code !== "outcome-unknown" && (
           <div className="banner banner-error" role="alert" data-testid="connection-failure">
             Connection failed — {snapshot.error.code}
             {snapshot.error.status ? ` ${snapshot.error.status}` : ""}: {snapshot.error.message}

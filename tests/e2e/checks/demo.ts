@@ -190,6 +190,8 @@ export const demoUnknownRetryFindsTheTurn: Check = async ({ page, request }) => 
   expect(tookMs).toBeLessThan(14_000);
   await expect(mine).toContainText("Maybe not sent");
   await expect(page.getByTestId("turn")).toHaveCount(0);
+  // The message says it; no red banner says it again.
+  await expect(page.getByTestId("connection-failure")).toHaveCount(0);
   await shot(page, "demo-send-unknown");
 
   down = false;
