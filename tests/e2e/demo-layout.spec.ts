@@ -1,7 +1,7 @@
 import { test, expect, type Page } from "@playwright/test";
 import AxeBuilder from "@axe-core/playwright";
 import { newSession, sendMessage } from "./helpers";
-import { approvalAnnouncedFocusMoves, newPhoneSession, PHONE, phoneLayout, phoneNestedCardsFit, REFUND, replyAnnouncedOnce, wideColumns } from "./checks/layout";
+import { approvalAnnouncedFocusMoves, longWordsWrapInTheBubble, newPhoneSession, PHONE, phoneControlsFitWhileReconnecting, phoneLayout, phoneNestedCardsFit, REFUND, replyAnnouncedOnce, scrollingUpTheHistoryMovesEvenly, wideColumns } from "./checks/layout";
 
 // The demo as a phone user and a screen-reader / keyboard user meet it. The layout, live-region
 // and focus checks live in checks/layout.ts so that firefox.spec.ts runs the same code in Firefox;
@@ -21,6 +21,8 @@ test.describe("at 360 × 740", () => {
 
   test("no sideways scroll; tabs reach every panel; the approval card and composer fit", ({ page }) => phoneLayout({ page }));
   test("nested subagent cards and a question's card fit the width", ({ page }) => phoneNestedCardsFit({ page }));
+  test("a long word or URL in the user's message wraps inside its bubble", ({ page }) => longWordsWrapInTheBubble({ page }));
+  test("the session controls stay inside the width while reconnecting", ({ page }) => phoneControlsFitWhileReconnecting({ page }));
 
   test("axe-core: no serious or critical violations (empty chat, approval pending, inspector)", async ({ page }) => {
     await newPhoneSession(page, "support");
@@ -76,3 +78,5 @@ test.describe("axe-core at 1280 px: no serious or critical violations", () => {
 test("screen readers: the composer is labelled; the finished reply is announced once, not per delta", ({ page }) => replyAnnouncedOnce({ page }));
 
 test("screen readers: a new approval card is announced; focus moves on after Allow and after Deny", ({ page }) => approvalAnnouncedFocusMoves({ page }));
+
+test("scrolling up a history moves the content by what was scrolled", ({ page, request }) => scrollingUpTheHistoryMovesEvenly({ page, request }));

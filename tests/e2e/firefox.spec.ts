@@ -12,7 +12,7 @@ import { twoTabsApproveAtOnce } from "./checks/actions";
 import { cancelEndsStuckTurn, crashStuckTurnShowsLiveUnavailable, newTurnCancelsStuckTurn } from "./checks/lifecycle";
 import { interruptShowsCancelled, concurrentRestoresShareOneSubscribe, stalePointerRestoresNull, respondRightAfterRestore, reconnectGapsAboveFloor, twoHandlesOneStream, disconnectShowsIdleAtOnce, reactHandleCloseLeavesNoLiveBadge } from "./checks/engine";
 import { agentsScopeRestore, forgetInScope, historyShowsWhileLoading, liveStreamGoneIsAnError, liveTurnGoesOnWhileHistoryLoads, longHistoryAfterReload, newestTurnsFirstOlderOnDemand, optimisticWhileServerDown, rememberedAtOnce, stopKeepsText, strictModeOneSession } from "./checks/chat";
-import { approvalAnnouncedFocusMoves, phoneLayout, phoneNestedCardsFit, replyAnnouncedOnce, wideColumns } from "./checks/layout";
+import { approvalAnnouncedFocusMoves, longWordsWrapInTheBubble, phoneControlsFitWhileReconnecting, phoneLayout, phoneNestedCardsFit, replyAnnouncedOnce, scrollingUpTheHistoryMovesEvenly, wideColumns } from "./checks/layout";
 import { closeAbortsExport, refundEventsExported } from "./checks/events";
 import { badRequestOnResumeFallsBack, crossOriginRefusedLastEventId, reloadFollowsTheNewerRunningTurn, quickstartShowsLoadingWhileRestoring, reloadRightAfterCreatePost } from "./checks/restore";
 import { hmrAdoptsTheEngine, hmrRestoreAdopts, hmrWithTabsShareOneLock, stalledReadResubscribes } from "./checks/pagelife";
@@ -86,6 +86,9 @@ test("the demo shows the message at once while the server is down; Retry sends i
 test("a message whose answer was lost with the server down says so within the lookup budget; Retry finds its turn and posts nothing", ({ fx }) => demoUnknownRetryFindsTheTurn(fx));
 test("switching sessions after a quiet moment keeps the page (the inspector reads no closed handle)", ({ fx }) => switchAfterQuietKeepsPage(fx));
 test("at 360 × 740: nested subagent cards and a question's card fit the width", ({ fx }) => phoneNestedCardsFit(fx));
+test("at 360 × 740: a long word or URL in the user's message wraps inside its bubble", ({ fx }) => longWordsWrapInTheBubble(fx));
+test("at 360 × 740: the session controls stay inside the width while reconnecting", ({ fx }) => phoneControlsFitWhileReconnecting(fx));
+test("scrolling up a history moves the content by what was scrolled", ({ fx }) => scrollingUpTheHistoryMovesEvenly(fx));
 test("a reload right after the create POST follows the new turn: one POST, the turn's text", ({ fx }) => reloadRightAfterCreatePost(fx));
 test("a reload after another tab continued the session follows the newer running turn", ({ fx }) => reloadFollowsTheNewerRunningTurn(fx));
 test("a 400 on resume: the cursor in the query only, a warning, the correct text", ({ fx }) => badRequestOnResumeFallsBack(fx));

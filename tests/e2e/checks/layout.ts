@@ -254,3 +254,89 @@ export const phoneNestedCardsFit: Check<"page"> = async ({ page }) => {
   await expect(named).toHaveAttribute("data-testid", "question-card");
   expect(errors).toEqual([]);
 };
+
+/** At 360 px a long word or URL in the user's message wraps inside its bubble (a trial: cut at the transcript's edge). */
+export const longWordsWrapInTheBubble: Check<"page"> = async ({ page }) => {
+  const errors = watchErrors(page);
+  await page.setViewportSize(PHONE);
+  await newPhoneSession(page, "support");
+  await sendMessage(page, `Refund ORD-2031 ${"x".repeat(300)} https://example.com/${"a".repeat(160)}`);
+  const bubble = page.getByTestId("turn").last().locator(".user-text");
+  await expect(bubble).toContainText("Refund ORD-2031");
+  const fit = await bubble.evaluate((el) => ({ scroll: el.scrollWidth, client: el.clientWidth, right: el.getBoundingClientRect().right }));
+  expect(fit.scroll, `the bubble's content is ${fit.scroll}px wide in ${fit.client}px`).toBeLessThanOrEqual(fit.client + 1);
+  expect(fit.right).toBeLessThanOrEqual(PHONE.width);
+  await expectNoSidewaysScroll(page, "a long word");
+  await shot(page, "demo-360-long-word");
+  expect(errors).toEqual([]);
+};
+
+/**
+ * At 360 px the session controls stay inside the width while the connection is in trouble: the
+ * longer badge ("reconnecting · attempt 3") wraps the row instead of pushing Cancel off-screen
+ * (a trial: scroll width 433 px, Cancel at x = 360–433).
+ */
+export const phoneControlsFitWhileReconnecting: Check<"page"> = async ({ page }) => {
+  const errors = watchErrors(page, [/Failed to load resource/, /ERR_CONNECTION_REFUSED/]);
+  await page.setViewportSize(PHONE);
+  await newPhoneSession(page, "storyteller");
+  await sendMessage(page, "Tell a story, 1500 words, 20 ms");
+  await expect(page.getByTestId("connection")).toHaveText(/live/);
+  let down = true;
+  await page.route(/\/api\//, async (route) => {
+    if (down) await route.abort("connectionrefused").catch(() => {});
+    else await route.continue().catch(() => {});
+  });
+  await page.getByTestId("drop-connection").click();
+  await expect(page.getByTestId("connection")).toHaveText("reconnecting", { timeout: 15_000 });
+  await expect(page.getByTestId("connection-attempt")).toHaveText(/attempt [2-9]/, { timeout: 15_000 });
+  await expectNoSidewaysScroll(page, "reconnecting");
+  for (const id of ["connection-badge", "cancel", "drop-connection"]) await expectWithinWidth(page, id);
+  await shot(page, "demo-360-reconnecting");
+  down = false;
+  await expect(page.getByTestId("connection")).toHaveText(/live|done/, { timeout: 20_000 });
+  await page.getByTestId("cancel").click();
+  await expect(page.getByTestId("connection")).toHaveText(/cancelled|done|idle/, { timeout: 10_000 });
+  expect(errors).toEqual([]);
+};
+
+/**
+ * Scrolling up a history moves the content by what was scrolled: 200 px up, every turn on screen
+ * 200 px down. A trial saw 13 of 25 steps move the content the wrong way (nested
+ * `content-visibility` placeholders resized as they came into view).
+ */
+export const scrollingUpTheHistoryMovesEvenly: Check = async ({ page, request }) => {
+  const errors = watchErrors(page);
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const sid = await newSession(page, "storyteller");
+  for (let n = 1; n <= 24; n++) {
+    const r = await request.post(`/api/v1/sessions/${sid}/turns`, { data: { input: [{ type: "user.message", content: `Tell a story, 60 words, 1 ms, number ${n}` }] } });
+    expect(r.ok()).toBe(true);
+    await r.text();
+  }
+  await page.reload();
+  await expect(page.getByTestId("turn")).toHaveCount(20);
+  await expect(page.getByTestId("connection")).toHaveText(/idle|done/);
+  const moves = await page.evaluate(async () => {
+    const el = document.querySelector('[data-testid="transcript"]') as HTMLElement;
+    const frames = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    await frames();
+    const out: number[] = [];
+    while (el.scrollTop >= 200 && out.length < 25) {
+      const box = el.getBoundingClientRect();
+      const probe = Array.from(el.querySelectorAll('[data-testid="turn"]')).find((t) => {
+        const b = t.getBoundingClientRect();
+        return b.bottom > box.top + 100 && b.top < box.bottom - 100;
+      });
+      if (!probe) break;
+      const before = probe.getBoundingClientRect().top;
+      el.scrollBy(0, -200);
+      await frames();
+      out.push(Math.round(probe.getBoundingClientRect().top - before));
+    }
+    return out;
+  });
+  expect(moves.length, "steps taken").toBeGreaterThan(5);
+  expect(moves.filter((m) => Math.abs(m - 200) > 2), `moves: ${moves.join(" ")}`).toEqual([]);
+  expect(errors).toEqual([]);
+};
