@@ -8,15 +8,18 @@
  * Messages on the `BroadcastChannel` `forgestream:turns:{sessionId}` (shared with the turn
  * announcements `{ turnId }` of earlier versions):
  * - `{ t: "frame", turnId, seq, data }` — a frame of the sender's own live stream;
- * - `{ t: "hb", leaseMs }` — the leader's heartbeat (a hidden leader, whose timers the browser
- *   clamps to ≥ 1 s, promises a longer lease);
+ * - `{ t: "hb", leaseMs, streaming }` — the leader's heartbeat (a hidden leader, whose timers the
+ *   browser clamps to ≥ 1 s, promises a longer lease; `streaming: false` while its own live stream
+ *   is not open — reconnecting — so the followers' relay is silent meanwhile);
  * - `{ t: "here" }` — a follower's answer to each heartbeat: a follower tab is there;
  * - `{ t: "ping?" }` — a follower whose lease ran out asks whether a leader is there (the leader
  *   beats at once; a frozen one cannot, and the follower steals the lock `PROBE_MS` later);
  * - `{ t: "replay?", turnId, after, from }` — a follower asks for the frames after `after`;
  * - `{ t: "replay", to, turnId, frames: [seq, data][] }` — the leader's answer, to one tab;
  * - `{ t: "ended", turnId }` — the leader's followed turn ended (a cancel confirmed by reading the
- *   turn brings no `turn.done` frame to relay): a follower still following it reads the turn.
+ *   turn brings no `turn.done` frame to relay): a follower still following it reads the turn;
+ * - `{ t: "gone", turnId }` — the leader's subscribe to the turn was answered 412 (its live stream
+ *   is gone): a follower following it rebuilds the turn from the listings as the leader does.
  */
 import type { WasmSession } from "../wasm/forgestream_web.js";
 
@@ -35,12 +38,13 @@ type Frame = readonly [seq: number, data: string];
 
 type TabMessage =
   | { t: "frame"; turnId: string; seq: number; data: string }
-  | { t: "hb"; leaseMs: number }
+  | { t: "hb"; leaseMs: number; streaming?: boolean }
   | { t: "here" }
   | { t: "ping?" }
   | { t: "replay?"; turnId: string; after: number; from: string }
   | { t: "replay"; to: string; turnId: string; frames: Frame[] }
-  | { t: "ended"; turnId: string };
+  | { t: "ended"; turnId: string }
+  | { t: "gone"; turnId: string };
 
 /** Whether this page can share connections: Web Locks and `BroadcastChannel`. */
 export function canShareTabs(): boolean {
@@ -72,6 +76,8 @@ export class TabLink {
   #frames: Frame[] = [];
   /** When the last sign of a leader arrived (a steal waits a little and skips if one came). */
   #leaderSeenAt = 0;
+  /** The engine's last heartbeat said its live stream is open (repeated in a probe's answer). */
+  #streaming = true;
   #role: TabRole = "follower";
   /** Told when the role changes (the snapshot's `connection.role`). */
   onRole: (() => void) | undefined;
@@ -83,7 +89,7 @@ export class TabLink {
     this.#lockName = `forgestream:leader:${inner.id}`;
     this.#channel = new BroadcastChannel(channelName);
     this.#channel.onmessage = (e: MessageEvent<unknown>) => this.#receive(e.data);
-    inner.setTabHandler((kind: string, turnId?: string, seq?: number, data?: string, frames?: unknown) => this.#effect(kind, turnId, seq, data, frames));
+    inner.setTabHandler((kind: string, arg?: unknown, seq?: number, data?: string, frames?: unknown) => this.#effect(kind, arg, seq, data, frames));
     // The engine started as a follower (`WasmClient.shareTabs`); said again now that the handler
     // is set, so a relay it opened already asks for its frames.
     inner.tabRole("follower");
@@ -173,7 +179,9 @@ export class TabLink {
   }
 
   /** Carries out one of the engine's tab effects. */
-  #effect(kind: string, turnId: string | undefined, seq: number | undefined, data: string | undefined, frames?: unknown): void {
+  #effect(kind: string, arg: unknown, seq: number | undefined, data: string | undefined, frames?: unknown): void {
+    // The second argument is the turn id, or a heartbeat's `streaming` flag.
+    const turnId = typeof arg === "string" ? arg : undefined;
     switch (kind) {
       case "relay":
         // The engine relays only while a follower was heard (`tabFollowerHeard`); alone, it
@@ -195,9 +203,15 @@ export class TabLink {
         if (turnId === undefined) return;
         this.post({ t: "ended", turnId } satisfies TabMessage);
         return;
+      case "gone":
+        if (turnId === undefined) return;
+        this.post({ t: "gone", turnId } satisfies TabMessage);
+        return;
       case "heartbeat": {
+        // A probe's answer (`ping?`) comes from here, not the engine: it repeats the last flag.
+        if (typeof arg === "boolean") this.#streaming = arg;
         const hidden = typeof document !== "undefined" && document.visibilityState === "hidden";
-        this.post({ t: "hb", leaseMs: hidden ? HIDDEN_LEASE_MS : VISIBLE_LEASE_MS } satisfies TabMessage);
+        this.post({ t: "hb", leaseMs: hidden ? HIDDEN_LEASE_MS : VISIBLE_LEASE_MS, streaming: this.#streaming } satisfies TabMessage);
         return;
       }
       case "steal": {
@@ -248,7 +262,8 @@ export class TabLink {
       case "hb":
         if (typeof m.leaseMs !== "number") return;
         this.#leaderSeenAt = performance.now();
-        inner.tabLeaderSeen(m.leaseMs);
+        // A sender of an older version names no flag: its heartbeats count as liveness.
+        inner.tabLeaderSeen(m.leaseMs, m.streaming !== false);
         if (this.#role === "follower") this.post({ t: "here" } satisfies TabMessage);
         return;
       case "here":
@@ -257,6 +272,10 @@ export class TabLink {
       case "ended":
         if (typeof m.turnId !== "string") return;
         inner.tabTurnEnded(m.turnId);
+        return;
+      case "gone":
+        if (typeof m.turnId !== "string") return;
+        inner.tabLiveGone(m.turnId);
         return;
       case "ping?":
         inner.tabFollowerHeard();

@@ -1,5 +1,5 @@
 import { test } from "@playwright/test";
-import { eightSessionsAllStream, eightTabsOneStream, leaderCancels, leaderClosedMidStream, leaderFrozenMidStream, soloLeaderPostsNoFrames, twoTabs } from "./checks/tabs";
+import { eightSessionsAllStream, eightTabsOneStream, leaderCancels, leaderLiveStreamGone, leaderClosedMidStream, leaderFrozenMidStream, soloLeaderPostsNoFrames, twoTabs } from "./checks/tabs";
 
 // The checks live in checks/tabs.ts so that firefox.spec.ts runs the same code in Firefox.
 test("two tabs on one session show the same final text", ({ context, request }) => twoTabs({ context, request }));
@@ -10,3 +10,4 @@ test("the leader tab is frozen mid-stream: a follower steals the lock after the 
 test("a tab alone on its session posts no frames on the channel; a follower heard gets them from then on", ({ context, request }) => soloLeaderPostsNoFrames({ context, request }));
 test("8 tabs on 8 different sessions all stream a turn to done; no idle tab holds a connection", ({ context, request }) => eightSessionsAllStream({ context, request }));
 test("the leader tab cancels: the follower shows the turn cancelled too (no turn.done frame to relay)", ({ context, request }) => leaderCancels({ context, request }));
+test("the leader's live stream is gone (412): the follower shows it too and may send", ({ context, request }) => leaderLiveStreamGone({ context, request }));

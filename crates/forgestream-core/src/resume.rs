@@ -352,6 +352,17 @@ impl Connection {
                 turn_done,
             } => self.on_event(sequence_number, turn_done),
             Input::OutOfOrder => self.on_out_of_order(),
+            Input::LiveGone => {
+                if let Phase::InFlight {
+                    step: Step::Subscribe,
+                    ..
+                } = self.phase
+                {
+                    self.phase = Phase::Closed;
+                    self.held_since_ms = None;
+                    self.on_failure(Step::Subscribe, Some(412), None);
+                }
+            }
             Input::InvalidResponse => {
                 if self.is_stream_open() {
                     self.fail(ConnectionError::InvalidResponse);

@@ -323,15 +323,32 @@ impl WasmSession {
         self.with(|e| executor::feed(e, Input::Tab(TabInput::TurnEnded { turn_id })));
     }
 
-    /// A leader's heartbeat, promising its next sign of life within `lease_ms` ms.
+    /// The leader's subscribe to `turn_id` was answered 412 (its `"gone"` effect): a follower
+    /// following it through the relay rebuilds the turn from the listings, as the leader did.
+    #[wasm_bindgen(js_name = tabLiveGone)]
+    pub fn tab_live_gone(&self, turn_id: &str) {
+        self.with(|e| executor::feed(e, Input::Tab(TabInput::LiveGone { turn_id })));
+    }
+
+    /// A leader's heartbeat, promising its next sign of life within `lease_ms` ms; `streaming`:
+    /// its live stream is open (a heartbeat of a leader that reconnects is not the relay's
+    /// liveness).
     #[wasm_bindgen(js_name = tabLeaderSeen)]
-    pub fn tab_leader_seen(&self, lease_ms: f64) {
+    pub fn tab_leader_seen(&self, lease_ms: f64, streaming: bool) {
         let lease_ms = if lease_ms.is_finite() && lease_ms > 0.0 {
             lease_ms as u64
         } else {
             0
         };
-        self.with(|e| executor::feed(e, Input::Tab(TabInput::LeaderSeen { lease_ms })));
+        self.with(|e| {
+            executor::feed(
+                e,
+                Input::Tab(TabInput::LeaderSeen {
+                    lease_ms,
+                    streaming,
+                }),
+            )
+        });
     }
 
     /// Loads the session's history: its turns (states) and the session timeline. Joins a load

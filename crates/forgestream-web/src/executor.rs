@@ -340,7 +340,16 @@ fn tab_effect(engine: &Rc<Engine>, effect: TabEffect) {
             &JsValue::from_str("ended"),
             &JsValue::from_str(&turn_id),
         ),
-        TabEffect::Heartbeat => handler.call1(&this, &JsValue::from_str("heartbeat")),
+        TabEffect::LiveGone { turn_id } => handler.call2(
+            &this,
+            &JsValue::from_str("gone"),
+            &JsValue::from_str(&turn_id),
+        ),
+        TabEffect::Heartbeat { streaming } => handler.call2(
+            &this,
+            &JsValue::from_str("heartbeat"),
+            &JsValue::from_bool(streaming),
+        ),
         TabEffect::Steal => handler.call1(&this, &JsValue::from_str("steal")),
     };
 }

@@ -412,3 +412,40 @@ export const leaderCancels: Check<"context" | "request"> = async ({ context, req
   expect(state.data.state.status).toBe("cancelled");
   expect(errors).toEqual([]);
 };
+
+/**
+ * A new-user trial (two tabs, the leader's live stream gone): the leading tab's resubscribe was
+ * answered 412, so it rebuilt the turn from the listings and read "live stream unavailable";
+ * the other tab read "live" with Send disabled for 75 s and more — the leader's heartbeats kept
+ * its relay alive. Now the leader tells the followers, and each shows what the leader shows.
+ */
+export const leaderLiveStreamGone: Check<"context" | "request"> = async ({ context, request }) => {
+  const { pages, sid, errors } = await tabsOnOneSession(context, 2);
+  const sender = pages[0]!;
+  // Every subscribe of this page is answered 412; its create stream is not.
+  await sender.goto("/?fault=force-412,on=subscribe");
+  await expect(sender.getByTestId("session-id")).toHaveText(sid);
+  await expect(sender.getByTestId("fault")).toContainText("force-412");
+  await sendMessage(sender, "Tell a story, 1500 words, 20 ms");
+  await expect.poll(() => roleOf(sender)).toBe("leader");
+  const follower = pages[1]!;
+  expect(await roleOf(follower)).toBe("follower");
+  await expect(follower.getByTestId("message-text").last()).toHaveText(/.{40,}/s);
+  await expect(follower.getByTestId("connection")).toHaveText("live");
+  // The leader's connection drops; its resubscribe is refused (412).
+  await sender.getByTestId("drop-connection").click();
+  for (const page of [sender, follower]) {
+    await expect(page.getByTestId("connection")).toHaveText("live stream unavailable", { timeout: 8_000 });
+    await expect(page.getByTestId("live-unavailable")).toBeVisible();
+  }
+  await shot(follower, "tabs-follower-live-gone");
+  const turnId = await lastTurnId(sender);
+  expect(await lastTurnId(follower)).toBe(turnId);
+  // The follower may send again (a new message interrupts the stuck turn), as the leader may.
+  await follower.getByTestId("composer").fill("and then?");
+  await expect(follower.getByTestId("send")).toBeEnabled();
+  const state = await (await request.get(`/api/v1/sessions/${sid}/turns/${turnId}`)).json();
+  expect(state.data.state.status).toMatch(/running|done/);
+  // The 412 the fault answered is logged by the browser; nothing else is.
+  expect(errors.filter((e) => !/status of 412/.test(e))).toEqual([]);
+};

@@ -78,6 +78,12 @@ pub enum Input {
     /// time in one run the rebuild ends `LiveUnavailable`. (A stream whose numbers step back is
     /// detected by the machine itself from [`Input::Event`].)
     OutOfOrder,
+    /// The turn's live stream is gone (PROTOCOL §4: a subscribe answered 412), though this
+    /// machine's own stream did not say so: another tab leads the session's one stream and
+    /// relays it here, and its subscribe was refused. The open stream (the relay) is closed and
+    /// handled as a subscribe answered 412: rebuilt from the listings once, then `Done` or
+    /// `LiveUnavailable` (FIELD C5), as the leading tab does.
+    LiveGone,
     /// The frame just applied was this turn's `turn.done`, but its live view is incomplete (the
     /// reducer's event cap refused some of its events): instead of `Done`, the turn is rebuilt
     /// from the listings once, then `Done` (or `LiveUnavailable` if the server still reports

@@ -470,6 +470,9 @@ impl Session {
                 if !ok && !provider_failed {
                     self.cause = Some(SessionError::http(status, body));
                 }
+                if step == RunStep::Subscribe && status == 412 {
+                    self.tell_live_gone();
+                }
                 self.run_response(step, status, retry_after_ms, body);
             }
             Purpose::History => self.history_response(status, body),

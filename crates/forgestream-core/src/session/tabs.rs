@@ -101,6 +101,11 @@ pub enum TabInput<'a> {
     LeaderSeen {
         /// ms; clamped to [`LEASE_RANGE_MS`].
         lease_ms: u64,
+        /// The leader's live stream is open: the heartbeat is the relay's liveness, as a
+        /// server's comment is a stream's. While the leader reconnects (or gave up) it is not,
+        /// and a follower's relay goes silent, so its idle watchdog sees what the leader sees
+        /// instead of showing `live` for as long as the leader's heartbeats come.
+        streaming: bool,
     },
     /// Another tab following this session spoke (it answered a heartbeat, probed for a
     /// leader, or asked for a replay): relay frames for the next [`FOLLOWER_TTL_MS`].
@@ -109,6 +114,13 @@ pub enum TabInput<'a> {
     /// following `turn_id` through the relay reads the turn (ended → rebuilt from the
     /// listings, as a follower's own cancel does; still running → the relay goes on).
     TurnEnded {
+        /// The turn.
+        turn_id: &'a str,
+    },
+    /// The leader's subscribe to `turn_id` was answered 412 (its [`TabEffect::LiveGone`]): a
+    /// follower following it through the relay handles it as its own subscribe's 412 —
+    /// rebuilt from the listings, then `done` or `liveUnavailable`, as the leader shows.
+    LiveGone {
         /// The turn.
         turn_id: &'a str,
     },
@@ -154,8 +166,20 @@ pub enum TabEffect {
         /// The turn.
         turn_id: String,
     },
+    /// Tell the followers that the live stream of the turn this leader follows is gone (its
+    /// subscribe was answered 412). Why: the leader rebuilds the turn from the listings, whose
+    /// events carry no sequence numbers and are not relayed, and ends `liveUnavailable`; a
+    /// follower that is not told shows `live` for as long as the leader's heartbeats come (a
+    /// new-user trial: 75 s and more, Send disabled).
+    LiveGone {
+        /// The turn.
+        turn_id: String,
+    },
     /// Tell the followers this leader is alive (and the lease it promises).
-    Heartbeat,
+    Heartbeat {
+        /// Its live stream is open ([`TabInput::LeaderSeen::streaming`]).
+        streaming: bool,
+    },
     /// The leader said nothing for a lease: take the lock with `steal: true`.
     Steal,
 }
@@ -296,10 +320,13 @@ impl Session {
         let now = self.now_ms;
         match input {
             TabInput::Role(role) => self.set_role(role),
-            TabInput::LeaderSeen { lease_ms } => {
+            TabInput::LeaderSeen {
+                lease_ms,
+                streaming,
+            } => {
                 self.tabs.leader_seen_ms = now;
                 self.tabs.lease_ms = lease_ms.clamp(LEASE_RANGE_MS.0, LEASE_RANGE_MS.1);
-                if self.relay_open().is_some() {
+                if streaming && self.relay_open().is_some() {
                     // The leader is alive: the relay is not a silent stream.
                     self.feed_conn(resume::Input::Comment);
                 }
@@ -319,19 +346,49 @@ impl Session {
                     self.hand_over_kept(true);
                 }
             }
+            TabInput::LiveGone { turn_id } => {
+                if self.follows_by_relay(turn_id) {
+                    self.tabs.leader_seen_ms = now;
+                    // The relay closes as a subscribe answered 412 would.
+                    if let Some(run) = self.run.as_mut() {
+                        run.open = None;
+                    }
+                    if let Some(id) = self.tabs.relay.take() {
+                        self.take_request(id);
+                    }
+                    self.tabs.replay_asked_ms = None;
+                    self.feed_conn(resume::Input::LiveGone);
+                }
+            }
             TabInput::TurnEnded { turn_id } => {
-                let following = self.relay_open().is_some()
-                    && self
-                        .run
-                        .as_ref()
-                        .is_some_and(|r| r.turn_id.as_deref() == Some(turn_id));
-                if following {
+                if self.follows_by_relay(turn_id) {
                     self.tabs.leader_seen_ms = now;
                     // Read the turn, as after this tab's own cancel: ended → rebuilt and
                     // settled; still running (a stale message) → the relay goes on.
                     self.feed_conn(resume::Input::CheckTurn);
                 }
             }
+        }
+    }
+
+    /// Whether the open relay follows `turn_id`.
+    fn follows_by_relay(&self, turn_id: &str) -> bool {
+        self.relay_open().is_some()
+            && self
+                .run
+                .as_ref()
+                .is_some_and(|r| r.turn_id.as_deref() == Some(turn_id))
+    }
+
+    /// The leader's subscribe was answered 412: the followers are told
+    /// ([`TabEffect::LiveGone`]).
+    pub(super) fn tell_live_gone(&mut self) {
+        if self.tabs.role != Role::Leader {
+            return;
+        }
+        if let Some(turn_id) = self.run.as_ref().and_then(|r| r.turn_id.clone()) {
+            self.effects
+                .push_back(Effect::Tab(TabEffect::LiveGone { turn_id }));
         }
     }
 
@@ -459,7 +516,9 @@ impl Session {
             Role::Leader => {
                 if now >= self.tabs.next_heartbeat_ms {
                     self.tabs.next_heartbeat_ms = now.saturating_add(HEARTBEAT_MS);
-                    self.effects.push_back(Effect::Tab(TabEffect::Heartbeat));
+                    let streaming = self.run.as_ref().is_some_and(|r| r.conn.is_stream_open());
+                    self.effects
+                        .push_back(Effect::Tab(TabEffect::Heartbeat { streaming }));
                 }
             }
             Role::Follower => {

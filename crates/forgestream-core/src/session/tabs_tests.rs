@@ -220,7 +220,13 @@ fn a_gap_nobody_replays_is_rebuilt_from_the_listings() {
     let mut out = Vec::new();
     while at < asked + REPLAY_WAIT_MS {
         at += HEARTBEAT_MS;
-        t.at(Input::Tab(TabInput::LeaderSeen { lease_ms: 1000 }), at);
+        t.at(
+            Input::Tab(TabInput::LeaderSeen {
+                lease_ms: 1000,
+                streaming: true,
+            }),
+            at,
+        );
         out = t.at(Input::Timer, at);
     }
     assert!(
@@ -430,7 +436,13 @@ fn a_follower_steals_after_a_lease_without_a_sign_of_the_leader() {
     let start = t.now;
     assert_eq!(t.s.poll_timeout(), Some(start + DEFAULT_LEASE_MS));
     let seen = start + 500;
-    t.at(Input::Tab(TabInput::LeaderSeen { lease_ms: 1000 }), seen);
+    t.at(
+        Input::Tab(TabInput::LeaderSeen {
+            lease_ms: 1000,
+            streaming: true,
+        }),
+        seen,
+    );
     assert_eq!(steals(&t.at(Input::Timer, seen + 999)), 0);
     assert_eq!(steals(&t.at(Input::Timer, seen + 1000)), 1);
     // Asked again only after another lease.
@@ -438,14 +450,20 @@ fn a_follower_steals_after_a_lease_without_a_sign_of_the_leader() {
     assert_eq!(steals(&t.at(Input::Timer, seen + 2000)), 1);
     // A hidden leader promises a longer lease.
     let seen = t.now;
-    t.at(Input::Tab(TabInput::LeaderSeen { lease_ms: 5000 }), seen);
+    t.at(
+        Input::Tab(TabInput::LeaderSeen {
+            lease_ms: 5000,
+            streaming: true,
+        }),
+        seen,
+    );
     assert_eq!(steals(&t.at(Input::Timer, seen + 4999)), 0);
     // A leader beats every HEARTBEAT_MS and never steals.
     let mut l = Tab::new(Role::Leader);
     let beats = |effects: &[Effect]| {
         effects
             .iter()
-            .filter(|e| matches!(e, Effect::Tab(TabEffect::Heartbeat)))
+            .filter(|e| matches!(e, Effect::Tab(TabEffect::Heartbeat { .. })))
             .count()
     };
     let t0 = l.now;
@@ -633,4 +651,135 @@ fn a_follower_told_of_an_end_the_server_does_not_confirm_keeps_the_relay() {
         "{:?}",
         t.s.connection_state()
     );
+}
+
+fn gone(effects: &[Effect]) -> Vec<&str> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Tab(TabEffect::LiveGone { turn_id }) => Some(turn_id.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn heartbeats(effects: &[Effect]) -> Vec<bool> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Tab(TabEffect::Heartbeat { streaming }) => Some(*streaming),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A new-user trial (two tabs, the leader's live stream gone: 412): the leader rebuilt the turn
+/// from the listings and showed `liveUnavailable`; the other tab showed `live` for as long as the
+/// leader's heartbeats came (75 s and more, Send disabled). The leader tells the followers.
+#[test]
+fn a_leader_whose_subscribe_is_answered_412_tells_the_followers() {
+    let mut t = Tab::new(Role::Leader);
+    let out = t.attach_running();
+    let subscribe = subscribes(&out)[0].id;
+    let out = t.feed(Input::Response {
+        request: subscribe,
+        status: 412,
+        retry_after: None,
+        body: b"{}",
+    });
+    assert_eq!(gone(&out), ["t1"]);
+    // Its own rebuild reads the turn, as without followers.
+    request_to(&out, Method::Get, "/turns/t1");
+}
+
+/// The follower's half: told the live stream of the turn it follows is gone, it rebuilds the turn
+/// from the listings and shows what the leader shows (`liveUnavailable` while the server still
+/// says running), with the text the server stored.
+#[test]
+fn a_follower_told_the_live_stream_is_gone_rebuilds_and_shows_it() {
+    let mut t = Tab::new(Role::Follower);
+    t.attach_running();
+    let f = frames();
+    for (i, data) in f.iter().enumerate().take(3) {
+        t.relayed(i as u64 + 1, data);
+    }
+    assert_eq!(t.s.connection().status, Some(&ConnectionStatus::Live));
+    // Another turn's stream is not this relay's.
+    let out = t.feed(Input::Tab(TabInput::LiveGone { turn_id: "t0" }));
+    assert!(requests(&out).is_empty(), "{out:#?}");
+    let mut out = t.feed(Input::Tab(TabInput::LiveGone { turn_id: "t1" }));
+    assert!(
+        subscribes(&out).is_empty(),
+        "no subscribe of its own: {out:#?}"
+    );
+    let listing = format!(
+        r#"{{"data":[{},{}],"pagination":{{"limit":100}}}}"#,
+        f[0],
+        r#"{"type":"model.message","id":"m1","thread_id":"main","content":"one two","created_at":"2026-12-01T00:00:01Z"}"#
+    );
+    let mut reads = 0;
+    while let Some((id, events)) = requests(&out)
+        .into_iter()
+        .find(|r| r.method == Method::Get)
+        .map(|r| (r.id, r.url.contains("/events")))
+    {
+        reads += 1;
+        assert!(reads < 8, "reads go on: {out:#?}");
+        out = t.respond(id, if events { &listing } else { RUNNING });
+    }
+    assert!(reads >= 2, "the turn and its events were read");
+    assert_eq!(
+        t.s.connection().status,
+        Some(&ConnectionStatus::LiveUnavailable)
+    );
+    assert_eq!(t.text(), "one two");
+    // A follower never tells anyone.
+    assert!(gone(&out).is_empty());
+}
+
+/// A leader's heartbeat says whether its live stream is open; a follower's relay counts only
+/// those that say so as liveness, so while the leader reconnects the follower's watchdog cuts
+/// the silent relay and reads the turn itself (it showed `live` for the whole outage).
+#[test]
+fn heartbeats_of_a_leader_without_a_stream_are_not_the_relays_liveness() {
+    let mut l = Tab::new(Role::Leader);
+    let out = l.attach_running();
+    let subscribe = subscribes(&out)[0].id;
+    l.feed(Input::StreamOpened {
+        request: subscribe,
+        status: 200,
+        content_type: Some("text/event-stream"),
+        redirected: false,
+    });
+    let at = l.now + HEARTBEAT_MS;
+    assert_eq!(heartbeats(&l.at(Input::Timer, at)), [true]);
+    l.feed(Input::NetworkError { request: subscribe });
+    let at = l.now + HEARTBEAT_MS;
+    assert_eq!(heartbeats(&l.at(Input::Timer, at)), [false]);
+
+    let run = |streaming: bool| {
+        let mut t = Tab::new(Role::Follower);
+        t.attach_running();
+        t.relayed(1, &frames()[0]);
+        let start = t.now;
+        let mut read_turn_at = None;
+        while t.now < start + 120_000 && read_turn_at.is_none() {
+            let at = t.now + HEARTBEAT_MS;
+            t.at(
+                Input::Tab(TabInput::LeaderSeen {
+                    lease_ms: 1000,
+                    streaming,
+                }),
+                at,
+            );
+            let out = t.at(Input::Timer, at);
+            if requests(&out).iter().any(|r| r.url.ends_with("/turns/t1")) {
+                read_turn_at = Some(t.now - start);
+            }
+        }
+        read_turn_at
+    };
+    assert_eq!(run(true), None, "a streaming leader's relay is alive");
+    let cut = run(false).expect("the silent relay is cut");
+    assert!(cut <= 60_000, "cut after {cut} ms");
 }
