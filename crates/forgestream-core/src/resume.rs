@@ -305,6 +305,17 @@ impl Connection {
         matches!(self.phase, Phase::InFlight { step, .. } if step.is_stream())
     }
 
+    /// Whether the turn is being rebuilt from the listings now (the request is in flight).
+    pub fn is_rebuilding(&self) -> bool {
+        matches!(
+            self.phase,
+            Phase::InFlight {
+                step: Step::Rebuild,
+                ..
+            }
+        )
+    }
+
     /// Consecutive failed attempts so far.
     pub fn attempt(&self) -> u32 {
         self.attempt
@@ -407,11 +418,20 @@ impl Connection {
                     if !terminal && !core::mem::take(&mut self.lifecycle_probe) {
                         self.note_silence();
                     }
-                    self.begin(if terminal {
-                        Step::Rebuild
+                    if terminal {
+                        // The turn ended (a cancel confirmed, a turn that finished meanwhile):
+                        // from `live` or `connecting` its final events are read with no
+                        // `rebuilding` badge — nothing went wrong, and the badge goes on to
+                        // `done` (a trial saw Stop flash `reconnecting` / "Replaying history"
+                        // for 20–30 ms). After a failure the rebuild is announced as before.
+                        let quiet = matches!(
+                            self.status,
+                            Some(ConnectionStatus::Live | ConnectionStatus::Connecting)
+                        );
+                        self.begin_with(Step::Rebuild, !quiet);
                     } else {
-                        Step::Subscribe
-                    });
+                        self.begin(Step::Subscribe);
+                    }
                 }
             }
             Input::TurnFetchFailed {
@@ -1007,6 +1027,11 @@ impl Connection {
 
     /// Issue request `step`, closing any request still open first.
     fn begin(&mut self, step: Step) {
+        self.begin_with(step, true);
+    }
+
+    /// [`Self::begin`]; a `Rebuild` says `Rebuilding` only when `announce`.
+    fn begin_with(&mut self, step: Step, announce: bool) {
         self.abort_if_open();
         let step = if step == Step::Post && self.posted {
             // Never POST twice (FIELD C8).
@@ -1033,7 +1058,9 @@ impl Connection {
                 Command::Subscribe { after }
             }
             Step::Rebuild => {
-                self.set_status(ConnectionStatus::Rebuilding);
+                if announce {
+                    self.set_status(ConnectionStatus::Rebuilding);
+                }
                 Command::Rebuild
             }
         };

@@ -80,7 +80,8 @@ fn c5a_finished_turn_is_rebuilt_without_subscribing() {
     );
     assert_eq!(
         d.feed(Input::TurnFetched { terminal: true }),
-        vec![status(Rebuilding), Rebuild]
+        // From `connecting` / `live`, an ended turn's final read shows no `rebuilding`.
+        vec![Rebuild]
     );
     assert_eq!(
         d.feed(Input::RebuildDone { terminal: true }),
@@ -219,7 +220,8 @@ fn c13_stale_marker_with_finished_turn_settles_within_one_round_trip() {
     // GetTurn says done: rebuild, never subscribe (a cursor at the end hangs).
     assert_eq!(
         d.feed(Input::TurnFetched { terminal: true }),
-        vec![status(Rebuilding), Rebuild]
+        // From `connecting` / `live`, an ended turn's final read shows no `rebuilding`.
+        vec![Rebuild]
     );
     assert_eq!(
         d.feed(Input::RebuildDone { terminal: true }),
@@ -317,7 +319,8 @@ fn c13_hanging_subscribe_is_cut_by_the_idle_watchdog() {
     assert_eq!(commands, vec![Abort, GetTurn]);
     assert_eq!(
         d.feed(Input::TurnFetched { terminal: true }),
-        vec![status(Rebuilding), Rebuild]
+        // From `connecting` / `live`, an ended turn's final read shows no `rebuilding`.
+        vec![Rebuild]
     );
 }
 

@@ -60,9 +60,19 @@ export const stopKeepsText: Check<"page"> = async ({ page }) => {
   const text = page.getByTestId("text").last();
   await expect(text).toHaveText(/.{60,}/s);
   await expect(page.getByTestId("status")).toHaveText("streaming");
+  // Every status the page shows from here (a trial saw Stop pass through `reconnecting` for
+  // 26–33 ms: the cancelled turn's final read was announced as a rebuild).
+  await page.evaluate(() => {
+    const el = document.querySelector('[data-testid="status"]')!;
+    const seen: string[] = [el.textContent ?? ""];
+    (window as unknown as { statusSeen: string[] }).statusSeen = seen;
+    new MutationObserver(() => seen.push(el.textContent ?? "")).observe(el, { childList: true, characterData: true, subtree: true });
+  });
   await page.getByTestId("stop").click();
   await expect(page.getByTestId("stopped")).toBeVisible();
   await expect(page.getByTestId("status")).toHaveText("idle");
+  const statuses = await page.evaluate(() => (window as unknown as { statusSeen: string[] }).statusSeen);
+  expect(statuses.filter((s) => s !== "streaming" && s !== "idle"), `statuses: ${statuses.join(" → ")}`).toEqual([]);
   const kept = (await text.textContent()) ?? "";
   expect(kept.length).toBeGreaterThanOrEqual(60);
   expect(kept.startsWith("Il était une fois")).toBe(true);

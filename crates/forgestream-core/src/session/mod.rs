@@ -577,7 +577,8 @@ impl Session {
     /// failing with `turn-running` (issue 14).
     fn settling(&self) -> bool {
         self.run.as_ref().is_some_and(|r| {
-            r.status == ConnectionStatus::Rebuilding
+            // An ended turn's final read says no `Rebuilding` (`resume`, `TurnFetched`).
+            (r.status == ConnectionStatus::Rebuilding || r.conn.is_rebuilding())
                 && r.turn_id
                     .as_deref()
                     .and_then(|t| self.view.turn(t))
