@@ -73,6 +73,13 @@ const Chat = defineComponent({
               rows: 2,
               value: draft.value,
               onInput: (e: Event) => (draft.value = (e.target as HTMLTextAreaElement).value),
+              // Enter sends, Shift+Enter breaks the line (as on the React page).
+              onKeydown: (e: KeyboardEvent) => {
+                if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+                  e.preventDefault();
+                  if (!running.value && session.value && draft.value.trim()) void submit();
+                }
+              },
             }),
             running.value
               ? h("button", { type: "button", class: "danger", "data-testid": "cancel", onClick: () => void cancel() }, "Cancel")

@@ -15,7 +15,10 @@ export const vueStreamsATurn: Check<"page" | "request"> = async ({ page, request
   const sid = (await sessionId.textContent()) ?? "";
 
   await page.getByTestId("composer").fill("Tell a story, 150 words, 15 ms");
-  await page.getByTestId("send").click();
+  // Enter sends, as on the React page (a trial: it did nothing here).
+  await page.getByTestId("composer").focus();
+  await page.keyboard.press("Enter");
+  await expect(page.getByTestId("composer")).toHaveValue("");
   await expect(page.getByTestId("connection")).toHaveText("live");
   await expect(page.getByTestId("cancel")).toBeVisible();
   const text = page.getByTestId("message-text").last();
