@@ -39,7 +39,7 @@ use super::requests::parse_json;
 use super::{
     api, CommandId, ErrorCode, History, Method, Purpose, RequestId, ResponseKind, RestoreState,
     Session, SessionError, Settled, StorageEffect, HISTORY_APPLY_MAX_MS, HISTORY_APPLY_MS,
-    MAX_EVENT_PAGES, MAX_TURN_PAGES,
+    HISTORY_RETRY_MS, MAX_EVENT_PAGES, MAX_TURN_PAGES,
 };
 use crate::id::Id;
 use crate::reduce::TurnStatus;
@@ -67,6 +67,10 @@ impl Session {
             apply_failed: false,
             waiters: command.into_iter().collect(),
             for_restore,
+            token: None,
+            pages_read: 0,
+            failures: 0,
+            retry_at_ms: None,
         });
     }
 
@@ -114,7 +118,43 @@ impl Session {
         if let Some(h) = self.history.as_mut() {
             h.request = request;
             h.events = events;
+            h.token = token.map(String::from);
         }
+    }
+
+    /// A history request failed (`status: None`: no response): after the first page a transient
+    /// failure waits [`HISTORY_RETRY_MS`] and asks for the same page again; otherwise, or after
+    /// the last wait, the load fails.
+    pub(super) fn history_page_failed(&mut self, status: Option<u16>, error: SessionError) {
+        let transient = matches!(status, None | Some(408 | 425 | 429 | 500..=599));
+        let now = self.now_ms;
+        if let Some(h) = self
+            .history
+            .as_mut()
+            .filter(|h| transient && h.pages_read > 0)
+        {
+            if let Some(wait) = HISTORY_RETRY_MS.get(h.failures as usize) {
+                h.failures += 1;
+                h.retry_at_ms = Some(now.saturating_add(*wait));
+                return;
+            }
+        }
+        self.history_failed(error);
+    }
+
+    /// The wait before asking again for a failed history page is over: the same page again.
+    pub(super) fn retry_history_page(&mut self) {
+        let now = self.now_ms;
+        let Some(h) = self
+            .history
+            .as_mut()
+            .filter(|h| h.retry_at_ms.is_some_and(|at| at <= now))
+        else {
+            return;
+        };
+        h.retry_at_ms = None;
+        let (events, token) = (h.events, h.token.clone());
+        self.next_history_page(events, token.as_deref());
     }
 
     pub(super) fn history_response(&mut self, status: u16, body: &[u8]) {
@@ -122,8 +162,12 @@ impl Session {
             return;
         };
         if !(200..300).contains(&status) {
-            self.history_failed(SessionError::http(status, body));
+            self.history_page_failed(Some(status), SessionError::http(status, body));
             return;
+        }
+        if let Some(h) = self.history.as_mut() {
+            h.pages_read = h.pages_read.saturating_add(1);
+            h.failures = 0;
         }
         if !events {
             match parse_json::<wire::Listing<wire::Turn>>(body) {

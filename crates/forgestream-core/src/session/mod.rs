@@ -211,6 +211,12 @@ pub const HISTORY_APPLY_MS: u64 = 100;
 /// The longest gap between two applies of history pages (ms): a long load still shows its older
 /// turns every few seconds.
 pub const HISTORY_APPLY_MAX_MS: u64 = 3_200;
+/// The waits before a history page that failed mid-load (a network error, 408, 425, 429 or a
+/// 5xx, after at least one page came in) is asked for again, ms; after the last the load fails.
+/// Why: a restore follows its live turn from the newest page on (`history.rs`), so a failure
+/// there no longer shows as a failed restore — one lost older page left the history cut short
+/// behind an `idle` badge (a re-check helper: 67 of 401 turns, no retry).
+pub const HISTORY_RETRY_MS: [u64; 4] = [500, 1_000, 2_000, 4_000];
 /// The default [`Config::history_apply_max_events`]: the most timeline events gathered before
 /// they are applied, gap or not. Gathered events wait decoded (~850 bytes each natively, more
 /// than their JSON), and on a fast network the last
@@ -384,6 +390,13 @@ struct History {
     waiters: Vec<CommandId>,
     /// A restore waits for this load.
     for_restore: bool,
+    /// The page token of the request in flight (`None`: a listing's first page).
+    token: Option<String>,
+    /// Pages read so far; a failure after the first is retried ([`HISTORY_RETRY_MS`]).
+    pages_read: u32,
+    /// Failed attempts at the page in flight, and when it is asked for again (`now_ms`).
+    failures: u32,
+    retry_at_ms: Option<u64>,
 }
 
 /// The engine of one session. See the [module docs](self).
@@ -515,10 +528,17 @@ impl Session {
         let checks = self.checks_due.iter().map(|(at, _, _)| *at).min();
         // Set only while catching up (`end_catch_up` clears it at the end of every input).
         let catch_up = self.run.as_ref().and_then(|r| r.catch_up_until_ms);
-        [run, checks, self.tabs.poll_timeout(), catch_up]
-            .into_iter()
-            .flatten()
-            .min()
+        let history_retry = self.history.as_ref().and_then(|h| h.retry_at_ms);
+        [
+            run,
+            checks,
+            self.tabs.poll_timeout(),
+            catch_up,
+            history_retry,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Whether the history is being read (a `Load`, or a `Restore` before it follows a turn).
@@ -1422,6 +1442,7 @@ impl Session {
         for (_, turn_id, attempt) in due {
             self.check_turn(turn_id, attempt);
         }
+        self.retry_history_page();
     }
 
     /// Reads a turn the view shows running although a newer turn replaced it.

@@ -405,7 +405,7 @@ impl Session {
             }
             Purpose::History => {
                 self.take_request(id);
-                self.history_failed(network());
+                self.history_page_failed(None, network());
             }
             Purpose::Cancel(command) => {
                 self.take_request(id);

@@ -1800,12 +1800,63 @@ fn a_restore_follows_its_turn_before_the_older_history_is_in() {
     assert_eq!(subscribes, 1);
 }
 
+/// An older page that fails after the restore followed its turn (a network error, a 5xx) is
+/// asked for again after [`HISTORY_RETRY_MS`]: the history is not left cut short behind an
+/// `idle` badge (a re-check helper: 67 of 401 turns shown, nothing retried).
 #[test]
-fn an_older_page_failing_after_the_restore_followed_its_turn_is_a_warning() {
+fn an_older_page_that_fails_is_asked_for_again() {
+    let mut d = Driver::new();
+    let (_, _, older) = restore_while_loading(&mut d);
+    let out = d.respond(older, 503, r#"{"error":{"message":"busy"}}"#);
+    assert!(requests(&out).is_empty(), "not at once: {out:?}");
+    assert!(d.s.is_loading());
+    d.now += HISTORY_RETRY_MS[0] - 2;
+    let out = d.feed(Input::Timer);
+    assert!(
+        !requests(&out).iter().any(|r| r.url.contains("page_token")),
+        "not before the wait: {out:?}"
+    );
+    let out = d.feed(Input::Timer);
+    let again = request_to(&out, Method::Get, "page_token=p1").id;
+    // Then a network error: asked for again, after a longer wait.
+    let out = d.feed(Input::NetworkError { request: again });
+    assert!(requests(&out).is_empty());
+    d.now += HISTORY_RETRY_MS[1] - 1;
+    let out = d.feed(Input::Timer);
+    let again = request_to(&out, Method::Get, "page_token=p1").id;
+    let out = d.respond(
+        again,
+        200,
+        &timeline_page(&[("t1", created("t1", None))], None),
+    );
+    let list = request_to(&out, Method::Get, "/turns?limit=25").id;
+    d.respond(
+        list,
+        200,
+        &turn_listing(&[("t1", None, DONE_STATE), ("t2", Some("t1"), RUNNING)]),
+    );
+    assert!(!d.s.is_loading());
+    assert_eq!(message_texts(&d.s, "t1"), ["older reply"]);
+    let (_, warnings) = d.s.take_changes();
+    assert!(
+        warnings.iter().all(|(code, _)| code != "history"),
+        "{warnings:?}"
+    );
+}
+
+#[test]
+fn an_older_page_failing_for_good_after_the_restore_followed_its_turn_is_a_warning() {
     let mut d = Driver::new();
     let (_, subscribe, older) = restore_while_loading(&mut d);
     let _ = d.s.take_changes();
-    let out = d.respond(older, 500, r#"{"error":{"message":"boom"}}"#);
+    let mut page = older;
+    let mut out = d.respond(page, 500, r#"{"error":{"message":"boom"}}"#);
+    for wait in HISTORY_RETRY_MS {
+        assert!(d.s.is_loading());
+        d.now += wait - 1;
+        page = request_to(&d.feed(Input::Timer), Method::Get, "page_token=p1").id;
+        out = d.respond(page, 500, r#"{"error":{"message":"boom"}}"#);
+    }
     assert!(!d.s.is_loading());
     assert!(
         !out.iter()
@@ -1819,6 +1870,11 @@ fn an_older_page_failing_after_the_restore_followed_its_turn_is_a_warning() {
             .any(|(code, m)| code == "history" && m.contains("older history")),
         "{warnings:?}"
     );
+    let asked = requests(&d.effects)
+        .iter()
+        .filter(|r| r.url.contains("page_token=p1"))
+        .count();
+    assert_eq!(asked, 1 + HISTORY_RETRY_MS.len());
     // The stream goes on.
     let out = d.stream_bytes(subscribe, 1, &created("t2", Some("t1")));
     assert!(
