@@ -346,16 +346,19 @@ export const newestTurnsFirstOlderOnDemand: Check<"page"> = async ({ page }) => 
 };
 
 /**
- * A history longer than a screen and than one page of the turns listing (30 turns; the listing
- * comes 25 a page, oldest first) shows after a reload what the page showed before it: the newest
+ * A history longer than a screen and than one page of the turns listing and of the session
+ * timeline (40 turns; the listing comes 25 a page, oldest first; the timeline 100 events a page),
+ * each listing's second page failing once (asked for again), shows after a reload what the page
+ * showed before it: the newest
  * 20 turns (the quickstart's history window, following the newest turns while the pages come
  * in), and after "Show older" every reply's text, the oldest included, in order. The turns' items cross from wasm when the page reads them
  * (`turnItems: "onRead"`, issue 16), so this reads what the user sees, not the SDK's view.
  */
 export const longHistoryAfterReload: Check<"page"> = async ({ page }) => {
-  const errors = watchErrors(page);
+  const errors = watchErrors(page, [/Failed to load resource/, /ERR_CONNECTION_RESET/]);
   await open(page, "storyteller");
-  const turns = 30;
+  // 40 turns: two pages of the session timeline (100 events each) and of the turns listing (25).
+  const turns = 40;
   for (let n = 1; n <= turns; n++) {
     await say(page, `Tell a story, 6 words, number ${n}`);
     await expect(page.getByTestId("text")).toHaveCount(n);
@@ -363,13 +366,24 @@ export const longHistoryAfterReload: Check<"page"> = async ({ page }) => {
   }
   const replies = await page.getByTestId("text").allTextContents();
   const asked = await page.getByTestId("user-message").allTextContents();
+  // The second page of each listing fails once (the timeline's: no answer; the turns': 503):
+  // each is asked for again and the history is whole.
+  const failed = { events: 0, turns: 0 };
+  await page.route(/\/api\/v1\/sessions\/[^/]+\/(events|turns)\?.*page_token=/, async (route) => {
+    const events = new URL(route.request().url()).pathname.endsWith("/events");
+    if (events && failed.events++ === 0) return route.abort("connectionreset").catch(() => {});
+    if (!events && failed.turns++ === 0) return route.fulfill({ status: 503, contentType: "application/json", body: JSON.stringify({ error: { message: "busy" } }) });
+    return route.continue().catch(() => {});
+  });
   await page.reload();
   await expect(page.getByTestId("status")).toHaveText("idle", { timeout: 20_000 });
+  expect(failed.events, "older timeline pages asked for").toBeGreaterThan(1);
+  expect(failed.turns, "listing pages after the first asked for").toBeGreaterThan(1);
   // The quickstart's window: the newest 20 turns (their items read from the wasm as they render),
-  // then the 10 older ones once the user asks for them.
+  // then the 20 older ones once the user asks for them.
   await expect(page.getByTestId("text")).toHaveText(replies.slice(-20));
   await expect(page.getByTestId("user-message")).toHaveText(asked.slice(-20));
-  await expect(page.getByTestId("show-older")).toHaveText("Show older (10)");
+  await expect(page.getByTestId("show-older")).toHaveText("Show older (20)");
   await page.getByTestId("show-older").click();
   await expect(page.getByTestId("text")).toHaveText(replies);
   await expect(page.getByTestId("user-message")).toHaveText(asked);
