@@ -383,24 +383,22 @@ impl Session {
     /// The leader's subscribe was answered 412: the followers are told
     /// ([`TabEffect::LiveGone`]).
     pub(super) fn tell_live_gone(&mut self) {
-        if self.tabs.role != Role::Leader {
-            return;
-        }
-        if let Some(turn_id) = self.run.as_ref().and_then(|r| r.turn_id.clone()) {
-            self.effects
-                .push_back(Effect::Tab(TabEffect::LiveGone { turn_id }));
-        }
+        self.tell_followers(|turn_id| TabEffect::LiveGone { turn_id });
     }
 
     /// The run's turn ended (`done`): a leader tells the followers, who may never get a
     /// relayed `turn.done` ([`TabEffect::Ended`]).
     pub(super) fn tell_turn_ended(&mut self) {
+        self.tell_followers(|turn_id| TabEffect::Ended { turn_id });
+    }
+
+    /// A leader tells the followers something about the turn its run follows.
+    fn tell_followers(&mut self, effect: fn(String) -> TabEffect) {
         if self.tabs.role != Role::Leader {
             return;
         }
         if let Some(turn_id) = self.run.as_ref().and_then(|r| r.turn_id.clone()) {
-            self.effects
-                .push_back(Effect::Tab(TabEffect::Ended { turn_id }));
+            self.effects.push_back(Effect::Tab(effect(turn_id)));
         }
     }
 

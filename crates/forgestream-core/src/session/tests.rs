@@ -1741,6 +1741,22 @@ fn restore_while_loading(d: &mut Driver) -> (CommandId, RequestId, RequestId) {
     (restore, subscribe, older)
 }
 
+/// Answers `restore_while_loading`'s older timeline page (`older`: t1's creation), then the
+/// turns listing it asks for next; returns the effects of the last answer.
+fn answer_older_history(d: &mut Driver, older: RequestId) -> Vec<Effect> {
+    let out = d.respond(
+        older,
+        200,
+        &timeline_page(&[("t1", created("t1", None))], None),
+    );
+    let list = request_to(&out, Method::Get, "/turns?limit=25").id;
+    d.respond(
+        list,
+        200,
+        &turn_listing(&[("t1", None, DONE_STATE), ("t2", Some("t1"), RUNNING)]),
+    )
+}
+
 #[test]
 fn a_restore_follows_its_turn_before_the_older_history_is_in() {
     let mut d = Driver::new();
@@ -1768,17 +1784,7 @@ fn a_restore_follows_its_turn_before_the_older_history_is_in() {
         }
     );
     // The rest of the history: t1's older events, then the turns listing.
-    let out = d.respond(
-        older,
-        200,
-        &timeline_page(&[("t1", created("t1", None))], None),
-    );
-    let list = request_to(&out, Method::Get, "/turns?limit=25").id;
-    let out = d.respond(
-        list,
-        200,
-        &turn_listing(&[("t1", None, DONE_STATE), ("t2", Some("t1"), RUNNING)]),
-    );
+    let out = answer_older_history(&mut d, older);
     assert!(!d.s.is_loading());
     assert!(
         !requests(&out).iter().any(|r| r.url.contains("/subscribe")),
@@ -1824,17 +1830,7 @@ fn an_older_page_that_fails_is_asked_for_again() {
     d.now += HISTORY_RETRY_MS[1] - 1;
     let out = d.feed(Input::Timer);
     let again = request_to(&out, Method::Get, "page_token=p1").id;
-    let out = d.respond(
-        again,
-        200,
-        &timeline_page(&[("t1", created("t1", None))], None),
-    );
-    let list = request_to(&out, Method::Get, "/turns?limit=25").id;
-    d.respond(
-        list,
-        200,
-        &turn_listing(&[("t1", None, DONE_STATE), ("t2", Some("t1"), RUNNING)]),
-    );
+    answer_older_history(&mut d, again);
     assert!(!d.s.is_loading());
     assert_eq!(message_texts(&d.s, "t1"), ["older reply"]);
     let (_, warnings) = d.s.take_changes();
@@ -1900,17 +1896,7 @@ fn a_restore_with_a_creating_marker_reads_the_whole_history_first() {
         "whether the new turn exists is read from the whole history: {out:?}"
     );
     let older = request_to(&out, Method::Get, "page_token=p1").id;
-    let out = d.respond(
-        older,
-        200,
-        &timeline_page(&[("t1", created("t1", None))], None),
-    );
-    let list = request_to(&out, Method::Get, "/turns?limit=25").id;
-    let out = d.respond(
-        list,
-        200,
-        &turn_listing(&[("t1", None, DONE_STATE), ("t2", Some("t1"), RUNNING)]),
-    );
+    let out = answer_older_history(&mut d, older);
     request_to(&out, Method::Get, "/turns/t2");
     assert_eq!(settled(&out, restore), None);
 }
