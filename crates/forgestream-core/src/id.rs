@@ -91,6 +91,12 @@ impl Id {
         self.0.as_bytes()
     }
 
+    /// Whether `self` and `other` are the same allocation (clones of one `Id`), not just the
+    /// same text: a holder of a copy can then swap it for the shared one.
+    pub fn same_allocation(&self, other: &Id) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
     /// Heap bytes of the shared allocation (counts, the inline text or the pointer to a
     /// longer one, and that text), for memory accounting (`bench_core`'s view breakdown).
     pub fn shared_heap_bytes(&self) -> usize {

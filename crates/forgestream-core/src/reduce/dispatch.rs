@@ -69,12 +69,24 @@ impl SessionView {
         let mut children: Vec<Vec<usize>> = Vec::new();
         children.resize_with(ids.len(), Vec::new);
         let mut ready: BinaryHeap<Reverse<usize>> = BinaryHeap::new();
+        // (turn, its parent's own id) where the turn's `previous_turn_id` is still a copy.
+        let mut share: Vec<(Id, Id)> = Vec::new();
         for (rank, turn) in self.turns.values().enumerate() {
             let parent = turn
                 .previous_turn_id
-                .as_deref()
-                .and_then(|p| ids.binary_search_by(|id| id.as_str().cmp(p)).ok())
+                .as_ref()
+                .and_then(|p| {
+                    ids.binary_search_by(|id| id.as_bytes().cmp(p.as_bytes()))
+                        .ok()
+                })
                 .filter(|&p| p != rank);
+            if let (Some(prev), Some(key)) =
+                (&turn.previous_turn_id, parent.and_then(|p| ids.get(p)))
+            {
+                if !prev.same_allocation(key) {
+                    share.push((turn.turn_id.clone(), (*key).clone()));
+                }
+            }
             match parent.and_then(|p| children.get_mut(p)) {
                 Some(kids) => kids.push(rank),
                 None => ready.push(Reverse(rank)),
@@ -95,6 +107,13 @@ impl SessionView {
         for (id, done) in ids.iter().zip(&placed) {
             if !done {
                 order.push((*id).clone());
+            }
+        }
+        // A parent applied after its child (history pages come newest first) is found here:
+        // the child then holds the parent's own `Id`, and its copy is freed.
+        for (turn, parent) in share {
+            if let Some(turn) = self.turns.get_keyed_mut(&turn, turn_key) {
+                turn.previous_turn_id = Some(parent);
             }
         }
         if order != self.order {
@@ -119,7 +138,7 @@ impl SessionView {
         let mut relink = false;
         if let Some(prev) = previous_turn_id {
             if turn.previous_turn_id.as_deref() != Some(prev) {
-                turn.previous_turn_id = Some(Box::from(prev));
+                turn.previous_turn_id = Some(Id::from(prev));
                 changed = true;
                 relink = true;
             }
@@ -225,20 +244,26 @@ impl SessionView {
             return Ok(());
         };
         let count = if persisted {
-            &mut turn.internal.persisted_count
+            turn.internal.persisted_count as usize
         } else {
-            &mut turn.internal.event_count
+            turn.internal.event_count()
         };
-        if *count >= cap && !matches!(event, wire::Event::TurnDone(_)) {
+        if count >= cap && !matches!(event, wire::Event::TurnDone(_)) {
             if !persisted {
-                turn.internal.capped = true;
+                turn.internal.live_mut().capped = true;
             }
             return Err(ReduceError::EventCapExceeded {
                 turn_id: String::from(turn_id),
                 cap,
             });
         }
-        *count = count.saturating_add(1);
+        if persisted {
+            let count = &mut turn.internal.persisted_count;
+            *count = count.saturating_add(1);
+        } else {
+            let count = &mut turn.internal.live_mut().event_count;
+            *count = count.saturating_add(1);
+        }
         match event {
             wire::Event::TurnCreated(e) => {
                 if e.turn_id != turn_id {
@@ -384,9 +409,13 @@ impl SessionView {
         };
         let key = if id.is_empty() {
             // No id to merge by: place it after the current last item.
-            turn.internal.synthetic_keys += 1;
+            let n = {
+                let live = turn.internal.live_mut();
+                live.synthetic_keys += 1;
+                live.synthetic_keys
+            };
             let last = turn.items.keys().next_back().map_or("", Id::as_str);
-            Id::from(format!("{last}~{:08}", turn.internal.synthetic_keys))
+            Id::from(format!("{last}~{n:08}"))
         } else {
             turn.items.key(id).cloned().unwrap_or_else(|| Id::from(id))
         };
@@ -498,19 +527,7 @@ impl SessionView {
                     },
                 );
                 cs.item(turn_id, &key, 1, false);
-                let held = turn
-                    .internal
-                    .held_deltas
-                    .as_mut()
-                    .and_then(|held| held.remove(&key));
-                if turn
-                    .internal
-                    .held_deltas
-                    .as_ref()
-                    .is_some_and(|h| h.is_empty())
-                {
-                    turn.internal.held_deltas = None;
-                }
+                let held = turn.internal.take_held(&key);
                 if placeholder {
                     for delta in held.into_iter().flatten() {
                         self.apply_delta(turn_id, delta, cs)?;
@@ -548,8 +565,8 @@ impl SessionView {
         let Some(item) = turn.items.get_mut(&key) else {
             // Orphan: hold until the base arrives (FIELD C9); counted by the event cap.
             turn.internal
+                .live_mut()
                 .held_deltas
-                .get_or_insert_with(Box::default)
                 .get_or_insert_with(&key, Vec::new)
                 .push(delta);
             return Ok(());
@@ -578,10 +595,10 @@ impl SessionView {
         if let Some((bound, limit_bytes)) = super::live::text_bound(
             &self.config,
             super::live::message_text_bytes(message),
-            turn.internal.text_bytes,
+            turn.internal.text_bytes(),
             incoming,
         ) {
-            turn.internal.text_limited = true;
+            turn.internal.live_mut().text_limited = true;
             return Err(ReduceError::TextTooLong {
                 turn_id: String::from(turn_id),
                 event_id: key,
@@ -589,7 +606,8 @@ impl SessionView {
                 limit_bytes,
             });
         }
-        turn.internal.text_bytes = turn.internal.text_bytes.saturating_add(incoming);
+        let live = turn.internal.live_mut();
+        live.text_bytes = live.text_bytes.saturating_add(incoming);
         let fx = merge::apply_delta(message, &delta);
         if delta.tool_calls.is_some() || delta.finish_reason.is_some() {
             self.shared.share(message);
@@ -673,7 +691,7 @@ impl SessionView {
         let thread = event.thread_id();
         let key = self.put_item(turn_id, id, thread, created_at, body, cs);
         let is_new = self.turns.get_keyed(turn_id, turn_key).is_some_and(|turn| {
-            let required = &turn.internal.required;
+            let required = turn.internal.required();
             required
                 .binary_search_by(|(k, _)| k.as_str().cmp(&key))
                 .is_err()
@@ -682,15 +700,13 @@ impl SessionView {
             // The first record of an event id wins; built again rather than cloned (rare).
             if let Some((body, _)) = self.required_body(turn_id, event) {
                 if let Some(turn) = self.turns.get_keyed_mut(turn_id, turn_key) {
-                    let required = &mut turn.internal.required;
+                    let required = &mut turn.internal.live_mut().required;
                     if let Err(at) = required.binary_search_by(|(k, _)| k.as_str().cmp(&key)) {
                         let record = RequiredRecord {
                             thread_id: thread.map(String::from),
                             body,
                         };
-                        let mut all = Vec::from(core::mem::take(required));
-                        all.insert(at, (String::from(&key), record));
-                        *required = all.into_boxed_slice();
+                        required.insert(at, (String::from(&key), record));
                     }
                 }
                 self.refresh_status(turn_id, cs);
@@ -956,12 +972,7 @@ impl SessionView {
         let Some(turn) = self.turns.get_keyed_mut(turn_id, turn_key) else {
             return;
         };
-        let held = turn
-            .internal
-            .held_deltas
-            .take()
-            .map(|h| *h)
-            .unwrap_or_default();
+        let held = turn.internal.take_all_held();
         let interrupted = matches!(turn.status, TurnStatus::Cancelled | TurnStatus::Error);
         let mut stopped: Vec<StoppedMessage> = Vec::new();
         if interrupted {
@@ -1179,7 +1190,7 @@ impl SessionView {
         if matches!(turn.status, TurnStatus::Cancelled | TurnStatus::Error) {
             return;
         }
-        let status = if turn.internal.required.is_empty() {
+        let status = if turn.internal.required().is_empty() {
             TurnStatus::Done
         } else {
             TurnStatus::Paused

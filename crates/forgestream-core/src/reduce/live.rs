@@ -89,7 +89,7 @@ fn append_to_turn(
     // text bounds (errors).
     if turn.internal.done_event_seen
         || turn.internal.terminal
-        || turn.internal.event_count >= config.max_events_per_turn
+        || turn.internal.event_count() >= config.max_events_per_turn
     {
         return None;
     }
@@ -113,15 +113,16 @@ fn append_to_turn(
     if text_bound(
         config,
         message_text_bytes(message),
-        turn.internal.text_bytes,
+        turn.internal.text_bytes(),
         incoming,
     )
     .is_some()
     {
         return None;
     }
-    turn.internal.text_bytes = turn.internal.text_bytes.saturating_add(incoming);
-    turn.internal.event_count += 1;
+    let live = turn.internal.live_mut();
+    live.text_bytes = live.text_bytes.saturating_add(incoming);
+    live.event_count += 1;
     // Lengths before this delta, for the change set's append description; a parts array is
     // not plain text, so it is reported as a whole-item change.
     let at = match &message.content {

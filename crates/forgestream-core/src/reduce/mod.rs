@@ -380,7 +380,7 @@ impl SessionView {
     pub fn event_cap_reached(&self, turn_id: &str) -> bool {
         self.turns
             .get_keyed(turn_id, turn_key)
-            .is_some_and(|t| t.internal.capped)
+            .is_some_and(|t| t.internal.capped())
     }
 
     /// Whether a delta of `turn_id` was refused by the text bounds
@@ -388,7 +388,7 @@ impl SessionView {
     pub fn text_limit_reached(&self, turn_id: &str) -> bool {
         self.turns
             .get(turn_id)
-            .is_some_and(|t| t.internal.text_limited)
+            .is_some_and(|t| t.internal.text_limited())
     }
 
     /// The highest live sequence number applied for `turn_id` (the reconnect cursor).

@@ -620,10 +620,11 @@ pub struct TurnView {
     /// Turn id.
     #[cfg_attr(feature = "tsify", tsify(type = "string"))]
     pub turn_id: Id,
-    // Set once: a `Box<str>` (16 bytes inline, not a `String`'s 24).
+    // The parent turn's own `Id` once the chain is ordered (`reorder`): a pointer, where a
+    // copy of the text was ~40 bytes of every turn.
     /// Chain parent.
     #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
-    pub previous_turn_id: Option<Box<str>>,
+    pub previous_turn_id: Option<Id>,
     /// Status (paused = done with required actions).
     pub status: TurnStatus,
     // Rare: one pointer inline each (`TextBuf`).
@@ -680,35 +681,91 @@ pub(crate) struct RequiredRecord {
     pub(crate) body: ItemBody,
 }
 
-/// Reducer bookkeeping that is not part of the view.
+/// Reducer bookkeeping that is not part of the view: what every turn needs inline, and the
+/// rest in one box that only a live or unusual turn allocates ([`TurnLive`]). The whole of it
+/// inline was 64 bytes of every turn record (W2: ~1 MB for 15k listed turns, none of which
+/// streamed).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct TurnInternal {
-    /// Deltas whose base has not arrived, by message id, in arrival order. Boxed and absent
-    /// while empty (nearly always): an empty map inline was 72 bytes of every turn record.
-    pub(crate) held_deltas: Option<Box<IdMap<Vec<wire::MessageDelta>>>>,
+    /// Persisted (listing) events accepted for this turn, counted against the same cap as the
+    /// live ones. A `u32` that saturates (a cap above `u32::MAX` is never reached).
+    pub(crate) persisted_count: u32,
+    /// A `turn.done` event (not just a fetched state) was applied.
+    pub(crate) done_event_seen: bool,
+    /// The terminal state was applied.
+    pub(crate) terminal: bool,
+    /// The terminal state carried `metrics`: the turn's usage totals are those (set once, the
+    /// first terminal state wins) and only its breakdown follows the messages. A flag rather
+    /// than the metrics themselves (88 bytes a turn): the totals already live in
+    /// [`TurnView::usage`].
+    pub(crate) has_metrics: bool,
+    /// The rest, absent until a live event, a held delta, a `*_required` event or a synthetic
+    /// key needs it.
+    live: Option<Box<TurnLive>>,
+}
+
+/// The part of [`TurnInternal`] a listed turn nearly never needs.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct TurnLive {
+    /// Deltas whose base has not arrived, by message id, in arrival order.
+    pub(crate) held_deltas: IdMap<Vec<wire::MessageDelta>>,
     /// Live events accepted for this turn (the cap counts these).
     pub(crate) event_count: usize,
-    /// Persisted (listing) events accepted for this turn, counted against the same cap.
-    pub(crate) persisted_count: usize,
     /// A live event was refused by the cap: the live view of the turn is incomplete.
     pub(crate) capped: bool,
     /// Streamed text (deltas' content + reasoning + refusal) applied to this turn, bytes.
     pub(crate) text_bytes: usize,
     /// A delta was refused by a text bound.
     pub(crate) text_limited: bool,
-    /// A `turn.done` event (not just a fetched state) was applied.
-    pub(crate) done_event_seen: bool,
-    /// The terminal state was applied.
-    pub(crate) terminal: bool,
     /// `*_required` events of this turn (streamed or from `required_actions`), sorted by event
     /// id (a few per turn: a sorted list, not another map instantiation in the wasm). The
-    /// first record of an id wins. A boxed slice (16 bytes, not 24): nearly always empty.
-    pub(crate) required: Box<[(String, RequiredRecord)]>,
-    /// The terminal state carried `metrics`: the turn's usage totals are those (set once, the
-    /// first terminal state wins) and only its breakdown follows the messages. A flag rather
-    /// than the metrics themselves (88 bytes a turn): the totals already live in
-    /// [`TurnView::usage`].
-    pub(crate) has_metrics: bool,
+    /// first record of an id wins.
+    pub(crate) required: Vec<(String, RequiredRecord)>,
     /// Counter for synthetic item keys.
     pub(crate) synthetic_keys: u64,
+}
+
+impl TurnInternal {
+    /// The rarely needed part, allocated on first use.
+    pub(crate) fn live_mut(&mut self) -> &mut TurnLive {
+        self.live.get_or_insert_with(Box::default)
+    }
+
+    /// [`TurnLive::event_count`] (0 before any live event).
+    pub(crate) fn event_count(&self) -> usize {
+        self.live.as_ref().map_or(0, |l| l.event_count)
+    }
+
+    /// [`TurnLive::capped`].
+    pub(crate) fn capped(&self) -> bool {
+        self.live.as_ref().is_some_and(|l| l.capped)
+    }
+
+    /// [`TurnLive::text_bytes`].
+    pub(crate) fn text_bytes(&self) -> usize {
+        self.live.as_ref().map_or(0, |l| l.text_bytes)
+    }
+
+    /// [`TurnLive::text_limited`].
+    pub(crate) fn text_limited(&self) -> bool {
+        self.live.as_ref().is_some_and(|l| l.text_limited)
+    }
+
+    /// [`TurnLive::required`] (empty when absent).
+    pub(crate) fn required(&self) -> &[(String, RequiredRecord)] {
+        self.live.as_ref().map_or(&[], |l| l.required.as_slice())
+    }
+
+    /// The held deltas of message `key`, removed.
+    pub(crate) fn take_held(&mut self, key: &str) -> Option<Vec<wire::MessageDelta>> {
+        self.live.as_mut().and_then(|l| l.held_deltas.remove(key))
+    }
+
+    /// All held deltas, removed.
+    pub(crate) fn take_all_held(&mut self) -> IdMap<Vec<wire::MessageDelta>> {
+        self.live
+            .as_mut()
+            .map(|l| core::mem::take(&mut l.held_deltas))
+            .unwrap_or_default()
+    }
 }
