@@ -650,8 +650,8 @@ fn heap_of<T: Clone>(value: &T) -> usize {
     bytes
 }
 
-/// Heap bytes of the distinct shared ids (`forgestream_core::id::Id`, one pointer to two
-/// counts and the text, inline up to 30 bytes: `Id::shared_heap_bytes`) among `ids`, each
+/// Heap bytes of the distinct shared ids (`forgestream_core::id::Id`, one pointer to a
+/// count and the text, inline up to 30 bytes: `Id::shared_heap_bytes`) among `ids`, each
 /// allocation counted once (`seen`: the texts' addresses). A clone of an `Id` allocates nothing, so [`heap_of`] does not see them.
 fn ids_heap<'a>(
     seen: &mut std::collections::HashSet<usize>,
