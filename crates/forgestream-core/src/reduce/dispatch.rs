@@ -11,14 +11,15 @@ use serde_json::Value;
 
 use super::change::{ChangeSet, ReduceError, Warning};
 use super::merge;
+use super::message::MessageView;
 use super::packed_usage::PackedUsage;
 use super::text_buf::TextBuf;
 use super::timestamp::Timestamp;
 use super::turn_key;
 use super::view::{
-    ItemBody, ItemView, McpAuthServerView, McpServerView, MessageView, PendingKind,
-    RequiredCallView, RequiredRecord, ThreadStatus, ThreadView, ToolResultView, TurnInternal,
-    TurnStatus, TurnView, UsageView,
+    ItemBody, ItemView, McpAuthServerView, McpServerView, PendingKind, RequiredCallView,
+    RequiredRecord, ThreadStatus, ThreadView, ToolResultView, TurnInternal, TurnStatus, TurnView,
+    UsageView,
 };
 use super::{RefKind, SessionView};
 use crate::id::Id;
@@ -351,7 +352,10 @@ impl SessionView {
                     .get("created_at")
                     .and_then(Value::as_str)
                     .map(String::from);
-                let body = ItemBody::Unknown { event_type, raw };
+                let body = ItemBody::Unknown {
+                    event_type,
+                    raw: Box::new(raw),
+                };
                 self.put_item(
                     turn_id,
                     &id,
@@ -494,7 +498,7 @@ impl SessionView {
                 merge::carry_links(existing, &mut full);
                 unparsed = bad;
                 if !merge::same_view(existing, &full) {
-                    old_usage = Some(existing.usage.clone());
+                    old_usage = Some(existing.usage().cloned());
                     *existing = full;
                     item.version += 1;
                     cs.item(turn_id, &key, item.version, false);
@@ -619,7 +623,7 @@ impl SessionView {
         let pending_call = fx.changed
             && delta.tool_calls.is_some()
             && message
-                .tool_calls
+                .tool_calls()
                 .iter()
                 .any(|c| self.required_history.contains_key(&c.tool_call_id));
         for tool_call_id in fx.unparsed {
@@ -804,11 +808,15 @@ impl SessionView {
     }
 
     fn apply_thread_created(&mut self, turn_id: &str, e: &wire::ThreadCreated, cs: &mut ChangeSet) {
+        let parent = e.parent.as_ref();
         let body = ItemBody::ThreadCreated {
-            title: e.title.clone(),
-            parent_thread_id: e.parent.as_ref().and_then(|p| p.thread_id.clone()),
-            parent_tool_call_id: e.parent.as_ref().and_then(|p| p.tool_call_id.clone()),
-            agent_name: e.agent_info.as_ref().map(|a| a.name.clone()),
+            title: e.title.as_deref().map(TextBuf::from),
+            parent_thread_id: parent.and_then(|p| p.thread_id.as_deref().map(TextBuf::from)),
+            parent_tool_call_id: parent.and_then(|p| p.tool_call_id.as_deref().map(TextBuf::from)),
+            agent_name: e
+                .agent_info
+                .as_ref()
+                .map(|a| TextBuf::from(a.name.as_str())),
         };
         self.put_item(
             turn_id,
@@ -846,10 +854,14 @@ impl SessionView {
         cs: &mut ChangeSet,
     ) -> Result<(), ReduceError> {
         let body = ItemBody::ThreadDone {
-            title: e.title.clone(),
-            status: e.state.status.clone(),
+            title: e.title.as_deref().map(TextBuf::from),
+            status: TextBuf::from(e.state.status.as_str()),
             error: e.state.error.clone().map(Box::new),
-            output_message_id: e.state.output.as_ref().map(|m| m.id.clone()),
+            output_message_id: e
+                .state
+                .output
+                .as_ref()
+                .map(|m| TextBuf::from(m.id.as_str())),
         };
         self.put_item(
             turn_id,
@@ -987,14 +999,14 @@ impl SessionView {
                 }
                 m.interrupted = true;
                 let calls = m
-                    .tool_calls
+                    .tool_calls()
                     .iter()
                     .map(|c| c.tool_call_id.clone())
                     .collect();
                 stopped.push(StoppedMessage {
                     message_id: key.clone(),
                     thread_id: item.thread_id.clone(),
-                    usage: m.usage.take().map(|u| u.get()),
+                    usage: m.set_usage(None).map(|u| u.get()),
                     calls,
                     removed: false,
                 });
@@ -1007,8 +1019,8 @@ impl SessionView {
                 .iter()
                 .filter(|s| {
                     matches!(turn.items.get(&s.message_id).map(|i| &i.body), Some(ItemBody::Message(m))
-                        if m.content.is_none() && m.reasoning.is_none() && m.refusal.is_none()
-                        && m.tool_calls.is_empty())
+                        if m.content.is_none() && m.reasoning().is_none() && m.refusal().is_none()
+                        && m.tool_calls().is_empty())
                 })
                 .map(|s| s.message_id.clone())
                 .collect();
@@ -1099,7 +1111,7 @@ impl SessionView {
         type Update = (usize, Option<(Id, Id)>, Vec<String>, bool);
         let mut updated: Vec<Update> = Vec::new();
         let mut new_ids: Vec<Id> = Vec::new();
-        for (i, call) in message.tool_calls.iter().enumerate() {
+        for (i, call) in message.tool_calls().iter().enumerate() {
             if call.tool_call_id.is_empty() {
                 continue;
             }
@@ -1168,7 +1180,7 @@ impl SessionView {
             return;
         };
         for (i, result, spawned, uncertain) in updated {
-            if let Some(call) = message.tool_calls.get_mut(i) {
+            if let Some(call) = message.tool_calls_mut().get_mut(i) {
                 call.result_event_id = result.as_ref().map(|r| r.1.clone());
                 call.result_turn_id = result.map(|r| r.0);
                 call.spawned_thread_ids = spawned.into_boxed_slice();
@@ -1216,10 +1228,10 @@ impl SessionView {
         else {
             return;
         };
-        let ItemBody::Message(MessageView { usage: new, .. }) = &item.body else {
+        let ItemBody::Message(message) = &item.body else {
             return;
         };
-        let new = new.as_ref().map(PackedUsage::get);
+        let new = message.usage().map(PackedUsage::get);
         let old = old.as_ref().map(PackedUsage::get);
         let thread = item.thread_id.clone();
         self.thread_usage_delta(thread.as_deref(), old.as_ref(), new.as_ref(), cs);
@@ -1257,7 +1269,10 @@ impl SessionView {
         };
         let mut sum = UsageView::default();
         for item in turn.items.values() {
-            if let ItemBody::Message(MessageView { usage: Some(u), .. }) = &item.body {
+            if let Some(u) = match &item.body {
+                ItemBody::Message(m) => m.usage(),
+                _ => None,
+            } {
                 sum.add(&u.get());
             }
         }
@@ -1292,7 +1307,7 @@ struct StoppedMessage {
 /// key, shared with the result item), when the result came first: a listing is read newest
 /// first, so a call's result usually arrives before it.
 fn share_call_ids(links: &IdMap<super::CallLinks>, message: &mut MessageView) {
-    for call in &mut message.tool_calls {
+    for call in message.tool_calls_mut() {
         if let Some(id) = links.key(&call.tool_call_id) {
             call.tool_call_id = id.clone();
         }

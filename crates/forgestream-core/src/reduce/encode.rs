@@ -7,10 +7,11 @@
 use alloc::string::String;
 
 use super::change::Warning;
+use super::message::MessageView;
 use super::view::{
     BreakdownView, ContentPartView, ContentView, ItemBody, ItemView, McpAuthServerView,
-    McpServerView, MessageView, PendingAction, PendingKind, QuestionView, RequiredCallView,
-    ThreadStatus, ThreadView, ToolCallView, ToolInfoView, ToolResultView, TurnStatus, UsageView,
+    McpServerView, PendingAction, PendingKind, QuestionView, RequiredCallView, ThreadStatus,
+    ThreadView, ToolCallView, ToolInfoView, ToolResultView, TurnStatus, UsageView,
 };
 use crate::wire::write::{encode_str_enum, encode_struct, Encode, EncodeFields, Object};
 
@@ -92,18 +93,29 @@ impl Encode for ContentView {
     }
 }
 
-encode_struct!(MessageView {
-    id: "id",
-    name: "name",
-    content: "content",
-    reasoning: "reasoning",
-    refusal: "refusal",
-    tool_calls: "toolCalls",
-    finish_reason: "finishReason",
-    usage: "usage",
-    complete: "complete",
-    interrupted: "interrupted",
-});
+// By hand: the optional parts are read through accessors (`MessageView`'s boxes).
+impl EncodeFields for MessageView {
+    fn encode_fields(&self, o: &mut Object<'_>) {
+        o.member("id", &self.id);
+        o.member("name", &self.name());
+        o.member("content", &self.content);
+        o.member("reasoning", &self.reasoning());
+        o.member("refusal", &self.refusal());
+        o.member("toolCalls", self.tool_calls());
+        o.member("finishReason", &self.finish_reason());
+        o.member("usage", &self.usage());
+        o.member("complete", &self.complete);
+        o.member("interrupted", &self.interrupted);
+    }
+}
+
+impl Encode for MessageView {
+    fn encode(&self, out: &mut String) {
+        let mut o = Object::open(out);
+        self.encode_fields(&mut o);
+        o.close();
+    }
+}
 
 encode_struct!(ToolResultView {
     tool_call_id: "toolCallId",

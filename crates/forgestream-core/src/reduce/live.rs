@@ -133,8 +133,8 @@ fn append_to_turn(
     .map(|content_from| TextAppend {
         base_version: item.version,
         content_from,
-        reasoning_from: message.reasoning.as_deref().map_or(0, str::len),
-        refusal_from: message.refusal.as_deref().map_or(0, str::len),
+        reasoning_from: message.reasoning().map_or(0, |t| t.len()),
+        refusal_from: message.refusal().map_or(0, |t| t.len()),
     });
     // PROTOCOL §5 merge rule for text: append, an empty increment changes nothing.
     let mut changed = false;
@@ -143,11 +143,11 @@ fn append_to_turn(
         changed = true;
     }
     if let Some(text) = delta.reasoning_content.as_deref().filter(|t| !t.is_empty()) {
-        merge::append_opt(&mut message.reasoning, text);
+        merge::append_opt(message.reasoning_slot(), text);
         changed = true;
     }
     if let Some(text) = delta.refusal.as_deref().filter(|t| !t.is_empty()) {
-        merge::append_opt(&mut message.refusal, text);
+        merge::append_opt(message.refusal_slot(), text);
         changed = true;
     }
     if changed {
@@ -169,15 +169,15 @@ pub(super) fn delta_text_bytes(
 }
 
 /// Bytes of text a message holds now (content parts count as text).
-pub(super) fn message_text_bytes(message: &super::view::MessageView) -> usize {
+pub(super) fn message_text_bytes(message: &super::message::MessageView) -> usize {
     let content = match &message.content {
         None => 0,
         Some(ContentView::Text(t)) => t.len(),
         Some(ContentView::Parts(_)) => 0,
     };
     content
-        .saturating_add(message.reasoning.as_deref().map_or(0, str::len))
-        .saturating_add(message.refusal.as_deref().map_or(0, str::len))
+        .saturating_add(message.reasoning().map_or(0, |t| t.len()))
+        .saturating_add(message.refusal().map_or(0, |t| t.len()))
 }
 
 /// Which text bound `incoming` more bytes would cross: `("message" | "turn", limit)`.
@@ -298,16 +298,16 @@ mod tests {
                 assert!(new.starts_with(old), "{new:?} does not extend {old:?}");
             };
             grew(&text(&a.content), &text(&b.content), at.content_from);
-            let opt = |o: &Option<TextBuf>| String::from(o.as_deref().unwrap_or_default());
-            grew(&opt(&a.reasoning), &opt(&b.reasoning), at.reasoning_from);
-            grew(&opt(&a.refusal), &opt(&b.refusal), at.refusal_from);
+            let opt = |o: Option<&TextBuf>| String::from(o.map(|t| t.as_str()).unwrap_or_default());
+            grew(&opt(a.reasoning()), &opt(b.reasoning()), at.reasoning_from);
+            grew(&opt(a.refusal()), &opt(b.refusal()), at.refusal_from);
             // Nothing but the text fields and the version moved.
             let mut old = old.clone();
             old.version = new.version;
             if let ItemBody::Message(m) = &mut old.body {
                 m.content = b.content.clone();
-                m.reasoning = b.reasoning.clone();
-                m.refusal = b.refusal.clone();
+                m.set_reasoning(b.reasoning().cloned());
+                m.set_refusal(b.refusal().cloned());
             }
             assert_eq!(&old, new);
         }

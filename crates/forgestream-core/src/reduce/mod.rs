@@ -24,6 +24,7 @@ mod encode;
 mod frame;
 mod live;
 mod merge;
+mod message;
 mod packed_usage;
 mod pending;
 mod shared;
@@ -41,14 +42,14 @@ use alloc::vec::Vec;
 pub use arguments_text::ArgumentsText;
 pub use change::{ChangeSet, ItemChange, ReduceError, TextAppend, Warning};
 pub use frame::{LiveFrame, TurnFlags};
+pub use message::MessageView;
 pub use packed_usage::PackedUsage;
 pub use text_buf::TextBuf;
 pub use timestamp::Timestamp;
 pub use view::{
     BreakdownView, ContentPartView, ContentView, ItemBody, ItemView, McpAuthServerView,
-    McpServerView, MessageView, PendingAction, PendingKind, QuestionView, RequiredCallView,
-    ThreadStatus, ThreadView, ToolCallView, ToolInfoView, ToolResultView, TurnStatus, TurnView,
-    UsageView,
+    McpServerView, PendingAction, PendingKind, QuestionView, RequiredCallView, ThreadStatus,
+    ThreadView, ToolCallView, ToolInfoView, ToolResultView, TurnStatus, TurnView, UsageView,
 };
 
 use crate::wire;
@@ -534,7 +535,10 @@ impl SessionView {
     pub fn tool_call(&self, tool_call_id: &str) -> Option<&ToolCallView> {
         let at = self.link(tool_call_id, RefKind::Message)?;
         match &self.item_at(at, RefKind::Message)?.1.body {
-            ItemBody::Message(m) => m.tool_calls.iter().find(|c| c.tool_call_id == tool_call_id),
+            ItemBody::Message(m) => m
+                .tool_calls()
+                .iter()
+                .find(|c| c.tool_call_id == tool_call_id),
             _ => None,
         }
     }

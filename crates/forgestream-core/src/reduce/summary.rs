@@ -5,7 +5,8 @@ use alloc::vec;
 use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
-use super::view::{ItemBody, MessageView, PendingAction, ThreadView, TurnView, UsageView};
+use super::message::MessageView;
+use super::view::{ItemBody, PendingAction, ThreadView, TurnView, UsageView};
 use super::SessionView;
 use crate::id_map::IdMap;
 use crate::wire::JsonText;
@@ -60,7 +61,7 @@ fn token_pair(u: &UsageView) -> Value {
 
 fn message_json(m: &MessageView, thread: &Option<crate::id::Id>) -> Value {
     let calls: Vec<Value> = m
-        .tool_calls
+        .tool_calls()
         .iter()
         .map(|c| {
             object(vec![
@@ -83,13 +84,16 @@ fn message_json(m: &MessageView, thread: &Option<crate::id::Id>) -> Value {
         ("id", Value::from(m.id.as_str())),
         ("thread", text(thread)),
         ("text", Value::from(m.content.as_ref().map(|c| c.text()))),
-        ("reasoning", text(&m.reasoning)),
-        ("refusal", text(&m.refusal)),
+        ("reasoning", text_of(m.reasoning().map(|t| t.as_str()))),
+        ("refusal", text_of(m.refusal().map(|t| t.as_str()))),
         ("toolCalls", Value::from(calls)),
-        ("finishReason", text(&m.finish_reason)),
+        (
+            "finishReason",
+            text_of(m.finish_reason().map(crate::id::Id::as_str)),
+        ),
         (
             "usage",
-            Value::from(m.usage.as_ref().map(|u| token_pair(&u.get()))),
+            Value::from(m.usage().map(|u| token_pair(&u.get()))),
         ),
     ])
 }

@@ -292,56 +292,49 @@ impl ContentView {
     }
 }
 
+// The TypeScript declaration of [`super::message::MessageView`]: what it serialises as (tsify
+// reads a struct's fields, and the message's own layout differs, see there). Never built.
+// Here, among the view types in use, not in a module of its own: a declaration is compiled
+// into the wasm only along with code that is linked (one alone in a module was left out).
 /// A model message: the live placeholder filled by deltas, or the merged message.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
-#[cfg_attr(feature = "tsify", tsify(missing_as_null))]
+#[cfg(feature = "tsify")]
+#[allow(dead_code)]
+#[derive(Serialize, tsify::Tsify)]
+#[tsify(missing_as_null)]
 #[serde(rename_all = "camelCase")]
-pub struct MessageView {
+struct MessageView {
     /// Event id (shared with its deltas).
-    #[cfg_attr(feature = "tsify", tsify(type = "string"))]
-    pub id: Id,
-    // Shared by the messages of one author (`reduce/shared.rs`).
+    #[tsify(type = "string")]
+    id: Id,
     /// Optional author name.
-    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
-    pub name: Option<Id>,
+    #[tsify(type = "string | null")]
+    name: Option<Id>,
     /// Content; `None` while nothing arrived (empty text is normalised to `None`).
-    pub content: Option<ContentView>,
-    // Rare: one pointer inline (`TextBuf`), not an `Option<String>`'s three words, since
-    // every item record is as big as a message.
+    content: Option<ContentView>,
     /// Reasoning text.
-    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
-    pub reasoning: Option<TextBuf>,
+    #[tsify(type = "string | null")]
+    reasoning: Option<TextBuf>,
     /// Refusal text.
-    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
-    pub refusal: Option<TextBuf>,
-    // A boxed slice (16 bytes inline, not a `Vec`'s 24, and no spare capacity): calls are
-    // added rarely (once per new `index`), the message record is as big as every item.
+    #[tsify(type = "string | null")]
+    refusal: Option<TextBuf>,
     /// Tool calls in index order.
-    #[cfg_attr(feature = "tsify", tsify(type = "ToolCallView[]"))]
-    pub tool_calls: Box<[ToolCallView]>,
-    // Shared by the messages that stopped alike (`reduce/shared.rs`).
+    #[tsify(type = "ToolCallView[]")]
+    tool_calls: Box<[ToolCallView]>,
     /// Why generation stopped (wire spelling).
-    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
-    pub finish_reason: Option<Id>,
-    // Packed (a few bytes of heap; `PackedUsage::get` reads it): most items are messages,
-    // and a usage inline made every item record (of any kind) 104 bytes bigger, boxed it was
-    // 104 bytes of heap a message.
+    #[tsify(type = "string | null")]
+    finish_reason: Option<Id>,
     /// This model call's usage.
-    #[cfg_attr(feature = "tsify", tsify(type = "UsageView | null"))]
-    pub usage: Option<PackedUsage>,
+    #[tsify(type = "UsageView | null")]
+    usage: Option<PackedUsage>,
     /// Finished: a `finish_reason` arrived or the merged message was applied.
-    pub complete: bool,
+    complete: bool,
     /// Still streaming when its turn was cancelled (stop, interrupt by a newer turn) or failed:
     /// the text that arrived is kept so the app can show it as stopped, its calls never ran
     /// (no results, not uncertain) and its usage is not counted. Only the live view has it —
     /// the server's history drops unfinished messages (PROTOCOL §9), so after a reload (or a
     /// rebuild from listings) the message is gone; the [summary](super::SessionView::summary)
     /// leaves it out for the same reason.
-    pub interrupted: bool,
-    /// Set from a merged (full) message: later deltas for it are ignored.
-    #[serde(skip)]
-    pub(crate) merged: bool,
+    interrupted: bool,
 }
 
 /// A `tool.response`.
@@ -423,7 +416,7 @@ pub struct McpServerView {
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum ItemBody {
     /// A model message.
-    Message(MessageView),
+    Message(super::message::MessageView),
     /// A tool result.
     ToolResult(ToolResultView),
     /// `tool.approval_required` / `tool.response_required`.
@@ -452,31 +445,39 @@ pub enum ItemBody {
         /// The sandbox.
         sandbox_id: String,
     },
+    // The rare variants' texts are one pointer each (`TextBuf`) and their JSON values boxed:
+    // the largest variant sets the size of every item record (a message's is 56 bytes).
     /// `thread.created` (the item's `thread_id` is the new thread).
     #[serde(rename_all = "camelCase")]
     ThreadCreated {
         /// Title.
-        title: Option<String>,
+        #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+        title: Option<TextBuf>,
         /// Parent thread.
-        parent_thread_id: Option<String>,
+        #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+        parent_thread_id: Option<TextBuf>,
         /// Spawning call.
-        parent_tool_call_id: Option<String>,
+        #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+        parent_tool_call_id: Option<TextBuf>,
         /// Subagent name.
-        agent_name: Option<String>,
+        #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+        agent_name: Option<TextBuf>,
     },
     /// `thread.done`.
     #[serde(rename_all = "camelCase")]
     ThreadDone {
         /// Title.
-        title: Option<String>,
+        #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+        title: Option<TextBuf>,
         /// `done` / `error` / other.
-        status: String,
-        // Boxed (rare): unboxed, this variant was the largest and every item paid for it.
+        #[cfg_attr(feature = "tsify", tsify(type = "string"))]
+        status: TextBuf,
         /// The failure, on error.
         #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
         error: Option<Box<Value>>,
         /// The child's final message id.
-        output_message_id: Option<String>,
+        #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+        output_message_id: Option<TextBuf>,
     },
     /// An event type this SDK does not know, surfaced as is.
     #[serde(rename_all = "camelCase")]
@@ -485,7 +486,7 @@ pub enum ItemBody {
         event_type: String,
         /// The whole event.
         #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
-        raw: Value,
+        raw: Box<Value>,
     },
 }
 

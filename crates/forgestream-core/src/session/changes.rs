@@ -168,8 +168,8 @@ impl<'a> ItemAppend<'a> {
             base_version: at.base_version,
             version: item.version,
             content: suffix(content, at.content_from)?,
-            reasoning: suffix(m.reasoning.as_deref(), at.reasoning_from)?,
-            refusal: suffix(m.refusal.as_deref(), at.refusal_from)?,
+            reasoning: suffix(m.reasoning().map(|t| t.as_str()), at.reasoning_from)?,
+            refusal: suffix(m.refusal().map(|t| t.as_str()), at.refusal_from)?,
         })
     }
 }
