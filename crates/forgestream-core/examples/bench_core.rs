@@ -666,13 +666,13 @@ fn ids_heap<'a>(
     bytes
 }
 
-/// Heap bytes of a shared JSON text (`JsonText`, an `Arc<str>`: two counts and the text) the
+/// Heap bytes of a shared JSON text (`JsonText`, an `Arc<str>`: a count and the text) the
 /// first time its allocation is seen (`seen`: the texts' addresses), else 0. A clone of one
 /// allocates nothing, so [`heap_of`] does not see them.
 fn json_heap(seen: &mut std::collections::HashSet<usize>, text: Option<&JsonText>) -> usize {
     match text {
         Some(t) if seen.insert(t.as_str().as_ptr() as usize) => {
-            2 * std::mem::size_of::<usize>() + t.as_str().len()
+            std::mem::size_of::<usize>() + t.as_str().len()
         }
         _ => 0,
     }
