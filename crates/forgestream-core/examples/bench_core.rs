@@ -317,10 +317,10 @@ fn verify_w1(view: &SessionView, turn_id: &str, events: u64, meta: &Value) -> Ve
     if turn.status != TurnStatus::Done {
         errors.push(format!("turn status {:?}, expected Done", turn.status));
     }
-    if turn.last_sequence_number != meta.get("last_seq").and_then(Value::as_u64) {
+    if turn.last_sequence_number() != meta.get("last_seq").and_then(Value::as_u64) {
         errors.push(format!(
             "last sequence number {:?}",
-            turn.last_sequence_number
+            turn.last_sequence_number()
         ));
     }
     if view.warning_count() != 0 {
@@ -743,8 +743,8 @@ fn w2_view_breakdown(
             "turn headers (ids, times, states)",
             heap_of(&turn.turn_id)
                 + heap_of(&turn.previous_turn_id)
-                + heap_of(&turn.cancel_reason)
-                + heap_of(&turn.error_message)
+                + heap_of(&turn.cancel_reason().cloned())
+                + heap_of(&turn.error_message().cloned())
                 + heap_of(&turn.created_at)
                 + heap_of(&turn.completed_at),
         );

@@ -15,11 +15,11 @@ use super::message::MessageView;
 use super::packed_usage::PackedUsage;
 use super::text_buf::TextBuf;
 use super::timestamp::Timestamp;
+use super::turn::TurnView;
 use super::turn_key;
 use super::view::{
     ItemBody, ItemView, McpAuthServerView, McpServerView, PendingKind, RequiredCallView,
-    RequiredRecord, ThreadStatus, ThreadView, ToolResultView, TurnInternal, TurnStatus, TurnView,
-    UsageView,
+    RequiredRecord, ThreadStatus, ThreadView, ToolResultView, TurnStatus, UsageView,
 };
 use super::{RefKind, SessionView};
 use crate::id::Id;
@@ -37,25 +37,7 @@ impl SessionView {
         }
         // One `Id` for the map's key, the turn's own id and every item's `turn_id`.
         let id = Id::from(turn_id);
-        self.turns.insert(
-            id.clone(),
-            Box::new(TurnView {
-                turn_id: id,
-                previous_turn_id: None,
-                status: TurnStatus::Running,
-                cancel_reason: None,
-                error_message: None,
-                input: None,
-                created_at: None,
-                completed_at: None,
-                items: IdMap::new(),
-                usage: PackedUsage::default(),
-                last_sequence_number: None,
-                late_events_ignored: 0,
-                version: 1,
-                internal: TurnInternal::default(),
-            }),
-        );
+        self.turns.insert(id.clone(), Box::new(TurnView::new(id)));
         cs.turn(turn_id);
         // Ordered once per public call (in `finish`), not per turn: a page of 100 session events
         // can add and relink many turns.
@@ -179,14 +161,15 @@ impl SessionView {
             return Ok(());
         };
         let frozen = turn.internal.terminal
-            && turn.cancel_reason.as_deref() == Some("cancelled-for-next-turn");
+            && turn.cancel_reason().map(|r| r.as_str()) == Some("cancelled-for-next-turn");
         if turn.internal.done_event_seen || frozen {
             if matches!(event, wire::Event::TurnDone(_)) {
                 // The frozen turn's own late `turn.done` (first terminal state already won).
                 turn.internal.done_event_seen = true;
                 return Ok(());
             }
-            turn.late_events_ignored = turn.late_events_ignored.saturating_add(1);
+            let live = turn.internal.live_mut();
+            live.late_events_ignored = live.late_events_ignored.saturating_add(1);
             turn.version += 1;
             cs.turn(turn_id);
             if !frozen {
@@ -940,12 +923,12 @@ impl SessionView {
             }
             wire::TurnState::Cancelled(c) => {
                 turn.status = TurnStatus::Cancelled;
-                turn.cancel_reason = Some(TextBuf::from(c.reason.as_str()));
+                turn.internal.live_mut().cancel_reason = Some(TextBuf::from(c.reason.as_str()));
                 turn.completed_at = c.completed_at.as_deref().map(Timestamp::new);
             }
             wire::TurnState::Error(e) => {
                 turn.status = TurnStatus::Error;
-                turn.error_message = Some(TextBuf::from(e.message.as_str()));
+                turn.internal.live_mut().error_message = Some(TextBuf::from(e.message.as_str()));
                 turn.completed_at = e.completed_at.as_deref().map(Timestamp::new);
             }
             _ => {}

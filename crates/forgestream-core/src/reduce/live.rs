@@ -9,7 +9,8 @@
 
 use super::change::{ChangeSet, ReduceError, TextAppend};
 use super::merge;
-use super::view::{ContentView, ItemBody, TurnView};
+use super::turn::TurnView;
+use super::view::{ContentView, ItemBody};
 use super::{item_key, turn_key, SessionView, TurnFlags};
 use crate::id_map::same_id;
 use crate::wire;
@@ -38,7 +39,7 @@ impl SessionView {
         let config = &self.config;
         let turn = self.turns.get_keyed_mut(turn_id, turn_key)?;
         // `admit`'s rules; a gap (which warns) takes the ordinary route.
-        let hwm = turn.last_sequence_number;
+        let hwm = turn.last_sequence_number();
         let next = match sequence_number {
             None => hwm,
             Some(n) if hwm.is_some_and(|h| n <= h) => return Some(TurnFlags::of(turn)),
@@ -46,7 +47,7 @@ impl SessionView {
             Some(n) => Some(n),
         };
         let applied = append_to_turn(turn, config, delta)?;
-        turn.last_sequence_number = next;
+        turn.set_last_sequence_number(next);
         let flags = TurnFlags::of(turn);
         record(cs, turn_id, &delta.id, applied);
         Some(flags)

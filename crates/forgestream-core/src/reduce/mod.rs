@@ -31,6 +31,7 @@ mod shared;
 mod summary;
 mod text_buf;
 mod timestamp;
+mod turn;
 mod view;
 
 use crate::id::Id;
@@ -46,10 +47,11 @@ pub use message::MessageView;
 pub use packed_usage::PackedUsage;
 pub use text_buf::TextBuf;
 pub use timestamp::Timestamp;
+pub use turn::TurnView;
 pub use view::{
     BreakdownView, ContentPartView, ContentView, ItemBody, ItemView, McpAuthServerView,
     McpServerView, PendingAction, PendingKind, QuestionView, RequiredCallView, ThreadStatus,
-    ThreadView, ToolCallView, ToolInfoView, ToolResultView, TurnStatus, TurnView, UsageView,
+    ThreadView, ToolCallView, ToolInfoView, ToolResultView, TurnStatus, UsageView,
 };
 
 use crate::wire;
@@ -396,7 +398,7 @@ impl SessionView {
     pub fn last_sequence_number(&self, turn_id: &str) -> Option<u64> {
         self.turns
             .get_keyed(turn_id, turn_key)
-            .and_then(|t| t.last_sequence_number)
+            .and_then(|t| t.last_sequence_number())
     }
 
     /// One turn.
@@ -601,13 +603,12 @@ impl SessionView {
         let Some(n) = sequence_number else {
             return true;
         };
-        if turn.last_sequence_number.is_some_and(|hwm| n <= hwm) {
+        let hwm = turn.last_sequence_number();
+        if hwm.is_some_and(|hwm| n <= hwm) {
             return false;
         }
-        let expected = turn
-            .last_sequence_number
-            .map_or(1, |hwm| hwm.saturating_add(1));
-        turn.last_sequence_number = Some(n);
+        let expected = hwm.map_or(1, |hwm| hwm.saturating_add(1));
+        turn.set_last_sequence_number(Some(n));
         if n != expected {
             self.warn(
                 Warning::SequenceGap {

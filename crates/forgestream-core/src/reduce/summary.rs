@@ -6,7 +6,8 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
 use super::message::MessageView;
-use super::view::{ItemBody, PendingAction, ThreadView, TurnView, UsageView};
+use super::turn::TurnView;
+use super::view::{ItemBody, PendingAction, ThreadView, UsageView};
 use super::SessionView;
 use crate::id_map::IdMap;
 use crate::wire::JsonText;
@@ -182,8 +183,14 @@ fn turn_json(t: &TurnView) -> Value {
         ("id", Value::from(t.turn_id.as_str())),
         ("previousTurnId", text(&t.previous_turn_id)),
         ("status", Value::from(t.status.as_str())),
-        ("cancelReason", text(&t.cancel_reason)),
-        ("errorMessage", text(&t.error_message)),
+        (
+            "cancelReason",
+            text_of(t.cancel_reason().map(|r| r.as_str())),
+        ),
+        (
+            "errorMessage",
+            text_of(t.error_message().map(|m| m.as_str())),
+        ),
         ("items", Value::from(items)),
         ("usage", usage_json(&t.usage.get())),
     ])
@@ -260,7 +267,7 @@ impl SessionView {
             .collect();
         let mut seqs = Map::new();
         for t in self.turns() {
-            if let Some(n) = t.last_sequence_number {
+            if let Some(n) = t.last_sequence_number() {
                 seqs.insert(String::from(&t.turn_id), Value::from(n));
             }
         }

@@ -5,16 +5,16 @@ use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 use serde_json::Value;
 
 use super::args::ArgScanner;
 use super::arguments_text::ArgumentsText;
+#[cfg(feature = "tsify")]
 use super::packed_usage::PackedUsage;
 use super::text_buf::TextBuf;
 use super::timestamp::Timestamp;
 use crate::id::Id;
-use crate::id_map::IdMap;
 use crate::wire::{self, JsonText};
 
 /// Token usage (tokens) and cost (USD) of a message, turn, thread or session.
@@ -611,65 +611,52 @@ pub struct QuestionView {
     pub options: Vec<String>,
 }
 
+// The TypeScript declaration of [`super::turn::TurnView`]: what it serialises as (its rare
+// fields live in a box there). Never built; here for the reason `MessageView`'s is.
 /// One turn of the session.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
-#[cfg_attr(feature = "tsify", tsify(missing_as_null))]
+#[cfg(feature = "tsify")]
+#[allow(dead_code)]
+#[derive(Serialize, tsify::Tsify)]
+#[tsify(missing_as_null)]
 #[serde(rename_all = "camelCase")]
-pub struct TurnView {
-    // Shared with its items and the view's indexes.
+struct TurnView {
     /// Turn id.
-    #[cfg_attr(feature = "tsify", tsify(type = "string"))]
-    pub turn_id: Id,
-    // The parent turn's own `Id` once the chain is ordered (`reorder`): a pointer, where a
-    // copy of the text was ~40 bytes of every turn.
+    #[tsify(type = "string")]
+    turn_id: Id,
     /// Chain parent.
-    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
-    pub previous_turn_id: Option<Id>,
+    #[tsify(type = "string | null")]
+    previous_turn_id: Option<Id>,
     /// Status (paused = done with required actions).
-    pub status: TurnStatus,
-    // Rare: one pointer inline each (`TextBuf`).
+    status: TurnStatus,
     /// `cancelled` reason (wire spelling).
-    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
-    pub cancel_reason: Option<TextBuf>,
+    #[tsify(type = "string | null")]
+    cancel_reason: Option<TextBuf>,
     /// `error` message.
-    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
-    pub error_message: Option<TextBuf>,
+    #[tsify(type = "string | null")]
+    error_message: Option<TextBuf>,
     /// Input items the turn was created with (wire shape), as JSON text (crosses to JS as the
     /// array; [`JsonText::to_value`] parses it).
-    #[cfg_attr(feature = "tsify", tsify(type = "unknown[] | null"))]
-    pub input: Option<JsonText>,
+    #[tsify(type = "unknown[] | null")]
+    input: Option<JsonText>,
     /// ISO-8601.
-    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
-    pub created_at: Option<Timestamp>,
+    #[tsify(type = "string | null")]
+    created_at: Option<Timestamp>,
     /// ISO-8601.
-    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
-    pub completed_at: Option<Timestamp>,
+    #[tsify(type = "string | null")]
+    completed_at: Option<Timestamp>,
     /// Items in stream order (ordered by event id: ULIDs sort by creation time, §1).
-    #[serde(serialize_with = "items_in_order")]
-    #[cfg_attr(feature = "tsify", tsify(type = "ItemView[]"))]
-    pub items: IdMap<ItemView>,
-    // Packed (`PackedUsage::get` reads it): a `UsageView` inline was 104 bytes of every turn
-    // record (W2: 1.6 MB).
+    #[tsify(type = "ItemView[]")]
+    items: Vec<ItemView>,
     /// Turn usage.
-    #[cfg_attr(feature = "tsify", tsify(type = "UsageView"))]
-    pub usage: PackedUsage,
+    #[tsify(type = "UsageView")]
+    usage: PackedUsage,
     /// Highest sequence number applied from a live stream.
-    pub last_sequence_number: Option<u64>,
+    last_sequence_number: Option<u64>,
     /// Live events ignored because they came after the turn ended (a frozen
     /// `cancelled-for-next-turn` turn keeps streaming deltas, §9).
-    pub late_events_ignored: u64,
+    late_events_ignored: u64,
     /// Bumped on every header change.
-    pub version: u64,
-    #[serde(skip)]
-    pub(crate) internal: TurnInternal,
-}
-
-fn items_in_order<S: Serializer>(
-    items: &IdMap<ItemView>,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    serializer.collect_seq(items.values())
+    version: u64,
 }
 
 /// What the pending set needs of a `*_required` event: its thread and its item body
@@ -680,93 +667,4 @@ pub(crate) struct RequiredRecord {
     pub(crate) thread_id: Option<String>,
     /// The calls or servers waiting.
     pub(crate) body: ItemBody,
-}
-
-/// Reducer bookkeeping that is not part of the view: what every turn needs inline, and the
-/// rest in one box that only a live or unusual turn allocates ([`TurnLive`]). The whole of it
-/// inline was 64 bytes of every turn record (W2: ~1 MB for 15k listed turns, none of which
-/// streamed).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct TurnInternal {
-    /// Persisted (listing) events accepted for this turn, counted against the same cap as the
-    /// live ones. A `u32` that saturates (a cap above `u32::MAX` is never reached).
-    pub(crate) persisted_count: u32,
-    /// A `turn.done` event (not just a fetched state) was applied.
-    pub(crate) done_event_seen: bool,
-    /// The terminal state was applied.
-    pub(crate) terminal: bool,
-    /// The terminal state carried `metrics`: the turn's usage totals are those (set once, the
-    /// first terminal state wins) and only its breakdown follows the messages. A flag rather
-    /// than the metrics themselves (88 bytes a turn): the totals already live in
-    /// [`TurnView::usage`].
-    pub(crate) has_metrics: bool,
-    /// The rest, absent until a live event, a held delta, a `*_required` event or a synthetic
-    /// key needs it.
-    live: Option<Box<TurnLive>>,
-}
-
-/// The part of [`TurnInternal`] a listed turn nearly never needs.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct TurnLive {
-    /// Deltas whose base has not arrived, by message id, in arrival order.
-    pub(crate) held_deltas: IdMap<Vec<wire::MessageDelta>>,
-    /// Live events accepted for this turn (the cap counts these).
-    pub(crate) event_count: usize,
-    /// A live event was refused by the cap: the live view of the turn is incomplete.
-    pub(crate) capped: bool,
-    /// Streamed text (deltas' content + reasoning + refusal) applied to this turn, bytes.
-    pub(crate) text_bytes: usize,
-    /// A delta was refused by a text bound.
-    pub(crate) text_limited: bool,
-    /// `*_required` events of this turn (streamed or from `required_actions`), sorted by event
-    /// id (a few per turn: a sorted list, not another map instantiation in the wasm). The
-    /// first record of an id wins.
-    pub(crate) required: Vec<(String, RequiredRecord)>,
-    /// Counter for synthetic item keys.
-    pub(crate) synthetic_keys: u64,
-}
-
-impl TurnInternal {
-    /// The rarely needed part, allocated on first use.
-    pub(crate) fn live_mut(&mut self) -> &mut TurnLive {
-        self.live.get_or_insert_with(Box::default)
-    }
-
-    /// [`TurnLive::event_count`] (0 before any live event).
-    pub(crate) fn event_count(&self) -> usize {
-        self.live.as_ref().map_or(0, |l| l.event_count)
-    }
-
-    /// [`TurnLive::capped`].
-    pub(crate) fn capped(&self) -> bool {
-        self.live.as_ref().is_some_and(|l| l.capped)
-    }
-
-    /// [`TurnLive::text_bytes`].
-    pub(crate) fn text_bytes(&self) -> usize {
-        self.live.as_ref().map_or(0, |l| l.text_bytes)
-    }
-
-    /// [`TurnLive::text_limited`].
-    pub(crate) fn text_limited(&self) -> bool {
-        self.live.as_ref().is_some_and(|l| l.text_limited)
-    }
-
-    /// [`TurnLive::required`] (empty when absent).
-    pub(crate) fn required(&self) -> &[(String, RequiredRecord)] {
-        self.live.as_ref().map_or(&[], |l| l.required.as_slice())
-    }
-
-    /// The held deltas of message `key`, removed.
-    pub(crate) fn take_held(&mut self, key: &str) -> Option<Vec<wire::MessageDelta>> {
-        self.live.as_mut().and_then(|l| l.held_deltas.remove(key))
-    }
-
-    /// All held deltas, removed.
-    pub(crate) fn take_all_held(&mut self) -> IdMap<Vec<wire::MessageDelta>> {
-        self.live
-            .as_mut()
-            .map(|l| core::mem::take(&mut l.held_deltas))
-            .unwrap_or_default()
-    }
 }
