@@ -710,7 +710,6 @@ fn w2_view_breakdown(
             );
             match &item.body {
                 ItemBody::Message(m) => {
-                    ids += ids_heap(&mut seen, [&m.id]);
                     for c in m.tool_calls() {
                         ids += ids_heap(
                             &mut seen,
@@ -777,9 +776,7 @@ fn w2_view_breakdown(
                     add("message usage", usage);
                     add(
                         "message ids and names",
-                        heap_of(&m.id)
-                            + heap_of(&m.name().cloned())
-                            + heap_of(&m.finish_reason().cloned()),
+                        heap_of(&m.name().cloned()) + heap_of(&m.finish_reason().cloned()),
                     );
                     // What is left of the message's heap: the boxes of its optional parts.
                     add(

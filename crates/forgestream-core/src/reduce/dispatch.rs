@@ -475,7 +475,7 @@ impl SessionView {
                 if placeholder {
                     return Ok(());
                 }
-                let (mut full, bad) = merge::from_full(message, &key);
+                let (mut full, bad) = merge::from_full(message);
                 self.shared.share(&mut full);
                 share_call_ids(&self.links, &mut full);
                 merge::carry_links(existing, &mut full);
@@ -493,9 +493,9 @@ impl SessionView {
             }
             None => {
                 let view = if placeholder {
-                    merge::empty_message(&key)
+                    MessageView::new()
                 } else {
-                    let (mut full, bad) = merge::from_full(message, &key);
+                    let (mut full, bad) = merge::from_full(message);
                     self.shared.share(&mut full);
                     share_call_ids(&self.links, &mut full);
                     unparsed = bad;
@@ -632,12 +632,12 @@ impl SessionView {
     }
 
     fn apply_tool_response(&mut self, turn_id: &str, r: &wire::ToolResponse, cs: &mut ChangeSet) {
-        let content = match &r.content {
-            Value::String(text) => text.clone(),
-            Value::Null => String::new(),
+        let content: Box<str> = match &r.content {
+            Value::String(text) => Box::from(text.as_str()),
+            Value::Null => Box::default(),
             // The SDK's encoder, not `Value`'s `Display` (serde_json's serializer): the same
             // compact text.
-            other => crate::wire::write::to_string(other),
+            other => crate::wire::write::to_string(other).into_boxed_str(),
         };
         let call = self.call_site(&r.tool_call_id);
         // Shared with the index entry (and so the call) when the call or a result is known.

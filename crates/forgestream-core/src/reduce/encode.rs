@@ -7,7 +7,8 @@
 use alloc::string::String;
 
 use super::change::Warning;
-use super::message::MessageView;
+use super::message::MessageWithId;
+use super::view::BodyWithKey;
 use super::view::{
     BreakdownView, ContentPartView, ContentView, ItemBody, ItemView, McpAuthServerView,
     McpServerView, PendingAction, PendingKind, QuestionView, RequiredCallView, ThreadStatus,
@@ -93,23 +94,25 @@ impl Encode for ContentView {
     }
 }
 
-// By hand: the optional parts are read through accessors (`MessageView`'s boxes).
-impl EncodeFields for MessageView {
+// By hand: the optional parts are read through accessors (`MessageView`'s boxes), and the id
+// is the item's key.
+impl EncodeFields for MessageWithId<'_> {
     fn encode_fields(&self, o: &mut Object<'_>) {
-        o.member("id", &self.id);
-        o.member("name", &self.name());
-        o.member("content", &self.content);
-        o.member("reasoning", &self.reasoning());
-        o.member("refusal", &self.refusal());
-        o.member("toolCalls", self.tool_calls());
-        o.member("finishReason", &self.finish_reason());
-        o.member("usage", &self.usage());
-        o.member("complete", &self.complete);
-        o.member("interrupted", &self.interrupted);
+        let (m, id) = (self.message, self.id);
+        o.member("id", id);
+        o.member("name", &m.name());
+        o.member("content", &m.content);
+        o.member("reasoning", &m.reasoning());
+        o.member("refusal", &m.refusal());
+        o.member("toolCalls", m.tool_calls());
+        o.member("finishReason", &m.finish_reason());
+        o.member("usage", &m.usage());
+        o.member("complete", &m.complete);
+        o.member("interrupted", &m.interrupted);
     }
 }
 
-impl Encode for MessageView {
+impl Encode for MessageWithId<'_> {
     fn encode(&self, out: &mut String) {
         let mut o = Object::open(out);
         self.encode_fields(&mut o);
@@ -147,13 +150,13 @@ encode_struct!(McpServerView {
     transport_type: "transportType",
 });
 
-impl Encode for ItemBody {
+impl Encode for BodyWithKey<'_> {
     fn encode(&self, out: &mut String) {
         let mut o = Object::open(out);
-        match self {
+        match self.body {
             ItemBody::Message(m) => {
                 o.member("kind", "message");
-                m.encode_fields(&mut o);
+                m.with_id(self.key).encode_fields(&mut o);
             }
             ItemBody::ToolResult(r) => {
                 o.member("kind", "toolResult");
@@ -210,14 +213,19 @@ impl Encode for ItemBody {
     }
 }
 
-encode_struct!(ItemView {
-    key: "key",
-    turn_id: "turnId",
-    thread_id: "threadId",
-    version: "version",
-    created_at: "createdAt",
-    body: "body",
-});
+// By hand: the body is written with the key (a message's `id`).
+impl Encode for ItemView {
+    fn encode(&self, out: &mut String) {
+        let mut o = Object::open(out);
+        o.member("key", &self.key);
+        o.member("turnId", &self.turn_id);
+        o.member("threadId", &self.thread_id);
+        o.member("version", &self.version);
+        o.member("createdAt", &self.created_at);
+        o.member("body", &self.body_with_key());
+        o.close();
+    }
+}
 
 encode_str_enum!(ThreadStatus {
     Running => "running",

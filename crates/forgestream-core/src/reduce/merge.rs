@@ -29,10 +29,6 @@ pub(crate) struct DeltaEffects {
     pub(crate) unparsed: Vec<String>,
 }
 
-pub(crate) fn empty_message(id: &Id) -> MessageView {
-    MessageView::new(id.clone())
-}
-
 fn part_view(part: &wire::ContentPart) -> ContentPartView {
     match part {
         wire::ContentPart::Text { text } => ContentPartView::Text { text: text.clone() },
@@ -256,11 +252,11 @@ pub(crate) fn apply_delta(message: &mut MessageView, delta: &wire::MessageDelta)
     fx
 }
 
-/// Builds the view of a merged (full) message. Links (results, threads, uncertainty) are filled
-/// by the reducer afterwards; `key` is the item's key (`message.id`, shared). Returns the view
-/// and the calls whose arguments do not parse.
-pub(crate) fn from_full(message: &wire::ModelMessage, key: &Id) -> (MessageView, Vec<String>) {
-    let mut view = empty_message(key);
+/// Builds the view of a merged (full) message (its id is its item's key). Links (results,
+/// threads, uncertainty) are filled by the reducer afterwards. Returns the view and the calls
+/// whose arguments do not parse.
+pub(crate) fn from_full(message: &wire::ModelMessage) -> (MessageView, Vec<String>) {
+    let mut view = MessageView::new();
     view.set_name(message.name.as_deref().map(Id::from));
     view.content = match &message.content {
         Some(wire::Content::Text(text)) if !text.is_empty() => {
@@ -333,8 +329,7 @@ pub(crate) fn carry_links(old: &MessageView, new: &mut MessageView) {
 
 /// Equality that ignores reducer-private state (scanner, merged flag).
 pub(crate) fn same_view(a: &MessageView, b: &MessageView) -> bool {
-    a.id == b.id
-        && a.name() == b.name()
+    a.name() == b.name()
         && a.content == b.content
         && a.reasoning() == b.reasoning()
         && a.refusal() == b.refusal()

@@ -16,10 +16,12 @@ use crate::id::Id;
 /// boxes allocated on first use ([`MessageView::name`] and the other accessors read them): the
 /// message is the largest item body, so its inline size was that of every item record — a tool
 /// result or a notice paid 56 bytes for fields only a message has (W2: 69k items, 10.5 MB).
-#[derive(Debug, Clone)]
+///
+/// Its `id` member is its item's key ([`super::ItemView::key`], the event id its deltas share),
+/// not held a second time: a message serialises within its item ([`super::ItemView`]'s
+/// serialisers write it), and alone only through [`MessageView::with_id`].
+#[derive(Debug, Clone, Default)]
 pub struct MessageView {
-    /// Event id (shared with its deltas).
-    pub id: Id,
     /// Content; `None` while nothing arrived (empty text is normalised to `None`).
     pub content: Option<ContentView>,
     /// Finished: a `finish_reason` arrived or the merged message was applied.
@@ -60,10 +62,9 @@ struct MessageRare {
 }
 
 impl MessageView {
-    /// An empty message with event id `id`: no content, calls or usage, not complete.
-    pub fn new(id: Id) -> Self {
+    /// An empty message: no content, calls or usage, not complete.
+    pub fn new() -> Self {
         MessageView {
-            id,
             content: None,
             complete: false,
             interrupted: false,
@@ -181,8 +182,7 @@ impl MessageView {
 impl PartialEq for MessageView {
     // By what the message holds: an emptied box equals an absent one.
     fn eq(&self, other: &Self) -> bool {
-        self.id == other.id
-            && self.name() == other.name()
+        self.name() == other.name()
             && self.content == other.content
             && self.reasoning() == other.reasoning()
             && self.refusal() == other.refusal()
@@ -195,21 +195,54 @@ impl PartialEq for MessageView {
     }
 }
 
-impl Serialize for MessageView {
-    // The members of its TypeScript declaration (`view.rs`), in that order.
+/// A [`MessageView`] with its id (its item's key), as it serialises: the object its TypeScript
+/// declaration (`view.rs`) describes. [`MessageView::with_id`] makes one.
+#[derive(Debug, Clone, Copy)]
+pub struct MessageWithId<'a> {
+    /// The message's event id.
+    pub id: &'a Id,
+    /// The message.
+    pub message: &'a MessageView,
+}
+
+impl MessageView {
+    /// This message with `id` (its item's key), to serialise.
+    pub fn with_id<'a>(&'a self, id: &'a Id) -> MessageWithId<'a> {
+        MessageWithId { id, message: self }
+    }
+}
+
+impl Serialize for MessageWithId<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.serialize_as(serializer, false)
+    }
+}
+
+impl MessageWithId<'_> {
+    /// As an [`ItemBody::Message`](super::ItemBody::Message) body: `kind` first, as serde's
+    /// internally tagged enums write it.
+    pub(crate) fn serialize_tagged<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.serialize_as(serializer, true)
+    }
+
+    // The members of its TypeScript declaration (`view.rs`), in that order.
+    fn serialize_as<S: Serializer>(&self, serializer: S, tagged: bool) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut s = serializer.serialize_struct("MessageView", 10)?;
-        s.serialize_field("id", &self.id)?;
-        s.serialize_field("name", &self.name())?;
-        s.serialize_field("content", &self.content)?;
-        s.serialize_field("reasoning", &self.reasoning())?;
-        s.serialize_field("refusal", &self.refusal())?;
-        s.serialize_field("toolCalls", self.tool_calls())?;
-        s.serialize_field("finishReason", &self.finish_reason())?;
-        s.serialize_field("usage", &self.usage())?;
-        s.serialize_field("complete", &self.complete)?;
-        s.serialize_field("interrupted", &self.interrupted)?;
+        let m = self.message;
+        let mut s = serializer.serialize_struct("MessageView", 10 + usize::from(tagged))?;
+        if tagged {
+            s.serialize_field("kind", "message")?;
+        }
+        s.serialize_field("id", self.id)?;
+        s.serialize_field("name", &m.name())?;
+        s.serialize_field("content", &m.content)?;
+        s.serialize_field("reasoning", &m.reasoning())?;
+        s.serialize_field("refusal", &m.refusal())?;
+        s.serialize_field("toolCalls", m.tool_calls())?;
+        s.serialize_field("finishReason", &m.finish_reason())?;
+        s.serialize_field("usage", &m.usage())?;
+        s.serialize_field("complete", &m.complete)?;
+        s.serialize_field("interrupted", &m.interrupted)?;
         s.end()
     }
 }

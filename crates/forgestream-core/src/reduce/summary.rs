@@ -60,7 +60,7 @@ fn token_pair(u: &UsageView) -> Value {
     Value::from(vec![u.input_tokens, u.output_tokens])
 }
 
-fn message_json(m: &MessageView, thread: &Option<crate::id::Id>) -> Value {
+fn message_json(key: &str, m: &MessageView, thread: &Option<crate::id::Id>) -> Value {
     let calls: Vec<Value> = m
         .tool_calls()
         .iter()
@@ -82,7 +82,7 @@ fn message_json(m: &MessageView, thread: &Option<crate::id::Id>) -> Value {
         .collect();
     object(vec![
         ("kind", Value::from("message")),
-        ("id", Value::from(m.id.as_str())),
+        ("id", Value::from(key)),
         ("thread", text(thread)),
         ("text", Value::from(m.content.as_ref().map(|c| c.text()))),
         ("reasoning", text_of(m.reasoning().map(|t| t.as_str()))),
@@ -106,13 +106,13 @@ fn ids<T>(list: &[T], id: impl Fn(&T) -> &str) -> Value {
 
 fn item_json(key: &str, thread: &Option<crate::id::Id>, body: &ItemBody) -> Value {
     let (kind, mut members) = match body {
-        ItemBody::Message(m) => return message_json(m, thread),
+        ItemBody::Message(m) => return message_json(key, m, thread),
         ItemBody::ToolResult(r) => (
             "toolResult",
             vec![
                 ("thread", text(thread)),
                 ("toolCallId", Value::from(r.tool_call_id.as_str())),
-                ("content", Value::from(r.content.as_str())),
+                ("content", Value::from(&*r.content)),
                 ("bound", Value::from(r.call_message_id.is_some())),
             ],
         ),
@@ -298,7 +298,9 @@ impl SessionView {
                     if m.interrupted {
                         continue;
                     }
-                    messages.get_or_insert_with(thread, Vec::new).push(&m.id);
+                    messages
+                        .get_or_insert_with(thread, Vec::new)
+                        .push(&item.key);
                 }
             }
         }

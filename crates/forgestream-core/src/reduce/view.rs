@@ -5,7 +5,7 @@ use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use super::args::ArgScanner;
@@ -346,8 +346,11 @@ pub struct ToolResultView {
     /// The call it answers.
     #[cfg_attr(feature = "tsify", tsify(type = "string"))]
     pub tool_call_id: Id,
+    // Set once: a `Box<str>` (16 bytes inline, not a `String`'s 24), so that a tool result is
+    // no larger than a message and the item record needs no room beside them for its tag.
     /// Result text (JSON text for structured results; non-string content is JSON-encoded).
-    pub content: String,
+    #[cfg_attr(feature = "tsify", tsify(type = "string"))]
+    pub content: Box<str>,
     /// The proposing message, once the call is known (`None` = unmatched so far).
     #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
     pub call_message_id: Option<Id>,
@@ -415,7 +418,10 @@ pub struct McpServerView {
 #[cfg_attr(feature = "tsify", tsify(missing_as_null))]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum ItemBody {
+    // Its `id` is the item's key: it serialises within its item (`ItemView`'s serialisers),
+    // and this enum alone refuses to serialise it rather than leave the id out.
     /// A model message.
+    #[serde(serialize_with = "message_alone")]
     Message(super::message::MessageView),
     /// A tool result.
     ToolResult(ToolResultView),
@@ -490,13 +496,22 @@ pub enum ItemBody {
     },
 }
 
+/// [`ItemBody::Message`] serialised without its item: an error (its `id` is the item's key).
+fn message_alone<S: Serializer>(_: &super::message::MessageView, _: S) -> Result<S::Ok, S::Error> {
+    Err(serde::ser::Error::custom(
+        "a message serialises within its item (ItemView) or with MessageView::with_id",
+    ))
+}
+
+// Serialises by hand (the members below, in order) so that a message body is written with its
+// `id`, the item's key (`BodyWithKey`).
 /// One entry of a turn's timeline, keyed by event id.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 #[cfg_attr(feature = "tsify", tsify(missing_as_null))]
-#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "tsify", serde(rename_all = "camelCase"))]
 pub struct ItemView {
-    // The same `Id` as the turn's map key (and a message's `id`).
+    // The same `Id` as the turn's map key (and a message's `id`, which is not held apart).
     /// The event id (a synthetic key for events without one).
     #[cfg_attr(feature = "tsify", tsify(type = "string"))]
     pub key: Id,
@@ -514,6 +529,46 @@ pub struct ItemView {
     pub created_at: Option<Timestamp>,
     /// What the item is.
     pub body: ItemBody,
+}
+
+impl Serialize for ItemView {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut s = serializer.serialize_struct("ItemView", 6)?;
+        s.serialize_field("key", &self.key)?;
+        s.serialize_field("turnId", &self.turn_id)?;
+        s.serialize_field("threadId", &self.thread_id)?;
+        s.serialize_field("version", &self.version)?;
+        s.serialize_field("createdAt", &self.created_at)?;
+        s.serialize_field("body", &self.body_with_key())?;
+        s.end()
+    }
+}
+
+impl ItemView {
+    /// The body with the item's key, as it serialises (a message's `id` is the key).
+    pub(crate) fn body_with_key(&self) -> BodyWithKey<'_> {
+        BodyWithKey {
+            body: &self.body,
+            key: &self.key,
+        }
+    }
+}
+
+/// An item's body with its key: what `ItemView`'s serialisers write as `body`.
+pub(crate) struct BodyWithKey<'a> {
+    pub(crate) body: &'a ItemBody,
+    pub(crate) key: &'a Id,
+}
+
+impl Serialize for BodyWithKey<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.body {
+            // Internally tagged, as the derive writes the other kinds: the tag, then the members.
+            ItemBody::Message(m) => m.with_id(self.key).serialize_tagged(serializer),
+            other => other.serialize(serializer),
+        }
+    }
 }
 
 /// Where a thread stands.
