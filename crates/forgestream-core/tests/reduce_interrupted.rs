@@ -95,7 +95,7 @@ fn its_calls_never_ran_and_are_not_uncertain() {
     let call = &m.tool_calls()[0];
     assert_eq!(call.arguments_text, "{\"order");
     assert!(
-        !call.uncertain,
+        !call.uncertain(),
         "a call whose arguments never finished was not dispatched"
     );
     assert!(call.result_event_id.is_none());

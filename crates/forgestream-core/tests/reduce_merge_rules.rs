@@ -50,7 +50,7 @@ fn arguments_are_parsed_when_their_json_closes_before_the_message_ends() {
         Some(json!({"order_id": "ORD-1"})),
         "parsed as soon as it closed, with the message still streaming"
     );
-    assert_eq!(c.arguments_error, None);
+    assert_eq!(c.arguments_error(), None);
 }
 
 #[test]

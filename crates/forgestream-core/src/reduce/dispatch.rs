@@ -1112,8 +1112,8 @@ impl SessionView {
                 && !self.required_history.contains_key(&call.tool_call_id);
             let same = call.result_event_id.as_ref() == result.as_ref().map(|r| &r.1)
                 && call.result_turn_id.as_ref() == result.as_ref().map(|r| &r.0)
-                && *call.spawned_thread_ids == *spawned
-                && call.uncertain == uncertain;
+                && call.spawned_thread_ids() == &spawned[..]
+                && call.uncertain() == uncertain;
             if !same {
                 updated.push((i, result, spawned, uncertain));
             }
@@ -1166,8 +1166,8 @@ impl SessionView {
             if let Some(call) = message.tool_calls_mut().get_mut(i) {
                 call.result_event_id = result.as_ref().map(|r| r.1.clone());
                 call.result_turn_id = result.map(|r| r.0);
-                call.spawned_thread_ids = spawned.into_boxed_slice();
-                call.uncertain = uncertain;
+                call.set_spawned_thread_ids(spawned.into_boxed_slice());
+                call.set_uncertain(uncertain);
             }
         }
         item.version += 1;

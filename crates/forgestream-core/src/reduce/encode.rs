@@ -8,11 +8,12 @@ use alloc::string::String;
 
 use super::change::Warning;
 use super::message::MessageWithId;
+use super::tool_call::ToolCallView;
 use super::view::BodyWithKey;
 use super::view::{
     BreakdownView, ContentPartView, ContentView, ItemBody, ItemView, McpAuthServerView,
     McpServerView, PendingAction, PendingKind, QuestionView, RequiredCallView, ThreadStatus,
-    ThreadView, ToolCallView, ToolInfoView, ToolResultView, TurnStatus, UsageView,
+    ThreadView, ToolInfoView, ToolResultView, TurnStatus, UsageView,
 };
 use crate::wire::write::{encode_str_enum, encode_struct, Encode, EncodeFields, Object};
 
@@ -50,19 +51,24 @@ encode_struct!(ToolInfoView {
     server_name: "serverName",
 });
 
-encode_struct!(ToolCallView {
-    index: "index",
-    tool_call_id: "toolCallId",
-    name: "name",
-    arguments_text: "argumentsText",
-    arguments: "arguments",
-    arguments_error: "argumentsError",
-    tool_info: "toolInfo",
-    result_event_id: "resultEventId",
-    result_turn_id: "resultTurnId",
-    spawned_thread_ids: "spawnedThreadIds",
-    uncertain: "uncertain",
-});
+// By hand: the rare fields are read through accessors (`ToolCallView`'s box).
+impl Encode for ToolCallView {
+    fn encode(&self, out: &mut String) {
+        let mut o = Object::open(out);
+        o.member("index", &self.index);
+        o.member("toolCallId", &self.tool_call_id);
+        o.member("name", &self.name);
+        o.member("argumentsText", &self.arguments_text);
+        o.member("arguments", &self.arguments);
+        o.member("argumentsError", &self.arguments_error());
+        o.member("toolInfo", &self.tool_info);
+        o.member("resultEventId", &self.result_event_id);
+        o.member("resultTurnId", &self.result_turn_id);
+        o.member("spawnedThreadIds", self.spawned_thread_ids());
+        o.member("uncertain", &self.uncertain());
+        o.close();
+    }
+}
 
 impl Encode for ContentPartView {
     fn encode(&self, out: &mut String) {

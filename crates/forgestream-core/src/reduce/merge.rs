@@ -7,12 +7,12 @@ use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-use super::args::ArgScanner;
 use super::arguments_text::ArgumentsText;
 use super::message::MessageView;
 use super::packed_usage::PackedUsage;
 use super::text_buf::TextBuf;
-use super::view::{ContentPartView, ContentView, ToolCallView, ToolInfoView};
+use super::tool_call::ToolCallView;
+use super::view::{ContentPartView, ContentView, ToolInfoView};
 use crate::id::Id;
 use crate::wire;
 
@@ -96,7 +96,7 @@ fn try_parse(call: &mut ToolCallView) {
     match call.arguments_text.parse() {
         Ok(value) => {
             call.arguments = Some(value);
-            call.arguments_error = None;
+            call.set_arguments_error(None);
         }
         Err(_) => call.arguments = None,
     }
@@ -110,31 +110,18 @@ fn finish_arguments(call: &mut ToolCallView) -> bool {
     match call.arguments_text.parse() {
         Ok(value) => {
             call.arguments = Some(value);
-            call.arguments_error = None;
+            call.set_arguments_error(None);
             false
         }
         Err(err) => {
-            call.arguments_error = Some(TextBuf::from(err.to_string()));
+            call.set_arguments_error(Some(TextBuf::from(err.to_string())));
             true
         }
     }
 }
 
 fn new_call(index: u32, tool_call_id: Id) -> ToolCallView {
-    ToolCallView {
-        index,
-        tool_call_id,
-        name: Id::default(),
-        arguments_text: ArgumentsText::default(),
-        arguments: None,
-        arguments_error: None,
-        tool_info: None,
-        result_event_id: None,
-        result_turn_id: None,
-        spawned_thread_ids: Box::default(),
-        uncertain: false,
-        scanner: ArgScanner::default(),
-    }
+    ToolCallView::new(index, tool_call_id)
 }
 
 /// A finished message stops growing: give back the spare capacity its appended text built up
@@ -321,8 +308,8 @@ pub(crate) fn carry_links(old: &MessageView, new: &mut MessageView) {
         {
             call.result_event_id = prev.result_event_id.clone();
             call.result_turn_id = prev.result_turn_id.clone();
-            call.spawned_thread_ids = prev.spawned_thread_ids.clone();
-            call.uncertain = prev.uncertain;
+            call.set_spawned_thread_ids(prev.spawned_thread_ids().into());
+            call.set_uncertain(prev.uncertain());
         }
     }
 }
@@ -347,11 +334,11 @@ pub(crate) fn same_view(a: &MessageView, b: &MessageView) -> bool {
                     && x.name == y.name
                     && x.arguments_text == y.arguments_text
                     && x.arguments == y.arguments
-                    && x.arguments_error == y.arguments_error
+                    && x.arguments_error() == y.arguments_error()
                     && x.tool_info == y.tool_info
                     && x.result_event_id == y.result_event_id
                     && x.result_turn_id == y.result_turn_id
-                    && x.spawned_thread_ids == y.spawned_thread_ids
-                    && x.uncertain == y.uncertain
+                    && x.spawned_thread_ids() == y.spawned_thread_ids()
+                    && x.uncertain() == y.uncertain()
             })
 }

@@ -5,7 +5,8 @@ use serde::{Serialize, Serializer};
 
 use super::packed_usage::PackedUsage;
 use super::text_buf::TextBuf;
-use super::view::{ContentView, ToolCallView};
+use super::tool_call::ToolCallView;
+use super::view::ContentView;
 use crate::id::Id;
 
 /// A model message: the live placeholder filled by deltas, or the merged message.

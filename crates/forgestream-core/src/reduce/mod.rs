@@ -31,6 +31,7 @@ mod shared;
 mod summary;
 mod text_buf;
 mod timestamp;
+mod tool_call;
 mod turn;
 mod view;
 
@@ -39,6 +40,7 @@ use crate::id_map::IdMap;
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::num::NonZeroU32;
 
 pub use arguments_text::ArgumentsText;
 pub use change::{ChangeSet, ItemChange, ReduceError, TextAppend, Warning};
@@ -47,11 +49,12 @@ pub use message::MessageView;
 pub use packed_usage::PackedUsage;
 pub use text_buf::TextBuf;
 pub use timestamp::Timestamp;
+pub use tool_call::ToolCallView;
 pub use turn::TurnView;
 pub use view::{
     BreakdownView, ContentPartView, ContentView, ItemBody, ItemView, McpAuthServerView,
     McpServerView, PendingAction, PendingKind, QuestionView, RequiredCallView, ThreadStatus,
-    ThreadView, ToolCallView, ToolInfoView, ToolResultView, TurnStatus, UsageView,
+    ThreadView, ToolInfoView, ToolResultView, TurnStatus, UsageView,
 };
 
 use crate::wire;
@@ -94,7 +97,9 @@ impl Default for ReducerConfig {
 /// checks the kind of what it finds, so a stale slot reads as absent, never as another item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ItemRef {
-    turn: u32,
+    /// The turn's slot plus one: never zero, so an `Option<ItemRef>` is 8 bytes, not 12 (the
+    /// `links` index holds two of them for each of W2's 23k calls).
+    turn: NonZeroU32,
     item: u32,
 }
 
@@ -474,8 +479,9 @@ impl SessionView {
 
     /// The slots of item `key` of `turn_id`, if both exist.
     pub(crate) fn item_ref(&self, turn_id: &str, key: &str) -> Option<ItemRef> {
-        let turn = self.turns.slot_of(turn_id)?;
-        let item = self.turns.at(turn)?.items.slot_of(key)?;
+        let slot = self.turns.slot_of(turn_id)?;
+        let item = self.turns.at(slot)?.items.slot_of(key)?;
+        let turn = NonZeroU32::new(slot.checked_add(1)?)?;
         Some(ItemRef { turn, item })
     }
 
@@ -509,7 +515,7 @@ impl SessionView {
 
     /// The item `at` names, with its turn, when it is of `kind`.
     pub(crate) fn item_at(&self, at: ItemRef, kind: RefKind) -> Option<(&TurnView, &ItemView)> {
-        let turn = self.turns.at(at.turn)?;
+        let turn = self.turns.at(at.turn.get() - 1)?;
         let item = turn.items.at(at.item)?;
         let fits = matches!(
             (&item.body, kind),

@@ -73,10 +73,10 @@ fn message_json(key: &str, m: &MessageView, thread: &Option<crate::id::Id>) -> V
                     "arguments",
                     c.arguments.as_ref().map_or(Value::Null, JsonText::to_value),
                 ),
-                ("argumentsError", Value::from(c.arguments_error.is_some())),
+                ("argumentsError", Value::from(c.arguments_error().is_some())),
                 ("result", text(&c.result_event_id)),
-                ("threads", Value::from(c.spawned_thread_ids.to_vec())),
-                ("uncertain", Value::from(c.uncertain)),
+                ("threads", Value::from(c.spawned_thread_ids().to_vec())),
+                ("uncertain", Value::from(c.uncertain())),
             ])
         })
         .collect();

@@ -3,12 +3,13 @@
 
 use alloc::boxed::Box;
 use alloc::string::String;
+#[cfg(feature = "tsify")]
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
-use super::args::ArgScanner;
+#[cfg(feature = "tsify")]
 use super::arguments_text::ArgumentsText;
 #[cfg(feature = "tsify")]
 use super::packed_usage::PackedUsage;
@@ -191,52 +192,48 @@ impl ToolInfoView {
     }
 }
 
+// The TypeScript declaration of [`super::tool_call::ToolCallView`]: what it serialises as (its
+// rare fields live in a box there). Never built; here for the reason `MessageView`'s is.
 /// One tool call of a message, assembled from deltas or taken from a merged message.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
-#[cfg_attr(feature = "tsify", tsify(missing_as_null))]
+#[cfg(feature = "tsify")]
+#[allow(dead_code)]
+#[derive(Serialize, tsify::Tsify)]
+#[tsify(missing_as_null)]
 #[serde(rename_all = "camelCase")]
-pub struct ToolCallView {
+struct ToolCallView {
     /// Position in the message (`index` of the deltas).
-    pub index: u32,
+    index: u32,
     /// `tool_call_id` (empty until a fragment names it).
-    #[cfg_attr(feature = "tsify", tsify(type = "string"))]
-    pub tool_call_id: Id,
-    // An `Id` shared by the calls of one tool (`reduce/shared.rs`).
+    #[tsify(type = "string")]
+    tool_call_id: Id,
     /// Tool name.
-    #[cfg_attr(feature = "tsify", tsify(type = "string"))]
-    pub name: Id,
-    // One allocation with `arguments` once the text parses (`ArgumentsText`).
+    #[tsify(type = "string")]
+    name: Id,
     /// Raw arguments text, exactly as concatenated.
-    #[cfg_attr(feature = "tsify", tsify(type = "string"))]
-    pub arguments_text: ArgumentsText,
+    #[tsify(type = "string")]
+    arguments_text: ArgumentsText,
     /// The arguments once the text is complete JSON (`None` while incomplete, never `{}`):
     /// checked JSON text, which crosses to JS as the parsed value ([`JsonText::to_value`]).
-    #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
-    pub arguments: Option<JsonText>,
-    // Rare: one pointer inline (`TextBuf`), not a `String`'s three words.
+    #[tsify(type = "unknown")]
+    arguments: Option<JsonText>,
     /// Set when the message finished and the text is not valid JSON.
-    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
-    pub arguments_error: Option<TextBuf>,
-    // Shared by the calls of one tool (`reduce/shared.rs`): 8 bytes a call, not ~120.
+    #[tsify(type = "string | null")]
+    arguments_error: Option<TextBuf>,
     /// Which tool family.
-    #[cfg_attr(feature = "tsify", tsify(type = "ToolInfoView | null"))]
-    pub tool_info: Option<Arc<ToolInfoView>>,
+    #[tsify(type = "ToolInfoView | null")]
+    tool_info: Option<Arc<ToolInfoView>>,
     /// The `tool.response` bound by `tool_call_id` (its event id), if seen.
-    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
-    pub result_event_id: Option<Id>,
+    #[tsify(type = "string | null")]
+    result_event_id: Option<Id>,
     /// The turn holding that result (a denial's result arrives on the next turn).
-    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
-    pub result_turn_id: Option<Id>,
-    // Rare and set whole: a boxed slice (16 bytes inline, not 24).
+    #[tsify(type = "string | null")]
+    result_turn_id: Option<Id>,
     /// Subagent threads spawned by this call (`thread.created.parent.tool_call_id`).
-    #[cfg_attr(feature = "tsify", tsify(type = "string[]"))]
-    pub spawned_thread_ids: Box<[String]>,
+    #[tsify(type = "string[]")]
+    spawned_thread_ids: Box<[String]>,
     /// The turn ended in error/cancelled with this call neither answered nor pending: its
     /// effect is unknown (PROTOCOL §8, problem 3).
-    pub uncertain: bool,
-    #[serde(skip)]
-    pub(crate) scanner: ArgScanner,
+    uncertain: bool,
 }
 
 /// One part of an assembled array content.
