@@ -317,10 +317,10 @@ fn verify_w1(view: &SessionView, turn_id: &str, events: u64, meta: &Value) -> Ve
     if turn.status != TurnStatus::Done {
         errors.push(format!("turn status {:?}, expected Done", turn.status));
     }
-    if turn.last_sequence_number != meta.get("last_seq").and_then(Value::as_u64) {
+    if turn.last_sequence_number() != meta.get("last_seq").and_then(Value::as_u64) {
         errors.push(format!(
             "last sequence number {:?}",
-            turn.last_sequence_number
+            turn.last_sequence_number()
         ));
     }
     if view.warning_count() != 0 {
@@ -357,14 +357,14 @@ fn verify_w1(view: &SessionView, turn_id: &str, events: u64, meta: &Value) -> Ve
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();
-        if want_calls.len() != msg.tool_calls.len() {
+        if want_calls.len() != msg.tool_calls().len() {
             errors.push(format!(
                 "message {id}: {} tool calls, expected {}",
-                msg.tool_calls.len(),
+                msg.tool_calls().len(),
                 want_calls.len()
             ));
         }
-        for (want, got) in want_calls.iter().zip(&msg.tool_calls) {
+        for (want, got) in want_calls.iter().zip(msg.tool_calls()) {
             let same = want.get("id").and_then(Value::as_str) == Some(got.tool_call_id.as_str())
                 && want.get("name").and_then(Value::as_str) == Some(got.name.as_str())
                 && want.get("arguments_bytes").and_then(Value::as_u64)
@@ -650,8 +650,8 @@ fn heap_of<T: Clone>(value: &T) -> usize {
     bytes
 }
 
-/// Heap bytes of the distinct shared ids (`forgestream_core::id::Id`, one pointer to two
-/// counts and the text, inline up to 30 bytes: `Id::shared_heap_bytes`) among `ids`, each
+/// Heap bytes of the distinct shared ids (`forgestream_core::id::Id`, one pointer to a
+/// count and the text, inline up to 30 bytes: `Id::shared_heap_bytes`) among `ids`, each
 /// allocation counted once (`seen`: the texts' addresses). A clone of an `Id` allocates nothing, so [`heap_of`] does not see them.
 fn ids_heap<'a>(
     seen: &mut std::collections::HashSet<usize>,
@@ -666,13 +666,13 @@ fn ids_heap<'a>(
     bytes
 }
 
-/// Heap bytes of a shared JSON text (`JsonText`, an `Arc<str>`: two counts and the text) the
+/// Heap bytes of a shared JSON text (`JsonText`, an `Arc<str>`: a count and the text) the
 /// first time its allocation is seen (`seen`: the texts' addresses), else 0. A clone of one
 /// allocates nothing, so [`heap_of`] does not see them.
 fn json_heap(seen: &mut std::collections::HashSet<usize>, text: Option<&JsonText>) -> usize {
     match text {
         Some(t) if seen.insert(t.as_str().as_ptr() as usize) => {
-            2 * std::mem::size_of::<usize>() + t.as_str().len()
+            std::mem::size_of::<usize>() + t.as_str().len()
         }
         _ => 0,
     }
@@ -710,8 +710,7 @@ fn w2_view_breakdown(
             );
             match &item.body {
                 ItemBody::Message(m) => {
-                    ids += ids_heap(&mut seen, [&m.id]);
-                    for c in &m.tool_calls {
+                    for c in m.tool_calls() {
                         ids += ids_heap(
                             &mut seen,
                             [&c.tool_call_id]
@@ -743,8 +742,8 @@ fn w2_view_breakdown(
             "turn headers (ids, times, states)",
             heap_of(&turn.turn_id)
                 + heap_of(&turn.previous_turn_id)
-                + heap_of(&turn.cancel_reason)
-                + heap_of(&turn.error_message)
+                + heap_of(&turn.cancel_reason().cloned())
+                + heap_of(&turn.error_message().cloned())
                 + heap_of(&turn.created_at)
                 + heap_of(&turn.completed_at),
         );
@@ -767,20 +766,28 @@ fn w2_view_breakdown(
             );
             match &item.body {
                 ItemBody::Message(m) => {
-                    add(
-                        "message text (content, reasoning, refusal)",
-                        heap_of(&m.content) + heap_of(&m.reasoning) + heap_of(&m.refusal),
-                    );
-                    add("message usage", heap_of(&m.usage));
+                    // The optional parts as owned values: a clone of each allocates its heap.
+                    let calls: Box<[_]> = m.tool_calls().into();
+                    let text = heap_of(&m.content)
+                        + heap_of(&m.reasoning().cloned())
+                        + heap_of(&m.refusal().cloned());
+                    let usage = heap_of(&m.usage().cloned());
+                    add("message text (content, reasoning, refusal)", text);
+                    add("message usage", usage);
                     add(
                         "message ids and names",
-                        heap_of(&m.id) + heap_of(&m.name) + heap_of(&m.finish_reason),
+                        heap_of(&m.name().cloned()) + heap_of(&m.finish_reason().cloned()),
+                    );
+                    // What is left of the message's heap: the boxes of its optional parts.
+                    add(
+                        "message boxes (calls, finish reason, usage; name, reasoning, refusal)",
+                        heap_of(m).saturating_sub(text + usage + heap_of(&calls)),
                     );
                     // The checked arguments share the text's allocation once it parses:
                     // counted once (shared), plus any text that did not parse (cloned).
                     let mut args = 0;
                     let mut args_text = 0;
-                    for call in &m.tool_calls {
+                    for call in m.tool_calls() {
                         args += json_heap(&mut texts, call.arguments.as_ref());
                         args_text += heap_of(&call.arguments_text);
                     }
@@ -791,7 +798,7 @@ fn w2_view_breakdown(
                     );
                     add(
                         "tool calls, the rest (ids, names, links)",
-                        heap_of(&m.tool_calls).saturating_sub(args_text),
+                        heap_of(&calls).saturating_sub(args_text),
                     );
                 }
                 ItemBody::ToolResult(r) => {

@@ -6,8 +6,9 @@
 //! id), every tool call its `tool_call_id` and the ids of its result (and the result those of
 //! its call). As `String`s these were ~11 MB of W2's 77 MB view (issue 16, "a lean view":
 //! `cargo run --release -p forgestream-core --example bench_core`, "view breakdown"). An `Id`
-//! is one reference-counted allocation; cloning it copies a pointer. `Arc` rather than `Rc` so
-//! the view stays `Send + Sync` as it was with `String`s.
+//! is one reference-counted allocation; cloning it copies a pointer. An atomic count rather than
+//! `Rc`'s so the view stays `Send + Sync` as it was with `String`s; `triomphe`'s `Arc` (one
+//! count, no weak references) rather than `alloc`'s (two).
 //!
 //! It reads as a `str` (`Deref`, `Borrow<str>`: maps keyed by `Id` are searched with `&str`),
 //! compares, orders and hashes as its text, and serialises as a JSON string, so the JSON the
@@ -18,19 +19,22 @@
 //! indexes), ~600k `Id` fields for W2's ~110k distinct ids, so the pointer's width weighed more
 //! than the text (issue 16: 3.7 MB of W2's view). The shared allocation holds the text inline
 //! when it has at most [`INLINE`] bytes (event ids are 26, `tool_call_id`s ~21, turn ids 32
-//! with their `.local` suffix fall back), else a `Box<str>`: 48 bytes for an event id where
-//! the `Arc<str>` took 42. No `unsafe`: the inline bytes are read back with a checked
+//! with their `.local` suffix fall back), else a `Box<str>`: 40 bytes for an event id where
+//! an `Arc<str>` took 42. No `unsafe`: the inline bytes are read back with a checked
 //! `from_utf8` (they were copied from a `str`, so it never fails; an empty text stands in).
 
 use alloc::borrow::Cow;
 use alloc::boxed::Box;
 use alloc::string::String;
-use alloc::sync::Arc;
 use core::borrow::Borrow;
 use core::fmt;
 use core::ops::Deref;
 
 use crate::wire::write::{self, Encode};
+
+// One count, not `alloc::sync::Arc`'s two: an `Id` is never held weakly, and the weak count
+// was 8 bytes of each of W2's ~118k shared ids (~0.9 MB).
+use triomphe::Arc;
 
 /// Texts of at most this many bytes are kept inside the shared allocation (see the module docs).
 pub const INLINE: usize = 30;
@@ -39,7 +43,8 @@ pub const INLINE: usize = 30;
 #[derive(Clone)]
 pub struct Id(Arc<Text>);
 
-/// What an [`Id`] points at: 32 bytes on 64-bit targets (`INLINE` + length + tag).
+/// What an [`Id`] points at (after the count): 32 bytes on 64-bit targets (`INLINE` + length +
+/// tag).
 #[derive(Debug)]
 enum Text {
     /// `len` bytes of `bytes`, copied from a `str`.
@@ -91,10 +96,16 @@ impl Id {
         self.0.as_bytes()
     }
 
-    /// Heap bytes of the shared allocation (counts, the inline text or the pointer to a
+    /// Whether `self` and `other` are the same allocation (clones of one `Id`), not just the
+    /// same text: a holder of a copy can then swap it for the shared one.
+    pub fn same_allocation(&self, other: &Id) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
+    /// Heap bytes of the shared allocation (the count, the inline text or the pointer to a
     /// longer one, and that text), for memory accounting (`bench_core`'s view breakdown).
     pub fn shared_heap_bytes(&self) -> usize {
-        let outer = 2 * core::mem::size_of::<usize>() + core::mem::size_of::<Text>();
+        let outer = core::mem::size_of::<usize>() + core::mem::size_of::<Text>();
         match &*self.0 {
             Text::Inline { .. } => outer,
             Text::Heap(text) => outer + text.len(),
@@ -303,7 +314,7 @@ mod tests {
             for id in [Id::from(text.as_str()), Id::from(text.clone())] {
                 assert_eq!(id.as_str(), text);
                 assert_eq!(id, Id::from(text.as_str()));
-                assert!(id.shared_heap_bytes() >= 2 * core::mem::size_of::<usize>());
+                assert!(id.shared_heap_bytes() >= core::mem::size_of::<usize>());
             }
         }
         let (short, long) = (Id::from("a".repeat(30)), Id::from("a".repeat(31)));

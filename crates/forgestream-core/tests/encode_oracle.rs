@@ -346,7 +346,7 @@ fn full<'a>(
             .map(|t| TurnCursor {
                 turn_id: &t.turn_id,
                 version: t.version,
-                last_sequence_number: t.last_sequence_number,
+                last_sequence_number: t.last_sequence_number(),
             })
             .collect(),
         items: view

@@ -1481,10 +1481,11 @@ fn interrupt_or_cancel(
     } else {
         "client-cancelled"
     };
-    if a.status != TurnStatus::Cancelled || a.cancel_reason.as_deref() != Some(want) {
+    if a.status != TurnStatus::Cancelled || a.cancel_reason().map(|r| r.as_str()) != Some(want) {
         return Err(format!(
             "A ended {:?} {:?}, want cancelled {want}",
-            a.status, a.cancel_reason
+            a.status,
+            a.cancel_reason()
         ));
     }
     let expected_posts = if interrupt { 2 } else { 1 };

@@ -49,7 +49,7 @@ fn stop_keeps_the_streamed_text_marked_interrupted() {
                 "The refund for ORD-".into()
             ))
         );
-        assert_eq!(m.reasoning.as_deref(), Some("Look up"));
+        assert_eq!(m.reasoning().map(|t| t.as_str()), Some("Look up"));
         let item = view.item("t1", "m1").unwrap();
         assert!(item.version > before, "{status}: the version moved");
         assert!(
@@ -91,11 +91,11 @@ fn its_calls_never_ran_and_are_not_uncertain() {
     view.apply_live("t1", Some(5), &done("cancelled")).unwrap();
     let m = message(&view);
     assert!(m.interrupted);
-    assert_eq!(m.tool_calls.len(), 1);
-    let call = &m.tool_calls[0];
+    assert_eq!(m.tool_calls().len(), 1);
+    let call = &m.tool_calls()[0];
     assert_eq!(call.arguments_text, "{\"order");
     assert!(
-        !call.uncertain,
+        !call.uncertain(),
         "a call whose arguments never finished was not dispatched"
     );
     assert!(call.result_event_id.is_none());

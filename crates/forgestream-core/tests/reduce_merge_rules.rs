@@ -19,7 +19,7 @@ const MERGED: &str = r#"{"type":"model.message","id":"m1","thread_id":"main","co
 
 fn call(view: &SessionView) -> ToolCallView {
     match &view.item("t1", "m1").expect("the message").body {
-        ItemBody::Message(m) => m.tool_calls.first().expect("one call").clone(),
+        ItemBody::Message(m) => m.tool_calls().first().expect("one call").clone(),
         other => panic!("not a message: {other:?}"),
     }
 }
@@ -50,7 +50,7 @@ fn arguments_are_parsed_when_their_json_closes_before_the_message_ends() {
         Some(json!({"order_id": "ORD-1"})),
         "parsed as soon as it closed, with the message still streaming"
     );
-    assert_eq!(c.arguments_error, None);
+    assert_eq!(c.arguments_error(), None);
 }
 
 #[test]
@@ -100,7 +100,7 @@ fn a_repeated_finish_reason_is_no_change_and_a_new_one_is() {
     let item = view.item("t1", "m1").unwrap();
     assert!(item.version > before);
     assert!(
-        matches!(&item.body, ItemBody::Message(m) if m.finish_reason.as_deref() == Some("stop"))
+        matches!(&item.body, ItemBody::Message(m) if m.finish_reason().map(|r| r.as_str()) == Some("stop"))
     );
     assert!(changes.items.iter().any(|c| c.key == "m1"));
 }

@@ -4,13 +4,13 @@
 //! Why: a finished call kept its arguments twice — the text as concatenated and the checked
 //! copy — 1.3 MB each over W2's 23k calls (issue 16, "a lean view"; `cargo run --release -p
 //! forgestream-core --example bench_core`, "view breakdown"). Both now point at one `Arc<str>`
-//! (16 bytes of counts above the text). While fragments still arrive the text is a `String`
+//! (`triomphe`'s: 8 bytes of count above the text). While fragments still arrive the text is a `String`
 //! that grows; a fragment after it parsed (text after a complete value) copies it back out.
 
 use alloc::string::String;
-use alloc::sync::Arc;
 use core::fmt;
 use core::ops::Deref;
+use triomphe::Arc;
 
 use crate::wire::json::JsonError;
 use crate::wire::write::{self, Encode};
@@ -149,7 +149,7 @@ impl serde::Serialize for ArgumentsText {
 #[cfg(test)]
 mod tests {
     use super::ArgumentsText;
-    use alloc::sync::Arc;
+    use triomphe::Arc;
 
     #[test]
     fn shares_the_parsed_text_and_copies_it_out_to_grow() {

@@ -11,14 +11,15 @@ use serde_json::Value;
 
 use super::change::{ChangeSet, ReduceError, Warning};
 use super::merge;
+use super::message::MessageView;
 use super::packed_usage::PackedUsage;
 use super::text_buf::TextBuf;
 use super::timestamp::Timestamp;
+use super::turn::TurnView;
 use super::turn_key;
 use super::view::{
-    ItemBody, ItemView, McpAuthServerView, McpServerView, MessageView, PendingKind,
-    RequiredCallView, RequiredRecord, ThreadStatus, ThreadView, ToolResultView, TurnInternal,
-    TurnStatus, TurnView, UsageView,
+    ItemBody, ItemView, McpAuthServerView, McpServerView, PendingKind, RequiredCallView,
+    RequiredRecord, ThreadStatus, ThreadView, ToolResultView, TurnStatus, UsageView,
 };
 use super::{RefKind, SessionView};
 use crate::id::Id;
@@ -36,25 +37,7 @@ impl SessionView {
         }
         // One `Id` for the map's key, the turn's own id and every item's `turn_id`.
         let id = Id::from(turn_id);
-        self.turns.insert(
-            id.clone(),
-            Box::new(TurnView {
-                turn_id: id,
-                previous_turn_id: None,
-                status: TurnStatus::Running,
-                cancel_reason: None,
-                error_message: None,
-                input: None,
-                created_at: None,
-                completed_at: None,
-                items: IdMap::new(),
-                usage: PackedUsage::default(),
-                last_sequence_number: None,
-                late_events_ignored: 0,
-                version: 1,
-                internal: TurnInternal::default(),
-            }),
-        );
+        self.turns.insert(id.clone(), Box::new(TurnView::new(id)));
         cs.turn(turn_id);
         // Ordered once per public call (in `finish`), not per turn: a page of 100 session events
         // can add and relink many turns.
@@ -69,12 +52,24 @@ impl SessionView {
         let mut children: Vec<Vec<usize>> = Vec::new();
         children.resize_with(ids.len(), Vec::new);
         let mut ready: BinaryHeap<Reverse<usize>> = BinaryHeap::new();
+        // (turn, its parent's own id) where the turn's `previous_turn_id` is still a copy.
+        let mut share: Vec<(Id, Id)> = Vec::new();
         for (rank, turn) in self.turns.values().enumerate() {
             let parent = turn
                 .previous_turn_id
-                .as_deref()
-                .and_then(|p| ids.binary_search_by(|id| id.as_str().cmp(p)).ok())
+                .as_ref()
+                .and_then(|p| {
+                    ids.binary_search_by(|id| id.as_bytes().cmp(p.as_bytes()))
+                        .ok()
+                })
                 .filter(|&p| p != rank);
+            if let (Some(prev), Some(key)) =
+                (&turn.previous_turn_id, parent.and_then(|p| ids.get(p)))
+            {
+                if !prev.same_allocation(key) {
+                    share.push((turn.turn_id.clone(), (*key).clone()));
+                }
+            }
             match parent.and_then(|p| children.get_mut(p)) {
                 Some(kids) => kids.push(rank),
                 None => ready.push(Reverse(rank)),
@@ -95,6 +90,13 @@ impl SessionView {
         for (id, done) in ids.iter().zip(&placed) {
             if !done {
                 order.push((*id).clone());
+            }
+        }
+        // A parent applied after its child (history pages come newest first) is found here:
+        // the child then holds the parent's own `Id`, and its copy is freed.
+        for (turn, parent) in share {
+            if let Some(turn) = self.turns.get_keyed_mut(&turn, turn_key) {
+                turn.previous_turn_id = Some(parent);
             }
         }
         if order != self.order {
@@ -119,7 +121,7 @@ impl SessionView {
         let mut relink = false;
         if let Some(prev) = previous_turn_id {
             if turn.previous_turn_id.as_deref() != Some(prev) {
-                turn.previous_turn_id = Some(Box::from(prev));
+                turn.previous_turn_id = Some(Id::from(prev));
                 changed = true;
                 relink = true;
             }
@@ -159,14 +161,15 @@ impl SessionView {
             return Ok(());
         };
         let frozen = turn.internal.terminal
-            && turn.cancel_reason.as_deref() == Some("cancelled-for-next-turn");
+            && turn.cancel_reason().map(|r| r.as_str()) == Some("cancelled-for-next-turn");
         if turn.internal.done_event_seen || frozen {
             if matches!(event, wire::Event::TurnDone(_)) {
                 // The frozen turn's own late `turn.done` (first terminal state already won).
                 turn.internal.done_event_seen = true;
                 return Ok(());
             }
-            turn.late_events_ignored = turn.late_events_ignored.saturating_add(1);
+            let live = turn.internal.live_mut();
+            live.late_events_ignored = live.late_events_ignored.saturating_add(1);
             turn.version += 1;
             cs.turn(turn_id);
             if !frozen {
@@ -225,20 +228,26 @@ impl SessionView {
             return Ok(());
         };
         let count = if persisted {
-            &mut turn.internal.persisted_count
+            turn.internal.persisted_count as usize
         } else {
-            &mut turn.internal.event_count
+            turn.internal.event_count()
         };
-        if *count >= cap && !matches!(event, wire::Event::TurnDone(_)) {
+        if count >= cap && !matches!(event, wire::Event::TurnDone(_)) {
             if !persisted {
-                turn.internal.capped = true;
+                turn.internal.live_mut().capped = true;
             }
             return Err(ReduceError::EventCapExceeded {
                 turn_id: String::from(turn_id),
                 cap,
             });
         }
-        *count = count.saturating_add(1);
+        if persisted {
+            let count = &mut turn.internal.persisted_count;
+            *count = count.saturating_add(1);
+        } else {
+            let count = &mut turn.internal.live_mut().event_count;
+            *count = count.saturating_add(1);
+        }
         match event {
             wire::Event::TurnCreated(e) => {
                 if e.turn_id != turn_id {
@@ -326,7 +335,10 @@ impl SessionView {
                     .get("created_at")
                     .and_then(Value::as_str)
                     .map(String::from);
-                let body = ItemBody::Unknown { event_type, raw };
+                let body = ItemBody::Unknown {
+                    event_type,
+                    raw: Box::new(raw),
+                };
                 self.put_item(
                     turn_id,
                     &id,
@@ -384,9 +396,13 @@ impl SessionView {
         };
         let key = if id.is_empty() {
             // No id to merge by: place it after the current last item.
-            turn.internal.synthetic_keys += 1;
+            let n = {
+                let live = turn.internal.live_mut();
+                live.synthetic_keys += 1;
+                live.synthetic_keys
+            };
             let last = turn.items.keys().next_back().map_or("", Id::as_str);
-            Id::from(format!("{last}~{:08}", turn.internal.synthetic_keys))
+            Id::from(format!("{last}~{n:08}"))
         } else {
             turn.items.key(id).cloned().unwrap_or_else(|| Id::from(id))
         };
@@ -459,13 +475,13 @@ impl SessionView {
                 if placeholder {
                     return Ok(());
                 }
-                let (mut full, bad) = merge::from_full(message, &key);
+                let (mut full, bad) = merge::from_full(message);
                 self.shared.share(&mut full);
                 share_call_ids(&self.links, &mut full);
                 merge::carry_links(existing, &mut full);
                 unparsed = bad;
                 if !merge::same_view(existing, &full) {
-                    old_usage = Some(existing.usage.clone());
+                    old_usage = Some(existing.usage().cloned());
                     *existing = full;
                     item.version += 1;
                     cs.item(turn_id, &key, item.version, false);
@@ -477,9 +493,9 @@ impl SessionView {
             }
             None => {
                 let view = if placeholder {
-                    merge::empty_message(&key)
+                    MessageView::new()
                 } else {
-                    let (mut full, bad) = merge::from_full(message, &key);
+                    let (mut full, bad) = merge::from_full(message);
                     self.shared.share(&mut full);
                     share_call_ids(&self.links, &mut full);
                     unparsed = bad;
@@ -498,19 +514,7 @@ impl SessionView {
                     },
                 );
                 cs.item(turn_id, &key, 1, false);
-                let held = turn
-                    .internal
-                    .held_deltas
-                    .as_mut()
-                    .and_then(|held| held.remove(&key));
-                if turn
-                    .internal
-                    .held_deltas
-                    .as_ref()
-                    .is_some_and(|h| h.is_empty())
-                {
-                    turn.internal.held_deltas = None;
-                }
+                let held = turn.internal.take_held(&key);
                 if placeholder {
                     for delta in held.into_iter().flatten() {
                         self.apply_delta(turn_id, delta, cs)?;
@@ -548,8 +552,8 @@ impl SessionView {
         let Some(item) = turn.items.get_mut(&key) else {
             // Orphan: hold until the base arrives (FIELD C9); counted by the event cap.
             turn.internal
+                .live_mut()
                 .held_deltas
-                .get_or_insert_with(Box::default)
                 .get_or_insert_with(&key, Vec::new)
                 .push(delta);
             return Ok(());
@@ -578,10 +582,10 @@ impl SessionView {
         if let Some((bound, limit_bytes)) = super::live::text_bound(
             &self.config,
             super::live::message_text_bytes(message),
-            turn.internal.text_bytes,
+            turn.internal.text_bytes(),
             incoming,
         ) {
-            turn.internal.text_limited = true;
+            turn.internal.live_mut().text_limited = true;
             return Err(ReduceError::TextTooLong {
                 turn_id: String::from(turn_id),
                 event_id: key,
@@ -589,7 +593,8 @@ impl SessionView {
                 limit_bytes,
             });
         }
-        turn.internal.text_bytes = turn.internal.text_bytes.saturating_add(incoming);
+        let live = turn.internal.live_mut();
+        live.text_bytes = live.text_bytes.saturating_add(incoming);
         let fx = merge::apply_delta(message, &delta);
         if delta.tool_calls.is_some() || delta.finish_reason.is_some() {
             self.shared.share(message);
@@ -601,7 +606,7 @@ impl SessionView {
         let pending_call = fx.changed
             && delta.tool_calls.is_some()
             && message
-                .tool_calls
+                .tool_calls()
                 .iter()
                 .any(|c| self.required_history.contains_key(&c.tool_call_id));
         for tool_call_id in fx.unparsed {
@@ -627,12 +632,12 @@ impl SessionView {
     }
 
     fn apply_tool_response(&mut self, turn_id: &str, r: &wire::ToolResponse, cs: &mut ChangeSet) {
-        let content = match &r.content {
-            Value::String(text) => text.clone(),
-            Value::Null => String::new(),
+        let content: Box<str> = match &r.content {
+            Value::String(text) => Box::from(text.as_str()),
+            Value::Null => Box::default(),
             // The SDK's encoder, not `Value`'s `Display` (serde_json's serializer): the same
             // compact text.
-            other => crate::wire::write::to_string(other),
+            other => crate::wire::write::to_string(other).into_boxed_str(),
         };
         let call = self.call_site(&r.tool_call_id);
         // Shared with the index entry (and so the call) when the call or a result is known.
@@ -673,7 +678,7 @@ impl SessionView {
         let thread = event.thread_id();
         let key = self.put_item(turn_id, id, thread, created_at, body, cs);
         let is_new = self.turns.get_keyed(turn_id, turn_key).is_some_and(|turn| {
-            let required = &turn.internal.required;
+            let required = turn.internal.required();
             required
                 .binary_search_by(|(k, _)| k.as_str().cmp(&key))
                 .is_err()
@@ -682,15 +687,13 @@ impl SessionView {
             // The first record of an event id wins; built again rather than cloned (rare).
             if let Some((body, _)) = self.required_body(turn_id, event) {
                 if let Some(turn) = self.turns.get_keyed_mut(turn_id, turn_key) {
-                    let required = &mut turn.internal.required;
+                    let required = &mut turn.internal.live_mut().required;
                     if let Err(at) = required.binary_search_by(|(k, _)| k.as_str().cmp(&key)) {
                         let record = RequiredRecord {
                             thread_id: thread.map(String::from),
                             body,
                         };
-                        let mut all = Vec::from(core::mem::take(required));
-                        all.insert(at, (String::from(&key), record));
-                        *required = all.into_boxed_slice();
+                        required.insert(at, (String::from(&key), record));
                     }
                 }
                 self.refresh_status(turn_id, cs);
@@ -788,11 +791,15 @@ impl SessionView {
     }
 
     fn apply_thread_created(&mut self, turn_id: &str, e: &wire::ThreadCreated, cs: &mut ChangeSet) {
+        let parent = e.parent.as_ref();
         let body = ItemBody::ThreadCreated {
-            title: e.title.clone(),
-            parent_thread_id: e.parent.as_ref().and_then(|p| p.thread_id.clone()),
-            parent_tool_call_id: e.parent.as_ref().and_then(|p| p.tool_call_id.clone()),
-            agent_name: e.agent_info.as_ref().map(|a| a.name.clone()),
+            title: e.title.as_deref().map(TextBuf::from),
+            parent_thread_id: parent.and_then(|p| p.thread_id.as_deref().map(TextBuf::from)),
+            parent_tool_call_id: parent.and_then(|p| p.tool_call_id.as_deref().map(TextBuf::from)),
+            agent_name: e
+                .agent_info
+                .as_ref()
+                .map(|a| TextBuf::from(a.name.as_str())),
         };
         self.put_item(
             turn_id,
@@ -830,10 +837,14 @@ impl SessionView {
         cs: &mut ChangeSet,
     ) -> Result<(), ReduceError> {
         let body = ItemBody::ThreadDone {
-            title: e.title.clone(),
-            status: e.state.status.clone(),
+            title: e.title.as_deref().map(TextBuf::from),
+            status: TextBuf::from(e.state.status.as_str()),
             error: e.state.error.clone().map(Box::new),
-            output_message_id: e.state.output.as_ref().map(|m| m.id.clone()),
+            output_message_id: e
+                .state
+                .output
+                .as_ref()
+                .map(|m| TextBuf::from(m.id.as_str())),
         };
         self.put_item(
             turn_id,
@@ -912,12 +923,12 @@ impl SessionView {
             }
             wire::TurnState::Cancelled(c) => {
                 turn.status = TurnStatus::Cancelled;
-                turn.cancel_reason = Some(TextBuf::from(c.reason.as_str()));
+                turn.internal.live_mut().cancel_reason = Some(TextBuf::from(c.reason.as_str()));
                 turn.completed_at = c.completed_at.as_deref().map(Timestamp::new);
             }
             wire::TurnState::Error(e) => {
                 turn.status = TurnStatus::Error;
-                turn.error_message = Some(TextBuf::from(e.message.as_str()));
+                turn.internal.live_mut().error_message = Some(TextBuf::from(e.message.as_str()));
                 turn.completed_at = e.completed_at.as_deref().map(Timestamp::new);
             }
             _ => {}
@@ -956,12 +967,7 @@ impl SessionView {
         let Some(turn) = self.turns.get_keyed_mut(turn_id, turn_key) else {
             return;
         };
-        let held = turn
-            .internal
-            .held_deltas
-            .take()
-            .map(|h| *h)
-            .unwrap_or_default();
+        let held = turn.internal.take_all_held();
         let interrupted = matches!(turn.status, TurnStatus::Cancelled | TurnStatus::Error);
         let mut stopped: Vec<StoppedMessage> = Vec::new();
         if interrupted {
@@ -976,14 +982,14 @@ impl SessionView {
                 }
                 m.interrupted = true;
                 let calls = m
-                    .tool_calls
+                    .tool_calls()
                     .iter()
                     .map(|c| c.tool_call_id.clone())
                     .collect();
                 stopped.push(StoppedMessage {
                     message_id: key.clone(),
                     thread_id: item.thread_id.clone(),
-                    usage: m.usage.take().map(|u| u.get()),
+                    usage: m.set_usage(None).map(|u| u.get()),
                     calls,
                     removed: false,
                 });
@@ -996,8 +1002,8 @@ impl SessionView {
                 .iter()
                 .filter(|s| {
                     matches!(turn.items.get(&s.message_id).map(|i| &i.body), Some(ItemBody::Message(m))
-                        if m.content.is_none() && m.reasoning.is_none() && m.refusal.is_none()
-                        && m.tool_calls.is_empty())
+                        if m.content.is_none() && m.reasoning().is_none() && m.refusal().is_none()
+                        && m.tool_calls().is_empty())
                 })
                 .map(|s| s.message_id.clone())
                 .collect();
@@ -1088,7 +1094,7 @@ impl SessionView {
         type Update = (usize, Option<(Id, Id)>, Vec<String>, bool);
         let mut updated: Vec<Update> = Vec::new();
         let mut new_ids: Vec<Id> = Vec::new();
-        for (i, call) in message.tool_calls.iter().enumerate() {
+        for (i, call) in message.tool_calls().iter().enumerate() {
             if call.tool_call_id.is_empty() {
                 continue;
             }
@@ -1106,8 +1112,8 @@ impl SessionView {
                 && !self.required_history.contains_key(&call.tool_call_id);
             let same = call.result_event_id.as_ref() == result.as_ref().map(|r| &r.1)
                 && call.result_turn_id.as_ref() == result.as_ref().map(|r| &r.0)
-                && *call.spawned_thread_ids == *spawned
-                && call.uncertain == uncertain;
+                && call.spawned_thread_ids() == &spawned[..]
+                && call.uncertain() == uncertain;
             if !same {
                 updated.push((i, result, spawned, uncertain));
             }
@@ -1157,11 +1163,11 @@ impl SessionView {
             return;
         };
         for (i, result, spawned, uncertain) in updated {
-            if let Some(call) = message.tool_calls.get_mut(i) {
+            if let Some(call) = message.tool_calls_mut().get_mut(i) {
                 call.result_event_id = result.as_ref().map(|r| r.1.clone());
                 call.result_turn_id = result.map(|r| r.0);
-                call.spawned_thread_ids = spawned.into_boxed_slice();
-                call.uncertain = uncertain;
+                call.set_spawned_thread_ids(spawned.into_boxed_slice());
+                call.set_uncertain(uncertain);
             }
         }
         item.version += 1;
@@ -1179,7 +1185,7 @@ impl SessionView {
         if matches!(turn.status, TurnStatus::Cancelled | TurnStatus::Error) {
             return;
         }
-        let status = if turn.internal.required.is_empty() {
+        let status = if turn.internal.required().is_empty() {
             TurnStatus::Done
         } else {
             TurnStatus::Paused
@@ -1205,10 +1211,10 @@ impl SessionView {
         else {
             return;
         };
-        let ItemBody::Message(MessageView { usage: new, .. }) = &item.body else {
+        let ItemBody::Message(message) = &item.body else {
             return;
         };
-        let new = new.as_ref().map(PackedUsage::get);
+        let new = message.usage().map(PackedUsage::get);
         let old = old.as_ref().map(PackedUsage::get);
         let thread = item.thread_id.clone();
         self.thread_usage_delta(thread.as_deref(), old.as_ref(), new.as_ref(), cs);
@@ -1246,7 +1252,10 @@ impl SessionView {
         };
         let mut sum = UsageView::default();
         for item in turn.items.values() {
-            if let ItemBody::Message(MessageView { usage: Some(u), .. }) = &item.body {
+            if let Some(u) = match &item.body {
+                ItemBody::Message(m) => m.usage(),
+                _ => None,
+            } {
                 sum.add(&u.get());
             }
         }
@@ -1281,7 +1290,7 @@ struct StoppedMessage {
 /// key, shared with the result item), when the result came first: a listing is read newest
 /// first, so a call's result usually arrives before it.
 fn share_call_ids(links: &IdMap<super::CallLinks>, message: &mut MessageView) {
-    for call in &mut message.tool_calls {
+    for call in message.tool_calls_mut() {
         if let Some(id) = links.key(&call.tool_call_id) {
             call.tool_call_id = id.clone();
         }

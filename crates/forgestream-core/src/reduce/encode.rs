@@ -7,10 +7,13 @@
 use alloc::string::String;
 
 use super::change::Warning;
+use super::message::MessageWithId;
+use super::tool_call::ToolCallView;
+use super::view::BodyWithKey;
 use super::view::{
     BreakdownView, ContentPartView, ContentView, ItemBody, ItemView, McpAuthServerView,
-    McpServerView, MessageView, PendingAction, PendingKind, QuestionView, RequiredCallView,
-    ThreadStatus, ThreadView, ToolCallView, ToolInfoView, ToolResultView, TurnStatus, UsageView,
+    McpServerView, PendingAction, PendingKind, QuestionView, RequiredCallView, ThreadStatus,
+    ThreadView, ToolInfoView, ToolResultView, TurnStatus, UsageView,
 };
 use crate::wire::write::{encode_str_enum, encode_struct, Encode, EncodeFields, Object};
 
@@ -48,19 +51,24 @@ encode_struct!(ToolInfoView {
     server_name: "serverName",
 });
 
-encode_struct!(ToolCallView {
-    index: "index",
-    tool_call_id: "toolCallId",
-    name: "name",
-    arguments_text: "argumentsText",
-    arguments: "arguments",
-    arguments_error: "argumentsError",
-    tool_info: "toolInfo",
-    result_event_id: "resultEventId",
-    result_turn_id: "resultTurnId",
-    spawned_thread_ids: "spawnedThreadIds",
-    uncertain: "uncertain",
-});
+// By hand: the rare fields are read through accessors (`ToolCallView`'s box).
+impl Encode for ToolCallView {
+    fn encode(&self, out: &mut String) {
+        let mut o = Object::open(out);
+        o.member("index", &self.index);
+        o.member("toolCallId", &self.tool_call_id);
+        o.member("name", &self.name);
+        o.member("argumentsText", &self.arguments_text);
+        o.member("arguments", &self.arguments);
+        o.member("argumentsError", &self.arguments_error());
+        o.member("toolInfo", &self.tool_info);
+        o.member("resultEventId", &self.result_event_id);
+        o.member("resultTurnId", &self.result_turn_id);
+        o.member("spawnedThreadIds", self.spawned_thread_ids());
+        o.member("uncertain", &self.uncertain());
+        o.close();
+    }
+}
 
 impl Encode for ContentPartView {
     fn encode(&self, out: &mut String) {
@@ -92,18 +100,31 @@ impl Encode for ContentView {
     }
 }
 
-encode_struct!(MessageView {
-    id: "id",
-    name: "name",
-    content: "content",
-    reasoning: "reasoning",
-    refusal: "refusal",
-    tool_calls: "toolCalls",
-    finish_reason: "finishReason",
-    usage: "usage",
-    complete: "complete",
-    interrupted: "interrupted",
-});
+// By hand: the optional parts are read through accessors (`MessageView`'s boxes), and the id
+// is the item's key.
+impl EncodeFields for MessageWithId<'_> {
+    fn encode_fields(&self, o: &mut Object<'_>) {
+        let (m, id) = (self.message, self.id);
+        o.member("id", id);
+        o.member("name", &m.name());
+        o.member("content", &m.content);
+        o.member("reasoning", &m.reasoning());
+        o.member("refusal", &m.refusal());
+        o.member("toolCalls", m.tool_calls());
+        o.member("finishReason", &m.finish_reason());
+        o.member("usage", &m.usage());
+        o.member("complete", &m.complete);
+        o.member("interrupted", &m.interrupted);
+    }
+}
+
+impl Encode for MessageWithId<'_> {
+    fn encode(&self, out: &mut String) {
+        let mut o = Object::open(out);
+        self.encode_fields(&mut o);
+        o.close();
+    }
+}
 
 encode_struct!(ToolResultView {
     tool_call_id: "toolCallId",
@@ -135,13 +156,13 @@ encode_struct!(McpServerView {
     transport_type: "transportType",
 });
 
-impl Encode for ItemBody {
+impl Encode for BodyWithKey<'_> {
     fn encode(&self, out: &mut String) {
         let mut o = Object::open(out);
-        match self {
+        match self.body {
             ItemBody::Message(m) => {
                 o.member("kind", "message");
-                m.encode_fields(&mut o);
+                m.with_id(self.key).encode_fields(&mut o);
             }
             ItemBody::ToolResult(r) => {
                 o.member("kind", "toolResult");
@@ -198,14 +219,19 @@ impl Encode for ItemBody {
     }
 }
 
-encode_struct!(ItemView {
-    key: "key",
-    turn_id: "turnId",
-    thread_id: "threadId",
-    version: "version",
-    created_at: "createdAt",
-    body: "body",
-});
+// By hand: the body is written with the key (a message's `id`).
+impl Encode for ItemView {
+    fn encode(&self, out: &mut String) {
+        let mut o = Object::open(out);
+        o.member("key", &self.key);
+        o.member("turnId", &self.turn_id);
+        o.member("threadId", &self.thread_id);
+        o.member("version", &self.version);
+        o.member("createdAt", &self.created_at);
+        o.member("body", &self.body_with_key());
+        o.close();
+    }
+}
 
 encode_str_enum!(ThreadStatus {
     Running => "running",

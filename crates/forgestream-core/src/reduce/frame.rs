@@ -27,8 +27,8 @@ impl TurnFlags {
     pub(super) fn of(turn: &TurnView) -> Self {
         TurnFlags {
             ended: turn.status != TurnStatus::Running,
-            capped: turn.internal.capped,
-            text_limited: turn.internal.text_limited,
+            capped: turn.internal.capped(),
+            text_limited: turn.internal.text_limited(),
         }
     }
 }

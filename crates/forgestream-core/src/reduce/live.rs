@@ -9,7 +9,8 @@
 
 use super::change::{ChangeSet, ReduceError, TextAppend};
 use super::merge;
-use super::view::{ContentView, ItemBody, TurnView};
+use super::turn::TurnView;
+use super::view::{ContentView, ItemBody};
 use super::{item_key, turn_key, SessionView, TurnFlags};
 use crate::id_map::same_id;
 use crate::wire;
@@ -38,7 +39,7 @@ impl SessionView {
         let config = &self.config;
         let turn = self.turns.get_keyed_mut(turn_id, turn_key)?;
         // `admit`'s rules; a gap (which warns) takes the ordinary route.
-        let hwm = turn.last_sequence_number;
+        let hwm = turn.last_sequence_number();
         let next = match sequence_number {
             None => hwm,
             Some(n) if hwm.is_some_and(|h| n <= h) => return Some(TurnFlags::of(turn)),
@@ -46,7 +47,7 @@ impl SessionView {
             Some(n) => Some(n),
         };
         let applied = append_to_turn(turn, config, delta)?;
-        turn.last_sequence_number = next;
+        turn.set_last_sequence_number(next);
         let flags = TurnFlags::of(turn);
         record(cs, turn_id, &delta.id, applied);
         Some(flags)
@@ -89,7 +90,7 @@ fn append_to_turn(
     // text bounds (errors).
     if turn.internal.done_event_seen
         || turn.internal.terminal
-        || turn.internal.event_count >= config.max_events_per_turn
+        || turn.internal.event_count() >= config.max_events_per_turn
     {
         return None;
     }
@@ -113,15 +114,16 @@ fn append_to_turn(
     if text_bound(
         config,
         message_text_bytes(message),
-        turn.internal.text_bytes,
+        turn.internal.text_bytes(),
         incoming,
     )
     .is_some()
     {
         return None;
     }
-    turn.internal.text_bytes = turn.internal.text_bytes.saturating_add(incoming);
-    turn.internal.event_count += 1;
+    let live = turn.internal.live_mut();
+    live.text_bytes = live.text_bytes.saturating_add(incoming);
+    live.event_count += 1;
     // Lengths before this delta, for the change set's append description; a parts array is
     // not plain text, so it is reported as a whole-item change.
     let at = match &message.content {
@@ -132,8 +134,8 @@ fn append_to_turn(
     .map(|content_from| TextAppend {
         base_version: item.version,
         content_from,
-        reasoning_from: message.reasoning.as_deref().map_or(0, str::len),
-        refusal_from: message.refusal.as_deref().map_or(0, str::len),
+        reasoning_from: message.reasoning().map_or(0, |t| t.len()),
+        refusal_from: message.refusal().map_or(0, |t| t.len()),
     });
     // PROTOCOL §5 merge rule for text: append, an empty increment changes nothing.
     let mut changed = false;
@@ -142,11 +144,11 @@ fn append_to_turn(
         changed = true;
     }
     if let Some(text) = delta.reasoning_content.as_deref().filter(|t| !t.is_empty()) {
-        merge::append_opt(&mut message.reasoning, text);
+        merge::append_opt(message.reasoning_slot(), text);
         changed = true;
     }
     if let Some(text) = delta.refusal.as_deref().filter(|t| !t.is_empty()) {
-        merge::append_opt(&mut message.refusal, text);
+        merge::append_opt(message.refusal_slot(), text);
         changed = true;
     }
     if changed {
@@ -168,15 +170,15 @@ pub(super) fn delta_text_bytes(
 }
 
 /// Bytes of text a message holds now (content parts count as text).
-pub(super) fn message_text_bytes(message: &super::view::MessageView) -> usize {
+pub(super) fn message_text_bytes(message: &super::message::MessageView) -> usize {
     let content = match &message.content {
         None => 0,
         Some(ContentView::Text(t)) => t.len(),
         Some(ContentView::Parts(_)) => 0,
     };
     content
-        .saturating_add(message.reasoning.as_deref().map_or(0, str::len))
-        .saturating_add(message.refusal.as_deref().map_or(0, str::len))
+        .saturating_add(message.reasoning().map_or(0, |t| t.len()))
+        .saturating_add(message.refusal().map_or(0, |t| t.len()))
 }
 
 /// Which text bound `incoming` more bytes would cross: `("message" | "turn", limit)`.
@@ -297,16 +299,16 @@ mod tests {
                 assert!(new.starts_with(old), "{new:?} does not extend {old:?}");
             };
             grew(&text(&a.content), &text(&b.content), at.content_from);
-            let opt = |o: &Option<TextBuf>| String::from(o.as_deref().unwrap_or_default());
-            grew(&opt(&a.reasoning), &opt(&b.reasoning), at.reasoning_from);
-            grew(&opt(&a.refusal), &opt(&b.refusal), at.refusal_from);
+            let opt = |o: Option<&TextBuf>| String::from(o.map(|t| t.as_str()).unwrap_or_default());
+            grew(&opt(a.reasoning()), &opt(b.reasoning()), at.reasoning_from);
+            grew(&opt(a.refusal()), &opt(b.refusal()), at.refusal_from);
             // Nothing but the text fields and the version moved.
             let mut old = old.clone();
             old.version = new.version;
             if let ItemBody::Message(m) = &mut old.body {
                 m.content = b.content.clone();
-                m.reasoning = b.reasoning.clone();
-                m.refusal = b.refusal.clone();
+                m.set_reasoning(b.reasoning().cloned());
+                m.set_refusal(b.refusal().cloned());
             }
             assert_eq!(&old, new);
         }

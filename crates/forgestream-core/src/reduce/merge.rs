@@ -7,11 +7,12 @@ use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-use super::args::ArgScanner;
 use super::arguments_text::ArgumentsText;
+use super::message::MessageView;
 use super::packed_usage::PackedUsage;
 use super::text_buf::TextBuf;
-use super::view::{ContentPartView, ContentView, MessageView, ToolCallView, ToolInfoView};
+use super::tool_call::ToolCallView;
+use super::view::{ContentPartView, ContentView, ToolInfoView};
 use crate::id::Id;
 use crate::wire;
 
@@ -26,22 +27,6 @@ pub(crate) struct DeltaEffects {
     pub(crate) usage_changed: Option<Option<PackedUsage>>,
     /// Calls whose arguments were finished and still do not parse.
     pub(crate) unparsed: Vec<String>,
-}
-
-pub(crate) fn empty_message(id: &Id) -> MessageView {
-    MessageView {
-        id: id.clone(),
-        name: None,
-        content: None,
-        reasoning: None,
-        refusal: None,
-        tool_calls: Box::default(),
-        finish_reason: None,
-        usage: None,
-        complete: false,
-        interrupted: false,
-        merged: false,
-    }
 }
 
 fn part_view(part: &wire::ContentPart) -> ContentPartView {
@@ -111,7 +96,7 @@ fn try_parse(call: &mut ToolCallView) {
     match call.arguments_text.parse() {
         Ok(value) => {
             call.arguments = Some(value);
-            call.arguments_error = None;
+            call.set_arguments_error(None);
         }
         Err(_) => call.arguments = None,
     }
@@ -125,31 +110,18 @@ fn finish_arguments(call: &mut ToolCallView) -> bool {
     match call.arguments_text.parse() {
         Ok(value) => {
             call.arguments = Some(value);
-            call.arguments_error = None;
+            call.set_arguments_error(None);
             false
         }
         Err(err) => {
-            call.arguments_error = Some(TextBuf::from(err.to_string()));
+            call.set_arguments_error(Some(TextBuf::from(err.to_string())));
             true
         }
     }
 }
 
 fn new_call(index: u32, tool_call_id: Id) -> ToolCallView {
-    ToolCallView {
-        index,
-        tool_call_id,
-        name: Id::default(),
-        arguments_text: ArgumentsText::default(),
-        arguments: None,
-        arguments_error: None,
-        tool_info: None,
-        result_event_id: None,
-        result_turn_id: None,
-        spawned_thread_ids: Box::default(),
-        uncertain: false,
-        scanner: ArgScanner::default(),
-    }
+    ToolCallView::new(index, tool_call_id)
 }
 
 /// A finished message stops growing: give back the spare capacity its appended text built up
@@ -159,13 +131,18 @@ fn release_slack(message: &mut MessageView) {
     if let Some(ContentView::Text(text)) = &mut message.content {
         text.shrink_to_fit();
     }
-    for text in [&mut message.reasoning, &mut message.refusal]
-        .into_iter()
-        .flatten()
-    {
-        text.shrink_to_fit();
+    // Through the slots only when there is text: they allocate the box.
+    if message.reasoning().is_some() {
+        if let Some(text) = message.reasoning_slot() {
+            text.shrink_to_fit();
+        }
     }
-    for call in &mut message.tool_calls {
+    if message.refusal().is_some() {
+        if let Some(text) = message.refusal_slot() {
+            text.shrink_to_fit();
+        }
+    }
+    for call in message.tool_calls_mut() {
         call.arguments_text.shrink_to_fit();
     }
 }
@@ -187,36 +164,30 @@ pub(crate) fn apply_delta(message: &mut MessageView, delta: &wire::MessageDelta)
         _ => {}
     }
     if let Some(reasoning) = delta.reasoning_content.as_deref().filter(|r| !r.is_empty()) {
-        append_opt(&mut message.reasoning, reasoning);
+        append_opt(message.reasoning_slot(), reasoning);
         fx.changed = true;
     }
     if let Some(refusal) = delta.refusal.as_deref().filter(|r| !r.is_empty()) {
-        append_opt(&mut message.refusal, refusal);
+        append_opt(message.refusal_slot(), refusal);
         fx.changed = true;
     }
     for fragment in delta.tool_calls.iter().flatten() {
         fx.changed = true;
-        let position = match message
-            .tool_calls
-            .iter()
-            .position(|c| c.index >= fragment.index)
-        {
-            Some(p) if message.tool_calls.get(p).map(|c| c.index) == Some(fragment.index) => p,
+        let calls = message.tool_calls_slot();
+        let position = match calls.iter().position(|c| c.index >= fragment.index) {
+            Some(p) if calls.get(p).map(|c| c.index) == Some(fragment.index) => p,
             Some(p) => {
-                let mut calls = Vec::from(core::mem::take(&mut message.tool_calls));
-                calls.insert(p, new_call(fragment.index, Id::default()));
-                message.tool_calls = calls.into_boxed_slice();
+                let mut all = Vec::from(core::mem::take(calls));
+                all.insert(p, new_call(fragment.index, Id::default()));
+                *calls = all.into_boxed_slice();
                 p
             }
             None => {
-                push_part(
-                    &mut message.tool_calls,
-                    new_call(fragment.index, Id::default()),
-                );
-                message.tool_calls.len() - 1
+                push_part(calls, new_call(fragment.index, Id::default()));
+                calls.len() - 1
             }
         };
-        let Some(call) = message.tool_calls.get_mut(position) else {
+        let Some(call) = calls.get_mut(position) else {
             continue;
         };
         if let Some(id) = fragment.id.as_deref().filter(|id| *id != call.tool_call_id) {
@@ -246,12 +217,12 @@ pub(crate) fn apply_delta(message: &mut MessageView, delta: &wire::MessageDelta)
     }
     if let Some(reason) = &delta.finish_reason {
         let spelled = Some(Id::from(reason.as_str()));
-        if message.finish_reason != spelled || !message.complete {
-            message.finish_reason = spelled;
+        if message.finish_reason() != spelled.as_ref() || !message.complete {
+            message.set_finish_reason(spelled);
             message.complete = true;
             fx.changed = true;
         }
-        for call in &mut message.tool_calls {
+        for call in message.tool_calls_mut() {
             if finish_arguments(call) {
                 fx.unparsed.push(String::from(&call.tool_call_id));
             }
@@ -260,20 +231,20 @@ pub(crate) fn apply_delta(message: &mut MessageView, delta: &wire::MessageDelta)
     }
     if let Some(usage) = &delta.usage {
         let new = Some(PackedUsage::from_message(usage));
-        if message.usage != new {
-            fx.usage_changed = Some(core::mem::replace(&mut message.usage, new));
+        if message.usage() != new.as_ref() {
+            fx.usage_changed = Some(message.set_usage(new));
             fx.changed = true;
         }
     }
     fx
 }
 
-/// Builds the view of a merged (full) message. Links (results, threads, uncertainty) are filled
-/// by the reducer afterwards; `key` is the item's key (`message.id`, shared). Returns the view
-/// and the calls whose arguments do not parse.
-pub(crate) fn from_full(message: &wire::ModelMessage, key: &Id) -> (MessageView, Vec<String>) {
-    let mut view = empty_message(key);
-    view.name = message.name.as_deref().map(Id::from);
+/// Builds the view of a merged (full) message (its id is its item's key). Links (results,
+/// threads, uncertainty) are filled by the reducer afterwards. Returns the view and the calls
+/// whose arguments do not parse.
+pub(crate) fn from_full(message: &wire::ModelMessage) -> (MessageView, Vec<String>) {
+    let mut view = MessageView::new();
+    view.set_name(message.name.as_deref().map(Id::from));
     view.content = match &message.content {
         Some(wire::Content::Text(text)) if !text.is_empty() => {
             Some(ContentView::Text(text.clone()))
@@ -283,16 +254,20 @@ pub(crate) fn from_full(message: &wire::ModelMessage, key: &Id) -> (MessageView,
         }
         _ => None,
     };
-    view.reasoning = message
-        .reasoning_content
-        .as_deref()
-        .filter(|r| !r.is_empty())
-        .map(TextBuf::from);
-    view.refusal = message
-        .refusal
-        .as_deref()
-        .filter(|r| !r.is_empty())
-        .map(TextBuf::from);
+    view.set_reasoning(
+        message
+            .reasoning_content
+            .as_deref()
+            .filter(|r| !r.is_empty())
+            .map(TextBuf::from),
+    );
+    view.set_refusal(
+        message
+            .refusal
+            .as_deref()
+            .filter(|r| !r.is_empty())
+            .map(TextBuf::from),
+    );
     let mut unparsed = Vec::new();
     // Exactly as many as the message has: a `Vec` grown by `push` starts at four, and a call
     // view is ~300 bytes, so a one-call message carried ~900 spare bytes (W2: ~20 MB).
@@ -314,9 +289,9 @@ pub(crate) fn from_full(message: &wire::ModelMessage, key: &Id) -> (MessageView,
         }
         calls.push(item);
     }
-    view.tool_calls = calls.into_boxed_slice();
-    view.finish_reason = message.finish_reason.as_ref().map(|r| Id::from(r.as_str()));
-    view.usage = message.usage.as_ref().map(PackedUsage::from_message);
+    view.set_tool_calls(calls.into_boxed_slice());
+    view.set_finish_reason(message.finish_reason.as_ref().map(|r| Id::from(r.as_str())));
+    view.set_usage(message.usage.as_ref().map(PackedUsage::from_message));
     view.complete = true;
     view.merged = true;
     (view, unparsed)
@@ -325,43 +300,45 @@ pub(crate) fn from_full(message: &wire::ModelMessage, key: &Id) -> (MessageView,
 /// Copies the reducer-maintained links of `old`'s calls onto `new`'s calls with the same id,
 /// so replacing a message by its merged form does not look like a change.
 pub(crate) fn carry_links(old: &MessageView, new: &mut MessageView) {
-    for call in &mut new.tool_calls {
+    for call in new.tool_calls_mut() {
         if let Some(prev) = old
-            .tool_calls
+            .tool_calls()
             .iter()
             .find(|c| c.tool_call_id == call.tool_call_id)
         {
             call.result_event_id = prev.result_event_id.clone();
             call.result_turn_id = prev.result_turn_id.clone();
-            call.spawned_thread_ids = prev.spawned_thread_ids.clone();
-            call.uncertain = prev.uncertain;
+            call.set_spawned_thread_ids(prev.spawned_thread_ids().into());
+            call.set_uncertain(prev.uncertain());
         }
     }
 }
 
 /// Equality that ignores reducer-private state (scanner, merged flag).
 pub(crate) fn same_view(a: &MessageView, b: &MessageView) -> bool {
-    a.id == b.id
-        && a.name == b.name
+    a.name() == b.name()
         && a.content == b.content
-        && a.reasoning == b.reasoning
-        && a.refusal == b.refusal
-        && a.finish_reason == b.finish_reason
-        && a.usage == b.usage
+        && a.reasoning() == b.reasoning()
+        && a.refusal() == b.refusal()
+        && a.finish_reason() == b.finish_reason()
+        && a.usage() == b.usage()
         && a.complete == b.complete
         && a.interrupted == b.interrupted
-        && a.tool_calls.len() == b.tool_calls.len()
-        && a.tool_calls.iter().zip(b.tool_calls.iter()).all(|(x, y)| {
-            x.index == y.index
-                && x.tool_call_id == y.tool_call_id
-                && x.name == y.name
-                && x.arguments_text == y.arguments_text
-                && x.arguments == y.arguments
-                && x.arguments_error == y.arguments_error
-                && x.tool_info == y.tool_info
-                && x.result_event_id == y.result_event_id
-                && x.result_turn_id == y.result_turn_id
-                && x.spawned_thread_ids == y.spawned_thread_ids
-                && x.uncertain == y.uncertain
-        })
+        && a.tool_calls().len() == b.tool_calls().len()
+        && a.tool_calls()
+            .iter()
+            .zip(b.tool_calls().iter())
+            .all(|(x, y)| {
+                x.index == y.index
+                    && x.tool_call_id == y.tool_call_id
+                    && x.name == y.name
+                    && x.arguments_text == y.arguments_text
+                    && x.arguments == y.arguments
+                    && x.arguments_error() == y.arguments_error()
+                    && x.tool_info == y.tool_info
+                    && x.result_event_id == y.result_event_id
+                    && x.result_turn_id == y.result_turn_id
+                    && x.spawned_thread_ids() == y.spawned_thread_ids()
+                    && x.uncertain() == y.uncertain()
+            })
 }

@@ -24,12 +24,15 @@ mod encode;
 mod frame;
 mod live;
 mod merge;
+mod message;
 mod packed_usage;
 mod pending;
 mod shared;
 mod summary;
 mod text_buf;
 mod timestamp;
+mod tool_call;
+mod turn;
 mod view;
 
 use crate::id::Id;
@@ -37,18 +40,21 @@ use crate::id_map::IdMap;
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::num::NonZeroU32;
 
 pub use arguments_text::ArgumentsText;
 pub use change::{ChangeSet, ItemChange, ReduceError, TextAppend, Warning};
 pub use frame::{LiveFrame, TurnFlags};
+pub use message::MessageView;
 pub use packed_usage::PackedUsage;
 pub use text_buf::TextBuf;
 pub use timestamp::Timestamp;
+pub use tool_call::ToolCallView;
+pub use turn::TurnView;
 pub use view::{
     BreakdownView, ContentPartView, ContentView, ItemBody, ItemView, McpAuthServerView,
-    McpServerView, MessageView, PendingAction, PendingKind, QuestionView, RequiredCallView,
-    ThreadStatus, ThreadView, ToolCallView, ToolInfoView, ToolResultView, TurnStatus, TurnView,
-    UsageView,
+    McpServerView, PendingAction, PendingKind, QuestionView, RequiredCallView, ThreadStatus,
+    ThreadView, ToolInfoView, ToolResultView, TurnStatus, UsageView,
 };
 
 use crate::wire;
@@ -91,7 +97,9 @@ impl Default for ReducerConfig {
 /// checks the kind of what it finds, so a stale slot reads as absent, never as another item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ItemRef {
-    turn: u32,
+    /// The turn's slot plus one: never zero, so an `Option<ItemRef>` is 8 bytes, not 12 (the
+    /// `links` index holds two of them for each of W2's 23k calls).
+    turn: NonZeroU32,
     item: u32,
 }
 
@@ -380,7 +388,7 @@ impl SessionView {
     pub fn event_cap_reached(&self, turn_id: &str) -> bool {
         self.turns
             .get_keyed(turn_id, turn_key)
-            .is_some_and(|t| t.internal.capped)
+            .is_some_and(|t| t.internal.capped())
     }
 
     /// Whether a delta of `turn_id` was refused by the text bounds
@@ -388,14 +396,14 @@ impl SessionView {
     pub fn text_limit_reached(&self, turn_id: &str) -> bool {
         self.turns
             .get(turn_id)
-            .is_some_and(|t| t.internal.text_limited)
+            .is_some_and(|t| t.internal.text_limited())
     }
 
     /// The highest live sequence number applied for `turn_id` (the reconnect cursor).
     pub fn last_sequence_number(&self, turn_id: &str) -> Option<u64> {
         self.turns
             .get_keyed(turn_id, turn_key)
-            .and_then(|t| t.last_sequence_number)
+            .and_then(|t| t.last_sequence_number())
     }
 
     /// One turn.
@@ -471,8 +479,9 @@ impl SessionView {
 
     /// The slots of item `key` of `turn_id`, if both exist.
     pub(crate) fn item_ref(&self, turn_id: &str, key: &str) -> Option<ItemRef> {
-        let turn = self.turns.slot_of(turn_id)?;
-        let item = self.turns.at(turn)?.items.slot_of(key)?;
+        let slot = self.turns.slot_of(turn_id)?;
+        let item = self.turns.at(slot)?.items.slot_of(key)?;
+        let turn = NonZeroU32::new(slot.checked_add(1)?)?;
         Some(ItemRef { turn, item })
     }
 
@@ -506,7 +515,7 @@ impl SessionView {
 
     /// The item `at` names, with its turn, when it is of `kind`.
     pub(crate) fn item_at(&self, at: ItemRef, kind: RefKind) -> Option<(&TurnView, &ItemView)> {
-        let turn = self.turns.at(at.turn)?;
+        let turn = self.turns.at(at.turn.get() - 1)?;
         let item = turn.items.at(at.item)?;
         let fits = matches!(
             (&item.body, kind),
@@ -534,7 +543,10 @@ impl SessionView {
     pub fn tool_call(&self, tool_call_id: &str) -> Option<&ToolCallView> {
         let at = self.link(tool_call_id, RefKind::Message)?;
         match &self.item_at(at, RefKind::Message)?.1.body {
-            ItemBody::Message(m) => m.tool_calls.iter().find(|c| c.tool_call_id == tool_call_id),
+            ItemBody::Message(m) => m
+                .tool_calls()
+                .iter()
+                .find(|c| c.tool_call_id == tool_call_id),
             _ => None,
         }
     }
@@ -597,13 +609,12 @@ impl SessionView {
         let Some(n) = sequence_number else {
             return true;
         };
-        if turn.last_sequence_number.is_some_and(|hwm| n <= hwm) {
+        let hwm = turn.last_sequence_number();
+        if hwm.is_some_and(|hwm| n <= hwm) {
             return false;
         }
-        let expected = turn
-            .last_sequence_number
-            .map_or(1, |hwm| hwm.saturating_add(1));
-        turn.last_sequence_number = Some(n);
+        let expected = hwm.map_or(1, |hwm| hwm.saturating_add(1));
+        turn.set_last_sequence_number(Some(n));
         if n != expected {
             self.warn(
                 Warning::SequenceGap {

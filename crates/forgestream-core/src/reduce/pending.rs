@@ -44,7 +44,7 @@ impl SessionView {
             .and_then(|id| self.turns.get_keyed(id, turn_key))
         {
             let mut seen = IdSet::new();
-            for (event_id, record) in &turn.internal.required {
+            for (event_id, record) in turn.internal.required() {
                 match &record.body {
                     ItemBody::ActionRequired {
                         action: kind,

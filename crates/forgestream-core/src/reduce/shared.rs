@@ -13,7 +13,8 @@
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-use super::view::{MessageView, ToolInfoView};
+use super::message::MessageView;
+use super::view::ToolInfoView;
 use crate::id::Id;
 
 /// Distinct values each cache keeps.
@@ -32,13 +33,16 @@ impl Shared {
     /// Replaces `message`'s tool names, tool infos and finish reason by the shared copies of
     /// equal values (adding them while there is room).
     pub(crate) fn share(&mut self, message: &mut MessageView) {
-        for word in [&mut message.finish_reason, &mut message.name]
-            .into_iter()
-            .flatten()
-        {
-            share_word(&mut self.words, word);
+        // Read, shared and set back: a slot to write through would allocate a message's box.
+        if let Some(mut reason) = message.finish_reason().cloned() {
+            share_word(&mut self.words, &mut reason);
+            message.set_finish_reason(Some(reason));
         }
-        for call in &mut message.tool_calls {
+        if let Some(mut name) = message.name().cloned() {
+            share_word(&mut self.words, &mut name);
+            message.set_name(Some(name));
+        }
+        for call in message.tool_calls_mut() {
             share_word(&mut self.words, &mut call.name);
             if let Some(info) = &mut call.tool_info {
                 match self.infos.iter().find(|known| **known == *info) {

@@ -5,7 +5,9 @@ use alloc::vec;
 use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
-use super::view::{ItemBody, MessageView, PendingAction, ThreadView, TurnView, UsageView};
+use super::message::MessageView;
+use super::turn::TurnView;
+use super::view::{ItemBody, PendingAction, ThreadView, UsageView};
 use super::SessionView;
 use crate::id_map::IdMap;
 use crate::wire::JsonText;
@@ -58,9 +60,9 @@ fn token_pair(u: &UsageView) -> Value {
     Value::from(vec![u.input_tokens, u.output_tokens])
 }
 
-fn message_json(m: &MessageView, thread: &Option<crate::id::Id>) -> Value {
+fn message_json(key: &str, m: &MessageView, thread: &Option<crate::id::Id>) -> Value {
     let calls: Vec<Value> = m
-        .tool_calls
+        .tool_calls()
         .iter()
         .map(|c| {
             object(vec![
@@ -71,25 +73,28 @@ fn message_json(m: &MessageView, thread: &Option<crate::id::Id>) -> Value {
                     "arguments",
                     c.arguments.as_ref().map_or(Value::Null, JsonText::to_value),
                 ),
-                ("argumentsError", Value::from(c.arguments_error.is_some())),
+                ("argumentsError", Value::from(c.arguments_error().is_some())),
                 ("result", text(&c.result_event_id)),
-                ("threads", Value::from(c.spawned_thread_ids.to_vec())),
-                ("uncertain", Value::from(c.uncertain)),
+                ("threads", Value::from(c.spawned_thread_ids().to_vec())),
+                ("uncertain", Value::from(c.uncertain())),
             ])
         })
         .collect();
     object(vec![
         ("kind", Value::from("message")),
-        ("id", Value::from(m.id.as_str())),
+        ("id", Value::from(key)),
         ("thread", text(thread)),
         ("text", Value::from(m.content.as_ref().map(|c| c.text()))),
-        ("reasoning", text(&m.reasoning)),
-        ("refusal", text(&m.refusal)),
+        ("reasoning", text_of(m.reasoning().map(|t| t.as_str()))),
+        ("refusal", text_of(m.refusal().map(|t| t.as_str()))),
         ("toolCalls", Value::from(calls)),
-        ("finishReason", text(&m.finish_reason)),
+        (
+            "finishReason",
+            text_of(m.finish_reason().map(crate::id::Id::as_str)),
+        ),
         (
             "usage",
-            Value::from(m.usage.as_ref().map(|u| token_pair(&u.get()))),
+            Value::from(m.usage().map(|u| token_pair(&u.get()))),
         ),
     ])
 }
@@ -101,13 +106,13 @@ fn ids<T>(list: &[T], id: impl Fn(&T) -> &str) -> Value {
 
 fn item_json(key: &str, thread: &Option<crate::id::Id>, body: &ItemBody) -> Value {
     let (kind, mut members) = match body {
-        ItemBody::Message(m) => return message_json(m, thread),
+        ItemBody::Message(m) => return message_json(key, m, thread),
         ItemBody::ToolResult(r) => (
             "toolResult",
             vec![
                 ("thread", text(thread)),
                 ("toolCallId", Value::from(r.tool_call_id.as_str())),
-                ("content", Value::from(r.content.as_str())),
+                ("content", Value::from(&*r.content)),
                 ("bound", Value::from(r.call_message_id.is_some())),
             ],
         ),
@@ -178,8 +183,14 @@ fn turn_json(t: &TurnView) -> Value {
         ("id", Value::from(t.turn_id.as_str())),
         ("previousTurnId", text(&t.previous_turn_id)),
         ("status", Value::from(t.status.as_str())),
-        ("cancelReason", text(&t.cancel_reason)),
-        ("errorMessage", text(&t.error_message)),
+        (
+            "cancelReason",
+            text_of(t.cancel_reason().map(|r| r.as_str())),
+        ),
+        (
+            "errorMessage",
+            text_of(t.error_message().map(|m| m.as_str())),
+        ),
         ("items", Value::from(items)),
         ("usage", usage_json(&t.usage.get())),
     ])
@@ -256,7 +267,7 @@ impl SessionView {
             .collect();
         let mut seqs = Map::new();
         for t in self.turns() {
-            if let Some(n) = t.last_sequence_number {
+            if let Some(n) = t.last_sequence_number() {
                 seqs.insert(String::from(&t.turn_id), Value::from(n));
             }
         }
@@ -287,7 +298,9 @@ impl SessionView {
                     if m.interrupted {
                         continue;
                     }
-                    messages.get_or_insert_with(thread, Vec::new).push(&m.id);
+                    messages
+                        .get_or_insert_with(thread, Vec::new)
+                        .push(&item.key);
                 }
             }
         }

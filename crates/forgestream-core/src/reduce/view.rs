@@ -3,18 +3,19 @@
 
 use alloc::boxed::Box;
 use alloc::string::String;
+#[cfg(feature = "tsify")]
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
-use super::args::ArgScanner;
+#[cfg(feature = "tsify")]
 use super::arguments_text::ArgumentsText;
+#[cfg(feature = "tsify")]
 use super::packed_usage::PackedUsage;
 use super::text_buf::TextBuf;
 use super::timestamp::Timestamp;
 use crate::id::Id;
-use crate::id_map::IdMap;
 use crate::wire::{self, JsonText};
 
 /// Token usage (tokens) and cost (USD) of a message, turn, thread or session.
@@ -191,52 +192,48 @@ impl ToolInfoView {
     }
 }
 
+// The TypeScript declaration of [`super::tool_call::ToolCallView`]: what it serialises as (its
+// rare fields live in a box there). Never built; here for the reason `MessageView`'s is.
 /// One tool call of a message, assembled from deltas or taken from a merged message.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
-#[cfg_attr(feature = "tsify", tsify(missing_as_null))]
+#[cfg(feature = "tsify")]
+#[allow(dead_code)]
+#[derive(Serialize, tsify::Tsify)]
+#[tsify(missing_as_null)]
 #[serde(rename_all = "camelCase")]
-pub struct ToolCallView {
+struct ToolCallView {
     /// Position in the message (`index` of the deltas).
-    pub index: u32,
+    index: u32,
     /// `tool_call_id` (empty until a fragment names it).
-    #[cfg_attr(feature = "tsify", tsify(type = "string"))]
-    pub tool_call_id: Id,
-    // An `Id` shared by the calls of one tool (`reduce/shared.rs`).
+    #[tsify(type = "string")]
+    tool_call_id: Id,
     /// Tool name.
-    #[cfg_attr(feature = "tsify", tsify(type = "string"))]
-    pub name: Id,
-    // One allocation with `arguments` once the text parses (`ArgumentsText`).
+    #[tsify(type = "string")]
+    name: Id,
     /// Raw arguments text, exactly as concatenated.
-    #[cfg_attr(feature = "tsify", tsify(type = "string"))]
-    pub arguments_text: ArgumentsText,
+    #[tsify(type = "string")]
+    arguments_text: ArgumentsText,
     /// The arguments once the text is complete JSON (`None` while incomplete, never `{}`):
     /// checked JSON text, which crosses to JS as the parsed value ([`JsonText::to_value`]).
-    #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
-    pub arguments: Option<JsonText>,
-    // Rare: one pointer inline (`TextBuf`), not a `String`'s three words.
+    #[tsify(type = "unknown")]
+    arguments: Option<JsonText>,
     /// Set when the message finished and the text is not valid JSON.
-    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
-    pub arguments_error: Option<TextBuf>,
-    // Shared by the calls of one tool (`reduce/shared.rs`): 8 bytes a call, not ~120.
+    #[tsify(type = "string | null")]
+    arguments_error: Option<TextBuf>,
     /// Which tool family.
-    #[cfg_attr(feature = "tsify", tsify(type = "ToolInfoView | null"))]
-    pub tool_info: Option<Arc<ToolInfoView>>,
+    #[tsify(type = "ToolInfoView | null")]
+    tool_info: Option<Arc<ToolInfoView>>,
     /// The `tool.response` bound by `tool_call_id` (its event id), if seen.
-    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
-    pub result_event_id: Option<Id>,
+    #[tsify(type = "string | null")]
+    result_event_id: Option<Id>,
     /// The turn holding that result (a denial's result arrives on the next turn).
-    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
-    pub result_turn_id: Option<Id>,
-    // Rare and set whole: a boxed slice (16 bytes inline, not 24).
+    #[tsify(type = "string | null")]
+    result_turn_id: Option<Id>,
     /// Subagent threads spawned by this call (`thread.created.parent.tool_call_id`).
-    #[cfg_attr(feature = "tsify", tsify(type = "string[]"))]
-    pub spawned_thread_ids: Box<[String]>,
+    #[tsify(type = "string[]")]
+    spawned_thread_ids: Box<[String]>,
     /// The turn ended in error/cancelled with this call neither answered nor pending: its
     /// effect is unknown (PROTOCOL §8, problem 3).
-    pub uncertain: bool,
-    #[serde(skip)]
-    pub(crate) scanner: ArgScanner,
+    uncertain: bool,
 }
 
 /// One part of an assembled array content.
@@ -292,56 +289,49 @@ impl ContentView {
     }
 }
 
+// The TypeScript declaration of [`super::message::MessageView`]: what it serialises as (tsify
+// reads a struct's fields, and the message's own layout differs, see there). Never built.
+// Here, among the view types in use, not in a module of its own: a declaration is compiled
+// into the wasm only along with code that is linked (one alone in a module was left out).
 /// A model message: the live placeholder filled by deltas, or the merged message.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
-#[cfg_attr(feature = "tsify", tsify(missing_as_null))]
+#[cfg(feature = "tsify")]
+#[allow(dead_code)]
+#[derive(Serialize, tsify::Tsify)]
+#[tsify(missing_as_null)]
 #[serde(rename_all = "camelCase")]
-pub struct MessageView {
+struct MessageView {
     /// Event id (shared with its deltas).
-    #[cfg_attr(feature = "tsify", tsify(type = "string"))]
-    pub id: Id,
-    // Shared by the messages of one author (`reduce/shared.rs`).
+    #[tsify(type = "string")]
+    id: Id,
     /// Optional author name.
-    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
-    pub name: Option<Id>,
+    #[tsify(type = "string | null")]
+    name: Option<Id>,
     /// Content; `None` while nothing arrived (empty text is normalised to `None`).
-    pub content: Option<ContentView>,
-    // Rare: one pointer inline (`TextBuf`), not an `Option<String>`'s three words, since
-    // every item record is as big as a message.
+    content: Option<ContentView>,
     /// Reasoning text.
-    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
-    pub reasoning: Option<TextBuf>,
+    #[tsify(type = "string | null")]
+    reasoning: Option<TextBuf>,
     /// Refusal text.
-    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
-    pub refusal: Option<TextBuf>,
-    // A boxed slice (16 bytes inline, not a `Vec`'s 24, and no spare capacity): calls are
-    // added rarely (once per new `index`), the message record is as big as every item.
+    #[tsify(type = "string | null")]
+    refusal: Option<TextBuf>,
     /// Tool calls in index order.
-    #[cfg_attr(feature = "tsify", tsify(type = "ToolCallView[]"))]
-    pub tool_calls: Box<[ToolCallView]>,
-    // Shared by the messages that stopped alike (`reduce/shared.rs`).
+    #[tsify(type = "ToolCallView[]")]
+    tool_calls: Box<[ToolCallView]>,
     /// Why generation stopped (wire spelling).
-    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
-    pub finish_reason: Option<Id>,
-    // Packed (a few bytes of heap; `PackedUsage::get` reads it): most items are messages,
-    // and a usage inline made every item record (of any kind) 104 bytes bigger, boxed it was
-    // 104 bytes of heap a message.
+    #[tsify(type = "string | null")]
+    finish_reason: Option<Id>,
     /// This model call's usage.
-    #[cfg_attr(feature = "tsify", tsify(type = "UsageView | null"))]
-    pub usage: Option<PackedUsage>,
+    #[tsify(type = "UsageView | null")]
+    usage: Option<PackedUsage>,
     /// Finished: a `finish_reason` arrived or the merged message was applied.
-    pub complete: bool,
+    complete: bool,
     /// Still streaming when its turn was cancelled (stop, interrupt by a newer turn) or failed:
     /// the text that arrived is kept so the app can show it as stopped, its calls never ran
     /// (no results, not uncertain) and its usage is not counted. Only the live view has it —
     /// the server's history drops unfinished messages (PROTOCOL §9), so after a reload (or a
     /// rebuild from listings) the message is gone; the [summary](super::SessionView::summary)
     /// leaves it out for the same reason.
-    pub interrupted: bool,
-    /// Set from a merged (full) message: later deltas for it are ignored.
-    #[serde(skip)]
-    pub(crate) merged: bool,
+    interrupted: bool,
 }
 
 /// A `tool.response`.
@@ -353,8 +343,11 @@ pub struct ToolResultView {
     /// The call it answers.
     #[cfg_attr(feature = "tsify", tsify(type = "string"))]
     pub tool_call_id: Id,
+    // Set once: a `Box<str>` (16 bytes inline, not a `String`'s 24), so that a tool result is
+    // no larger than a message and the item record needs no room beside them for its tag.
     /// Result text (JSON text for structured results; non-string content is JSON-encoded).
-    pub content: String,
+    #[cfg_attr(feature = "tsify", tsify(type = "string"))]
+    pub content: Box<str>,
     /// The proposing message, once the call is known (`None` = unmatched so far).
     #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
     pub call_message_id: Option<Id>,
@@ -422,8 +415,11 @@ pub struct McpServerView {
 #[cfg_attr(feature = "tsify", tsify(missing_as_null))]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum ItemBody {
+    // Its `id` is the item's key: it serialises within its item (`ItemView`'s serialisers),
+    // and this enum alone refuses to serialise it rather than leave the id out.
     /// A model message.
-    Message(MessageView),
+    #[serde(serialize_with = "message_alone")]
+    Message(super::message::MessageView),
     /// A tool result.
     ToolResult(ToolResultView),
     /// `tool.approval_required` / `tool.response_required`.
@@ -452,31 +448,39 @@ pub enum ItemBody {
         /// The sandbox.
         sandbox_id: String,
     },
+    // The rare variants' texts are one pointer each (`TextBuf`) and their JSON values boxed:
+    // the largest variant sets the size of every item record (a message's is 56 bytes).
     /// `thread.created` (the item's `thread_id` is the new thread).
     #[serde(rename_all = "camelCase")]
     ThreadCreated {
         /// Title.
-        title: Option<String>,
+        #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+        title: Option<TextBuf>,
         /// Parent thread.
-        parent_thread_id: Option<String>,
+        #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+        parent_thread_id: Option<TextBuf>,
         /// Spawning call.
-        parent_tool_call_id: Option<String>,
+        #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+        parent_tool_call_id: Option<TextBuf>,
         /// Subagent name.
-        agent_name: Option<String>,
+        #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+        agent_name: Option<TextBuf>,
     },
     /// `thread.done`.
     #[serde(rename_all = "camelCase")]
     ThreadDone {
         /// Title.
-        title: Option<String>,
+        #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+        title: Option<TextBuf>,
         /// `done` / `error` / other.
-        status: String,
-        // Boxed (rare): unboxed, this variant was the largest and every item paid for it.
+        #[cfg_attr(feature = "tsify", tsify(type = "string"))]
+        status: TextBuf,
         /// The failure, on error.
         #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
         error: Option<Box<Value>>,
         /// The child's final message id.
-        output_message_id: Option<String>,
+        #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
+        output_message_id: Option<TextBuf>,
     },
     /// An event type this SDK does not know, surfaced as is.
     #[serde(rename_all = "camelCase")]
@@ -485,17 +489,26 @@ pub enum ItemBody {
         event_type: String,
         /// The whole event.
         #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
-        raw: Value,
+        raw: Box<Value>,
     },
 }
 
+/// [`ItemBody::Message`] serialised without its item: an error (its `id` is the item's key).
+fn message_alone<S: Serializer>(_: &super::message::MessageView, _: S) -> Result<S::Ok, S::Error> {
+    Err(serde::ser::Error::custom(
+        "a message serialises within its item (ItemView) or with MessageView::with_id",
+    ))
+}
+
+// Serialises by hand (the members below, in order) so that a message body is written with its
+// `id`, the item's key (`BodyWithKey`).
 /// One entry of a turn's timeline, keyed by event id.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 #[cfg_attr(feature = "tsify", tsify(missing_as_null))]
-#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "tsify", serde(rename_all = "camelCase"))]
 pub struct ItemView {
-    // The same `Id` as the turn's map key (and a message's `id`).
+    // The same `Id` as the turn's map key (and a message's `id`, which is not held apart).
     /// The event id (a synthetic key for events without one).
     #[cfg_attr(feature = "tsify", tsify(type = "string"))]
     pub key: Id,
@@ -513,6 +526,46 @@ pub struct ItemView {
     pub created_at: Option<Timestamp>,
     /// What the item is.
     pub body: ItemBody,
+}
+
+impl Serialize for ItemView {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut s = serializer.serialize_struct("ItemView", 6)?;
+        s.serialize_field("key", &self.key)?;
+        s.serialize_field("turnId", &self.turn_id)?;
+        s.serialize_field("threadId", &self.thread_id)?;
+        s.serialize_field("version", &self.version)?;
+        s.serialize_field("createdAt", &self.created_at)?;
+        s.serialize_field("body", &self.body_with_key())?;
+        s.end()
+    }
+}
+
+impl ItemView {
+    /// The body with the item's key, as it serialises (a message's `id` is the key).
+    pub(crate) fn body_with_key(&self) -> BodyWithKey<'_> {
+        BodyWithKey {
+            body: &self.body,
+            key: &self.key,
+        }
+    }
+}
+
+/// An item's body with its key: what `ItemView`'s serialisers write as `body`.
+pub(crate) struct BodyWithKey<'a> {
+    pub(crate) body: &'a ItemBody,
+    pub(crate) key: &'a Id,
+}
+
+impl Serialize for BodyWithKey<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.body {
+            // Internally tagged, as the derive writes the other kinds: the tag, then the members.
+            ItemBody::Message(m) => m.with_id(self.key).serialize_tagged(serializer),
+            other => other.serialize(serializer),
+        }
+    }
 }
 
 /// Where a thread stands.
@@ -610,64 +663,52 @@ pub struct QuestionView {
     pub options: Vec<String>,
 }
 
+// The TypeScript declaration of [`super::turn::TurnView`]: what it serialises as (its rare
+// fields live in a box there). Never built; here for the reason `MessageView`'s is.
 /// One turn of the session.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
-#[cfg_attr(feature = "tsify", tsify(missing_as_null))]
+#[cfg(feature = "tsify")]
+#[allow(dead_code)]
+#[derive(Serialize, tsify::Tsify)]
+#[tsify(missing_as_null)]
 #[serde(rename_all = "camelCase")]
-pub struct TurnView {
-    // Shared with its items and the view's indexes.
+struct TurnView {
     /// Turn id.
-    #[cfg_attr(feature = "tsify", tsify(type = "string"))]
-    pub turn_id: Id,
-    // Set once: a `Box<str>` (16 bytes inline, not a `String`'s 24).
+    #[tsify(type = "string")]
+    turn_id: Id,
     /// Chain parent.
-    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
-    pub previous_turn_id: Option<Box<str>>,
+    #[tsify(type = "string | null")]
+    previous_turn_id: Option<Id>,
     /// Status (paused = done with required actions).
-    pub status: TurnStatus,
-    // Rare: one pointer inline each (`TextBuf`).
+    status: TurnStatus,
     /// `cancelled` reason (wire spelling).
-    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
-    pub cancel_reason: Option<TextBuf>,
+    #[tsify(type = "string | null")]
+    cancel_reason: Option<TextBuf>,
     /// `error` message.
-    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
-    pub error_message: Option<TextBuf>,
+    #[tsify(type = "string | null")]
+    error_message: Option<TextBuf>,
     /// Input items the turn was created with (wire shape), as JSON text (crosses to JS as the
     /// array; [`JsonText::to_value`] parses it).
-    #[cfg_attr(feature = "tsify", tsify(type = "unknown[] | null"))]
-    pub input: Option<JsonText>,
+    #[tsify(type = "unknown[] | null")]
+    input: Option<JsonText>,
     /// ISO-8601.
-    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
-    pub created_at: Option<Timestamp>,
+    #[tsify(type = "string | null")]
+    created_at: Option<Timestamp>,
     /// ISO-8601.
-    #[cfg_attr(feature = "tsify", tsify(type = "string | null"))]
-    pub completed_at: Option<Timestamp>,
+    #[tsify(type = "string | null")]
+    completed_at: Option<Timestamp>,
     /// Items in stream order (ordered by event id: ULIDs sort by creation time, §1).
-    #[serde(serialize_with = "items_in_order")]
-    #[cfg_attr(feature = "tsify", tsify(type = "ItemView[]"))]
-    pub items: IdMap<ItemView>,
-    // Packed (`PackedUsage::get` reads it): a `UsageView` inline was 104 bytes of every turn
-    // record (W2: 1.6 MB).
+    #[tsify(type = "ItemView[]")]
+    items: Vec<ItemView>,
     /// Turn usage.
-    #[cfg_attr(feature = "tsify", tsify(type = "UsageView"))]
-    pub usage: PackedUsage,
+    #[tsify(type = "UsageView")]
+    usage: PackedUsage,
     /// Highest sequence number applied from a live stream.
-    pub last_sequence_number: Option<u64>,
+    last_sequence_number: Option<u64>,
     /// Live events ignored because they came after the turn ended (a frozen
     /// `cancelled-for-next-turn` turn keeps streaming deltas, §9).
-    pub late_events_ignored: u64,
+    late_events_ignored: u64,
     /// Bumped on every header change.
-    pub version: u64,
-    #[serde(skip)]
-    pub(crate) internal: TurnInternal,
-}
-
-fn items_in_order<S: Serializer>(
-    items: &IdMap<ItemView>,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    serializer.collect_seq(items.values())
+    version: u64,
 }
 
 /// What the pending set needs of a `*_required` event: its thread and its item body
@@ -678,37 +719,4 @@ pub(crate) struct RequiredRecord {
     pub(crate) thread_id: Option<String>,
     /// The calls or servers waiting.
     pub(crate) body: ItemBody,
-}
-
-/// Reducer bookkeeping that is not part of the view.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct TurnInternal {
-    /// Deltas whose base has not arrived, by message id, in arrival order. Boxed and absent
-    /// while empty (nearly always): an empty map inline was 72 bytes of every turn record.
-    pub(crate) held_deltas: Option<Box<IdMap<Vec<wire::MessageDelta>>>>,
-    /// Live events accepted for this turn (the cap counts these).
-    pub(crate) event_count: usize,
-    /// Persisted (listing) events accepted for this turn, counted against the same cap.
-    pub(crate) persisted_count: usize,
-    /// A live event was refused by the cap: the live view of the turn is incomplete.
-    pub(crate) capped: bool,
-    /// Streamed text (deltas' content + reasoning + refusal) applied to this turn, bytes.
-    pub(crate) text_bytes: usize,
-    /// A delta was refused by a text bound.
-    pub(crate) text_limited: bool,
-    /// A `turn.done` event (not just a fetched state) was applied.
-    pub(crate) done_event_seen: bool,
-    /// The terminal state was applied.
-    pub(crate) terminal: bool,
-    /// `*_required` events of this turn (streamed or from `required_actions`), sorted by event
-    /// id (a few per turn: a sorted list, not another map instantiation in the wasm). The
-    /// first record of an id wins. A boxed slice (16 bytes, not 24): nearly always empty.
-    pub(crate) required: Box<[(String, RequiredRecord)]>,
-    /// The terminal state carried `metrics`: the turn's usage totals are those (set once, the
-    /// first terminal state wins) and only its breakdown follows the messages. A flag rather
-    /// than the metrics themselves (88 bytes a turn): the totals already live in
-    /// [`TurnView::usage`].
-    pub(crate) has_metrics: bool,
-    /// Counter for synthetic item keys.
-    pub(crate) synthetic_keys: u64,
 }

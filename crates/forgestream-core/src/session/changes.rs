@@ -68,14 +68,14 @@ impl<'a> TurnHeader<'a> {
             turn_id: &t.turn_id,
             previous_turn_id: t.previous_turn_id.as_deref(),
             status: t.status,
-            cancel_reason: t.cancel_reason.as_deref(),
-            error_message: t.error_message.as_deref(),
+            cancel_reason: t.cancel_reason().map(|r| r.as_str()),
+            error_message: t.error_message().map(|m| m.as_str()),
             input: t.input.as_ref(),
             created_at: t.created_at.as_ref(),
             completed_at: t.completed_at.as_ref(),
             usage: &t.usage,
-            last_sequence_number: t.last_sequence_number,
-            late_events_ignored: t.late_events_ignored,
+            last_sequence_number: t.last_sequence_number(),
+            late_events_ignored: t.late_events_ignored(),
             version: t.version,
             item_keys: t.items.keys().map(crate::id::Id::as_str).collect(),
         }
@@ -168,8 +168,8 @@ impl<'a> ItemAppend<'a> {
             base_version: at.base_version,
             version: item.version,
             content: suffix(content, at.content_from)?,
-            reasoning: suffix(m.reasoning.as_deref(), at.reasoning_from)?,
-            refusal: suffix(m.refusal.as_deref(), at.refusal_from)?,
+            reasoning: suffix(m.reasoning().map(|t| t.as_str()), at.reasoning_from)?,
+            refusal: suffix(m.refusal().map(|t| t.as_str()), at.refusal_from)?,
         })
     }
 }
@@ -501,7 +501,7 @@ impl Session {
                 cursors.push(TurnCursor {
                     turn_id: &turn.turn_id,
                     version: turn.version,
-                    last_sequence_number: turn.last_sequence_number,
+                    last_sequence_number: turn.last_sequence_number(),
                 });
             }
         }

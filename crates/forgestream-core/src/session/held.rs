@@ -170,14 +170,14 @@ fn cut_back(item: &ItemView, at: TextAppend) -> Option<ItemView> {
         Some(ContentView::Parts(_)) => return None,
     };
     let content = cut(content, at.content_from)?.map(ContentView::Text);
-    let reasoning = cut(m.reasoning.as_deref(), at.reasoning_from)?;
-    let refusal = cut(m.refusal.as_deref(), at.refusal_from)?;
+    let reasoning = cut(m.reasoning().map(|t| t.as_str()), at.reasoning_from)?;
+    let refusal = cut(m.refusal().map(|t| t.as_str()), at.refusal_from)?;
     let mut earlier = item.clone();
     earlier.version = at.base_version;
     if let ItemBody::Message(m) = &mut earlier.body {
         m.content = content;
-        m.reasoning = reasoning.map(Into::into);
-        m.refusal = refusal.map(Into::into);
+        m.set_reasoning(reasoning.map(Into::into));
+        m.set_refusal(refusal.map(Into::into));
     }
     Some(earlier)
 }

@@ -174,7 +174,7 @@ fn an_interrupted_turn_ends_cancelled_for_next_turn_within_one_round_trip() {
     let old = d.s.view().turn("t1").unwrap();
     assert_eq!(old.status, TurnStatus::Cancelled);
     assert_eq!(
-        old.cancel_reason.as_deref(),
+        old.cancel_reason().map(|r| r.as_str()),
         Some("cancelled-for-next-turn")
     );
     let text = d.s.view().summary();
@@ -925,7 +925,7 @@ fn a_turn_without_a_live_stream_does_not_block_the_next_send() {
     let old = d.s.view().turn("t1").unwrap();
     assert_eq!(old.status, TurnStatus::Cancelled);
     assert_eq!(
-        old.cancel_reason.as_deref(),
+        old.cancel_reason().map(|r| r.as_str()),
         Some("cancelled-for-next-turn")
     );
 }
@@ -958,7 +958,10 @@ fn cancelling_a_turn_without_a_live_stream_shows_it_cancelled_once_the_server_di
     }
     let turn = d.s.view().turn("t1").unwrap();
     assert_eq!(turn.status, TurnStatus::Cancelled);
-    assert_eq!(turn.cancel_reason.as_deref(), Some("client-cancelled"));
+    assert_eq!(
+        turn.cancel_reason().map(|r| r.as_str()),
+        Some("client-cancelled")
+    );
     assert_ne!(
         d.s.connection().status,
         Some(&ConnectionStatus::LiveUnavailable)
@@ -1933,7 +1936,10 @@ fn cancel_reads_the_turn_as_soon_as_the_cancel_request_returns() {
     }
     let turn = d.s.view().turn("t1").unwrap();
     assert_eq!(turn.status, TurnStatus::Cancelled);
-    assert_eq!(turn.cancel_reason.as_deref(), Some("client-cancelled"));
+    assert_eq!(
+        turn.cancel_reason().map(|r| r.as_str()),
+        Some("client-cancelled")
+    );
     assert_eq!(d.s.connection().status, Some(&ConnectionStatus::Done));
     // The text shown so far stays, once (marked interrupted: the listing never had it).
     let texts = message_texts(&d.s, "t1");

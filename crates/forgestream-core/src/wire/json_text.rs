@@ -9,12 +9,14 @@
 //!
 //! Shared (`Arc<str>`): a tool call's checked arguments are the same text as its
 //! `arguments_text`, and [`ArgumentsText`](crate::reduce::ArgumentsText) holds that one
-//! allocation too once it parses (issue 16: W2 kept 1.3 MB of arguments twice).
+//! allocation too once it parses (issue 16: W2 kept 1.3 MB of arguments twice). `triomphe`'s
+//! `Arc`, as [`Id`](crate::id::Id)'s: one count above the text, not two (nothing holds a text
+//! weakly).
 
 use alloc::string::String;
-use alloc::sync::Arc;
 use core::fmt;
 use serde_json::Value;
+use triomphe::Arc;
 
 use super::json::{self, JsonError};
 use super::write::Encode;
