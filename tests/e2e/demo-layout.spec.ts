@@ -1,7 +1,7 @@
 import { test, expect, type Page } from "@playwright/test";
 import AxeBuilder from "@axe-core/playwright";
 import { newSession, sendMessage } from "./helpers";
-import { approvalAnnouncedFocusMoves, longWordsWrapInTheBubble, newPhoneSession, PHONE, phoneControlsFitWhileReconnecting, phoneLayout, phoneNestedCardsFit, REFUND, replyAnnouncedOnce, scrollingUpTheHistoryMovesEvenly, wideColumns } from "./checks/layout";
+import { approvalAnnouncedFocusMoves, longWordsWrapInTheBubble, newPhoneSession, PHONE, phoneControlsFitWhileReconnecting, phoneFaultLabelFits, phoneLayout, phoneNestedCardsFit, REFUND, replyAnnouncedOnce, scrollingUpTheHistoryMovesEvenly, wideColumns } from "./checks/layout";
 
 // The demo as a phone user and a screen-reader / keyboard user meet it. The layout, live-region
 // and focus checks live in checks/layout.ts so that firefox.spec.ts runs the same code in Firefox;
@@ -23,6 +23,7 @@ test.describe("at 360 × 740", () => {
   test("nested subagent cards and a question's card fit the width", ({ page }) => phoneNestedCardsFit({ page }));
   test("a long word or URL in the user's message wraps inside its bubble", ({ page }) => longWordsWrapInTheBubble({ page }));
   test("the session controls stay inside the width while reconnecting", ({ page }) => phoneControlsFitWhileReconnecting({ page }));
+  test("a fault label in the top bar wraps", ({ page }) => phoneFaultLabelFits({ page }));
 
   test("axe-core: no serious or critical violations (empty chat, approval pending, inspector)", async ({ page }) => {
     await newPhoneSession(page, "support");

@@ -12,7 +12,7 @@ import { twoTabsApproveAtOnce } from "./checks/actions";
 import { cancelEndsStuckTurn, crashStuckTurnShowsLiveUnavailable, newTurnCancelsStuckTurn } from "./checks/lifecycle";
 import { interruptShowsCancelled, concurrentRestoresShareOneSubscribe, stalePointerRestoresNull, respondRightAfterRestore, reconnectGapsAboveFloor, twoHandlesOneStream, disconnectShowsIdleAtOnce, reactHandleCloseLeavesNoLiveBadge } from "./checks/engine";
 import { agentsScopeRestore, forgetInScope, historyShowsWhileLoading, liveStreamGoneIsAnError, liveTurnGoesOnWhileHistoryLoads, longHistoryAfterReload, newestTurnsFirstOlderOnDemand, optimisticWhileServerDown, rememberedAtOnce, stopKeepsText, strictModeOneSession } from "./checks/chat";
-import { approvalAnnouncedFocusMoves, longWordsWrapInTheBubble, phoneControlsFitWhileReconnecting, phoneLayout, phoneNestedCardsFit, replyAnnouncedOnce, scrollingUpTheHistoryMovesEvenly, wideColumns } from "./checks/layout";
+import { approvalAnnouncedFocusMoves, longWordsWrapInTheBubble, phoneControlsFitWhileReconnecting, phoneFaultLabelFits, phoneLayout, phoneNestedCardsFit, replyAnnouncedOnce, scrollingUpTheHistoryMovesEvenly, wideColumns } from "./checks/layout";
 import { closeAbortsExport, refundEventsExported } from "./checks/events";
 import { badRequestOnResumeFallsBack, crossOriginRefusedLastEventId, reloadFollowsTheNewerRunningTurn, quickstartShowsLoadingWhileRestoring, reloadRightAfterCreatePost } from "./checks/restore";
 import { hmrAdoptsTheEngine, hmrRestoreAdopts, hmrWithTabsShareOneLock, stalledReadResubscribes } from "./checks/pagelife";
@@ -89,6 +89,7 @@ test("switching sessions after a quiet moment keeps the page (the inspector read
 test("at 360 × 740: nested subagent cards and a question's card fit the width", ({ fx }) => phoneNestedCardsFit(fx));
 test("at 360 × 740: a long word or URL in the user's message wraps inside its bubble", ({ fx }) => longWordsWrapInTheBubble(fx));
 test("at 360 × 740: the session controls stay inside the width while reconnecting", ({ fx }) => phoneControlsFitWhileReconnecting(fx));
+test("at 360 × 740: a fault label in the top bar wraps", ({ fx }) => phoneFaultLabelFits(fx));
 test("scrolling up a history moves the content by what was scrolled", ({ fx }) => scrollingUpTheHistoryMovesEvenly(fx));
 test("a reload right after the create POST follows the new turn: one POST, the turn's text", ({ fx }) => reloadRightAfterCreatePost(fx));
 test("a reload after another tab continued the session follows the newer running turn", ({ fx }) => reloadFollowsTheNewerRunningTurn(fx));

@@ -340,3 +340,11 @@ export const scrollingUpTheHistoryMovesEvenly: Check = async ({ page, request })
   expect(moves.filter((m) => Math.abs(m - 200) > 2), `moves: ${moves.join(" ")}`).toEqual([]);
   expect(errors).toEqual([]);
 };
+
+/** At 360 px a fault label in the top bar (`?fault=…`) wraps: no sideways scroll (a re-check: 401 px, the Vue link off-screen). */
+export const phoneFaultLabelFits: Check<"page"> = async ({ page }) => {
+  await page.setViewportSize(PHONE);
+  await page.goto("/?fault=force-412,on=subscribe");
+  await expect(page.getByTestId("fault")).toContainText("force-412");
+  await expectNoSidewaysScroll(page, "fault label");
+};
