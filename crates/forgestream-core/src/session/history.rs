@@ -42,7 +42,6 @@ use super::{
     HISTORY_RETRY_MS, MAX_EVENT_PAGES, MAX_TURN_PAGES,
 };
 use crate::id::Id;
-use crate::reduce::TurnStatus;
 use crate::wire;
 
 impl Session {
@@ -68,7 +67,6 @@ impl Session {
             waiters: command.into_iter().collect(),
             for_restore,
             token: None,
-            pages_read: 0,
             failures: 0,
             retry_at_ms: None,
         });
@@ -128,11 +126,10 @@ impl Session {
     pub(super) fn history_page_failed(&mut self, status: Option<u16>, error: SessionError) {
         let transient = matches!(status, None | Some(408 | 425 | 429 | 500..=599));
         let now = self.now_ms;
-        if let Some(h) = self
-            .history
-            .as_mut()
-            .filter(|h| transient && h.pages_read > 0)
-        {
+        let timeline_first = self.timeline_first();
+        // The load's first request is its first listing without a page token.
+        let first = |h: &History| h.token.is_none() && h.events == timeline_first;
+        if let Some(h) = self.history.as_mut().filter(|h| transient && !first(h)) {
             if let Some(wait) = HISTORY_RETRY_MS.get(h.failures as usize) {
                 h.failures += 1;
                 h.retry_at_ms = Some(now.saturating_add(*wait));
@@ -166,7 +163,6 @@ impl Session {
             return;
         }
         if let Some(h) = self.history.as_mut() {
-            h.pages_read = h.pages_read.saturating_add(1);
             h.failures = 0;
         }
         if !events {
@@ -321,12 +317,7 @@ impl Session {
         if stored.as_ref().is_some_and(|c| c.creating.is_some()) {
             return;
         }
-        let newest_running = self
-            .view
-            .turn_ids()
-            .last()
-            .and_then(|t| self.view.turn(t))
-            .is_some_and(|t| t.status == TurnStatus::Running);
+        let newest_running = self.newest_running_turn().is_some();
         let stored_shown = stored
             .as_ref()
             .and_then(|c| c.turn_id.as_deref())

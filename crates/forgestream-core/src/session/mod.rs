@@ -392,9 +392,8 @@ struct History {
     for_restore: bool,
     /// The page token of the request in flight (`None`: a listing's first page).
     token: Option<String>,
-    /// Pages read so far; a failure after the first is retried ([`HISTORY_RETRY_MS`]).
-    pages_read: u32,
-    /// Failed attempts at the page in flight, and when it is asked for again (`now_ms`).
+    /// Failed attempts at the page in flight, and when it is asked for again (`now_ms`); a
+    /// failure after the load's first page is retried ([`HISTORY_RETRY_MS`]).
     failures: u32,
     retry_at_ms: Option<u64>,
 }
@@ -1101,17 +1100,7 @@ impl Session {
                 .filter(|c| c.turn_id.as_deref() == Some(turn))
                 .map_or(0, |c| c.seq)
         };
-        let newest_running = self
-            .view
-            .turn_ids()
-            .last()
-            .filter(|t| {
-                self.view
-                    .turn(t)
-                    .is_some_and(|v| v.status == TurnStatus::Running)
-            })
-            .map(String::from);
-        if let Some(turn) = newest_running {
+        if let Some(turn) = self.newest_running_turn().map(String::from) {
             let seq = floor(&turn);
             return Some((turn, seq));
         }
@@ -1139,6 +1128,19 @@ impl Session {
         let turn = checkpoint.as_ref().and_then(|c| c.turn_id.clone())?;
         let seq = floor(&turn);
         Some((turn, seq))
+    }
+
+    /// The view's newest turn, if it runs.
+    fn newest_running_turn(&self) -> Option<&str> {
+        self.view
+            .turn_ids()
+            .last()
+            .filter(|t| {
+                self.view
+                    .turn(t)
+                    .is_some_and(|v| v.status == TurnStatus::Running)
+            })
+            .map(|t| t.as_str())
     }
 
     /// `send` with input items.

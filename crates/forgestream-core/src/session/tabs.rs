@@ -350,14 +350,7 @@ impl Session {
                 if self.follows_by_relay(turn_id) {
                     self.tabs.leader_seen_ms = now;
                     // The relay closes as a subscribe answered 412 would.
-                    if let Some(run) = self.run.as_mut() {
-                        run.open = None;
-                    }
-                    if let Some(id) = self.tabs.relay.take() {
-                        self.take_request(id);
-                    }
-                    self.tabs.replay_asked_ms = None;
-                    self.feed_conn(resume::Input::LiveGone);
+                    self.close_relay(resume::Input::LiveGone);
                 }
             }
             TabInput::TurnEnded { turn_id } => {
@@ -543,14 +536,21 @@ impl Session {
                 format!("relayed frames of turn {turn} skipped ahead of this tab's cursor and no tab replayed the missing ones; the turn is rebuilt from the listings"),
             );
             // The relay closes; the rebuild resubscribes (through the relay) after its cursor.
-            if let Some(run) = self.run.as_mut() {
-                run.open = None;
-            }
-            if let Some(id) = self.tabs.relay.take() {
-                self.take_request(id);
-            }
-            self.feed_conn(resume::Input::OutOfOrder);
+            self.close_relay(resume::Input::OutOfOrder);
         }
+    }
+
+    /// Closes the open relay and tells the connection machine why (`input`: how its stream
+    /// ended), which decides what comes next.
+    fn close_relay(&mut self, input: resume::Input) {
+        if let Some(run) = self.run.as_mut() {
+            run.open = None;
+        }
+        if let Some(id) = self.tabs.relay.take() {
+            self.take_request(id);
+        }
+        self.tabs.replay_asked_ms = None;
+        self.feed_conn(input);
     }
 }
 
