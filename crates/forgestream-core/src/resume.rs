@@ -12,7 +12,9 @@
 //!   `LookupNewestTurn` (effect recovery, §8.3), never by a second POST (FIELD C8). The lookup
 //!   has its own short budget (`create_lookup_budget_ms`, default 10 s, from the first lookup):
 //!   retried with backoff while the next try starts before it, aborted when still unanswered at
-//!   it; then `Failed(CreateOutcomeUnknown)`, which `Refresh` and `Online` look up again from.
+//!   it; then `Failed(CreateOutcomeUnknown)`, which `Refresh` and `Online` look up again from,
+//!   and from which the machine looks again by itself, quietly (the status unchanged until a
+//!   look answers), after `outcome_recheck_ms`, doubling up to the backoff cap.
 //! - Every reconnect first reads the turn (`GetTurn`): running → `Subscribe { after: cursor }`;
 //!   terminal → `Rebuild` (a cursor at the end of a finished turn hangs, §9; FIELD C13).
 //! - Waits use exponential backoff with full jitter between a floor and a cap; `retry:` sets the base within
@@ -189,6 +191,15 @@ pub struct Connection {
     /// The end of the current lookup budget of an unanswered create (ms; `None` while no lookup
     /// runs): see [`Config::create_lookup_budget_ms`].
     lookup_deadline_ms: Option<u64>,
+    /// In `Failed(CreateOutcomeUnknown)`: when the next quiet lookup starts (ms; `None`: none
+    /// scheduled) — see [`Config::outcome_recheck_ms`].
+    recheck_at_ms: Option<u64>,
+    /// Quiet lookups since the last `Refresh` / `Online` that got no answer (the wait doubles).
+    rechecks: u32,
+    /// The lookup in flight is a quiet re-check: a failure of it goes straight back to
+    /// `Failed(CreateOutcomeUnknown)` (no backoff, no `reconnecting`), and only its answer
+    /// changes the status.
+    quiet_lookup: bool,
 }
 
 impl Connection {
@@ -228,6 +239,9 @@ impl Connection {
             silence: None,
             lifecycle_probe: false,
             lookup_deadline_ms: None,
+            recheck_at_ms: None,
+            rechecks: 0,
+            quiet_lookup: false,
         }
     }
 
@@ -260,6 +274,7 @@ impl Connection {
                     _ => Some(idle),
                 }
             }
+            Phase::Failed(ConnectionError::CreateOutcomeUnknown) => self.recheck_at_ms,
             _ => None,
         };
         let persist = if self.is_finished() {
@@ -447,6 +462,10 @@ impl Connection {
                     self.auth_refreshed = false;
                     self.lookup_deadline_ms = None;
                     if found_ours {
+                        if core::mem::take(&mut self.quiet_lookup) {
+                            // A quiet look found it: from here on the turn is followed as usual.
+                            self.set_status(ConnectionStatus::Connecting);
+                        }
                         self.turn_known = true;
                         self.maybe_send_cancel();
                         self.begin(Step::GetTurn);
@@ -549,6 +568,9 @@ impl Connection {
         self.attempt = 0;
         self.auth_refreshed = false;
         self.lookup_deadline_ms = None;
+        self.rechecks = 0;
+        self.recheck_at_ms = None;
+        self.quiet_lookup = false;
         self.set_status(ConnectionStatus::Connecting);
         let next = self.recovery_step();
         self.resume_or_pause(next);
@@ -741,6 +763,14 @@ impl Connection {
         }
         match self.phase {
             Phase::Waiting { until_ms, next } if now >= until_ms => self.begin(next),
+            Phase::Failed(ConnectionError::CreateOutcomeUnknown)
+                if self.recheck_at_ms.is_some_and(|at| now >= at) =>
+            {
+                // Look again, quietly: the status says `outcome-unknown` until one answers.
+                self.recheck_at_ms = None;
+                self.begin(Step::Lookup);
+                self.quiet_lookup = true;
+            }
             Phase::InFlight {
                 step: Step::Lookup, ..
             } if self.lookup_deadline_ms.is_some_and(|d| now >= d) => {
@@ -853,6 +883,8 @@ impl Connection {
 
     fn on_offline(&mut self) {
         self.online = false;
+        // No quiet look while offline: `Online` looks again at once.
+        self.recheck_at_ms = None;
         match self.phase {
             Phase::InFlight { step, streaming } => {
                 self.queue.push_back(Command::Abort);
@@ -975,6 +1007,11 @@ impl Connection {
 
     /// Count a failed attempt and wait (backoff, or `Retry-After`) before `next`.
     fn transient(&mut self, next: Step, retry_after_ms: Option<u64>) {
+        if self.quiet_lookup && next == Step::Lookup {
+            // A quiet look that failed retries at its own pace, not in a backoff of its own.
+            self.fail(ConnectionError::CreateOutcomeUnknown);
+            return;
+        }
         self.attempt = self.attempt.saturating_add(1);
         if self.attempt > self.config.max_attempts {
             self.fail(if next == Step::Lookup {
@@ -1021,6 +1058,7 @@ impl Connection {
     fn pause(&mut self, next: Step) {
         // Offline: nothing is looked up until `Online`, which starts a new lookup budget.
         self.lookup_deadline_ms = None;
+        self.quiet_lookup = false;
         self.phase = Phase::Offline { next };
         self.set_status(ConnectionStatus::Offline);
     }
@@ -1088,7 +1126,26 @@ impl Connection {
         self.abort_if_open();
         self.flush_persist();
         self.phase = Phase::Failed(error);
-        self.set_status(ConnectionStatus::Failed(error));
+        let quiet = core::mem::take(&mut self.quiet_lookup);
+        self.recheck_at_ms = None;
+        if error == ConnectionError::CreateOutcomeUnknown && self.config.outcome_recheck_ms > 0 {
+            let wait = self
+                .config
+                .outcome_recheck_ms
+                .saturating_mul(1u64 << self.rechecks.min(16))
+                .min(
+                    self.config
+                        .backoff_cap_ms
+                        .max(self.config.outcome_recheck_ms),
+                );
+            self.recheck_at_ms = self.online.then(|| self.now_ms.saturating_add(wait));
+            self.rechecks = self.rechecks.saturating_add(1);
+        }
+        if quiet && self.status == Some(ConnectionStatus::Failed(error)) {
+            self.queue.push_back(Command::OutcomeStillUnknown);
+        } else {
+            self.set_status(ConnectionStatus::Failed(error));
+        }
     }
 
     fn live_unavailable(&mut self) {

@@ -59,9 +59,111 @@ fn a_server_that_refuses_every_lookup_gives_outcome_unknown_within_the_budget() 
         lookups >= 3,
         "it still looks more than once: {lookups} lookups"
     );
-    // Nothing more happens by itself, and nothing is ever posted again.
-    assert_eq!(d.advance(600_000), vec![]);
+    // Nothing more happens by itself but quiet looks (below), and nothing is ever posted again.
+    let mut d_off = unanswered_create(Config {
+        outcome_recheck_ms: 0,
+        ..config()
+    });
+    fail_lookups(&mut d_off);
+    assert_eq!(d_off.advance(600_000), vec![]);
+    assert_eq!(d_off.conn.poll_timeout(), None);
+}
+
+/// Fails `LookupNewestTurn`s until one comes; returns the commands of the time in between.
+fn next_look(d: &mut Driver) -> Vec<Command> {
+    let at = d.conn.poll_timeout().expect("a quiet look is scheduled");
+    d.now = at;
+    d.feed(Input::Tick)
+}
+
+#[test]
+fn after_outcome_unknown_the_machine_looks_again_quietly_and_ever_less_often() {
+    // Session 21: a message sent while the server was down read "Maybe not sent" until the user
+    // pressed Retry, even long after the server was back.
+    let mut d = unanswered_create(config());
+    let (failed_at, _) = fail_lookups(&mut d);
+    let mut last = failed_at;
+    let mut waits = Vec::new();
+    for _ in 0..7 {
+        // A quiet look: the lookup, no status (the view keeps `outcome-unknown`).
+        assert_eq!(next_look(&mut d), vec![LookupNewestTurn]);
+        waits.push(d.now - last);
+        // Refused on the network: straight back, no status (it stays), no backoff of its own,
+        // no `reconnecting`; the look's end is said for whoever waits on it.
+        assert_eq!(
+            d.feed(Input::TurnLookupFailed {
+                status: None,
+                retry_after_ms: None
+            }),
+            vec![Command::OutcomeStillUnknown]
+        );
+        last = d.now;
+    }
+    assert_eq!(
+        waits,
+        [2_000, 4_000, 8_000, 16_000, 30_000, 30_000, 30_000],
+        "doubling from outcome_recheck_ms up to the backoff cap"
+    );
+    // A look the server does not answer is cut at the lookup budget, quietly too.
+    assert_eq!(next_look(&mut d), vec![LookupNewestTurn]);
+    let looked = d.now;
+    assert_eq!(d.fire_timeout(), vec![Abort, Command::OutcomeStillUnknown]);
+    assert_eq!(d.now, looked + 10_000);
+    // The server is back and has the turn: followed from here, the status says so.
+    assert_eq!(next_look(&mut d), vec![LookupNewestTurn]);
+    assert_eq!(
+        d.feed(Input::TurnLookup { found_ours: true }),
+        vec![status(Connecting), Command::GetTurn]
+    );
+}
+
+#[test]
+fn a_quiet_look_that_finds_no_turn_says_not_created() {
+    let mut d = unanswered_create(config());
+    fail_lookups(&mut d);
+    assert_eq!(next_look(&mut d), vec![LookupNewestTurn]);
+    assert_eq!(
+        d.feed(Input::TurnLookup { found_ours: false }),
+        vec![status(ConnectionStatus::Failed(
+            ConnectionError::TurnNotCreated
+        ))]
+    );
+    // Known now: nothing more is looked up.
     assert_eq!(d.conn.poll_timeout(), None);
+    assert_eq!(d.advance(600_000), vec![]);
+}
+
+#[test]
+fn no_quiet_look_while_offline_and_refresh_starts_the_pace_over() {
+    let mut d = unanswered_create(config());
+    fail_lookups(&mut d);
+    // Two unanswered looks: the next one is 8 s away.
+    for _ in 0..2 {
+        assert_eq!(next_look(&mut d), vec![LookupNewestTurn]);
+        d.feed(Input::TurnLookupFailed {
+            status: Some(503),
+            retry_after_ms: None,
+        });
+    }
+    assert_eq!(d.conn.poll_timeout(), Some(d.now + 8_000));
+    // Offline: nothing scheduled (no timer that fires for nothing), the status unchanged.
+    assert_eq!(d.feed(Input::Offline), vec![]);
+    assert_eq!(d.conn.poll_timeout(), None);
+    assert_eq!(d.advance(120_000), vec![]);
+    // Online looks at once, loudly, with a new budget; its failure starts the pace over at 2 s.
+    assert_eq!(
+        d.feed(Input::Online),
+        vec![status(Connecting), LookupNewestTurn]
+    );
+    fail_lookups(&mut d);
+    assert_eq!(d.conn.poll_timeout(), Some(d.now + 2_000));
+    // A look in flight when the browser goes offline pauses like any lookup.
+    assert_eq!(next_look(&mut d), vec![LookupNewestTurn]);
+    assert_eq!(d.feed(Input::Offline), vec![Abort, status(Offline)]);
+    assert_eq!(
+        d.feed(Input::Online),
+        vec![status(Connecting), LookupNewestTurn]
+    );
 }
 
 #[test]

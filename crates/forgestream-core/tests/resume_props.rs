@@ -126,6 +126,7 @@ fn config() -> impl Strategy<Value = Config> {
                 max_idle_timeout_ms: idle.saturating_mul(4),
                 stalled_after_cycles: (max_attempts % 4).max(1),
                 create_lookup_budget_ms: idle.saturating_mul(2),
+                outcome_recheck_ms: persist,
             },
         )
 }
@@ -228,6 +229,16 @@ impl Model {
                 }
                 Command::PostCancel => None,
                 Command::ResumeFallback(_) => None,
+                Command::OutcomeStillUnknown => {
+                    // Only for a quiet look, which leaves the status as it was.
+                    assert_eq!(
+                        self.last_status,
+                        Some(ConnectionStatus::Failed(
+                            forgestream_core::resume::ConnectionError::CreateOutcomeUnknown
+                        ))
+                    );
+                    None
+                }
                 Command::Silence(silence) => {
                     // Reported only for a turn that reads running, never after the end.
                     if let Some(s) = silence {

@@ -1,4 +1,5 @@
 import { expect } from "../expect";
+import type { APIRequestContext, Page } from "@playwright/test";
 import type { Check } from "./types";
 import { lastTurnId, newSession, persistedText, sendMessage, shot, shownText, watchErrors } from "../helpers";
 
@@ -156,14 +157,12 @@ export const demoOptimisticSend: Check<"page"> = async ({ page }) => {
 };
 
 /**
- * A message whose create request reached the server (which created the turn) but whose answer
- * was lost, with the server down for every request after it: within the SDK's lookup budget
- * (`reconnect.createLookupBudgetMs`, 10 s) — not after minutes of "checking again" — the message
- * says it may not have been sent, with Retry. The server comes back; Retry looks the turn up
- * first and follows it instead of posting again: the session has exactly one turn, shown once.
+ * Sends "Where is ORD-2031?" in a new support session whose create request reaches the server
+ * (which creates the turn) but whose answer is lost, with the server down for every request
+ * after it, until `serverBack()`. Resolves once the message reads `unknown` — within the SDK's
+ * lookup budget (`reconnect.createLookupBudgetMs`, 10 s), not after minutes of "checking again".
  */
-export const demoUnknownRetryFindsTheTurn: Check = async ({ page, request }) => {
-  const errors = watchErrors(page, [/Failed to load resource/, /ERR_CONNECTION_REFUSED/]);
+async function lostCreate(page: Page) {
   const sid = await newSession(page, "support");
   await page.getByTestId("composer").fill("Where is ORD-2031?");
   await expect(page.getByTestId("send")).toBeEnabled({ timeout: 15_000 });
@@ -192,12 +191,11 @@ export const demoUnknownRetryFindsTheTurn: Check = async ({ page, request }) => 
   await expect(page.getByTestId("turn")).toHaveCount(0);
   // The message says it; no red banner says it again.
   await expect(page.getByTestId("connection-failure")).toHaveCount(0);
-  await shot(page, "demo-send-unknown");
+  return { sid, mine, serverBack: () => (down = false) };
+}
 
-  down = false;
-  await mine.getByRole("button", { name: "Retry" }).click();
-  // The lookup found the turn the lost request created: the message is that turn's.
-  await expect(page.getByTestId("local-message")).toHaveCount(0, { timeout: 15_000 });
+/** The message became its turn's, shown once, and the server has exactly that one turn. */
+async function oneTurnForTheMessage(page: Page, request: APIRequestContext, sid: string) {
   await expect(page.getByTestId("turn")).toHaveCount(1);
   await expect(page.getByTestId("turn").getByTestId("user-input").first()).toContainText("Where is ORD-2031?");
   await expect(page.getByTestId("turn-status")).toHaveText(/done|paused/);
@@ -206,6 +204,54 @@ export const demoUnknownRetryFindsTheTurn: Check = async ({ page, request }) => 
   await expect(page.getByTestId("composer")).toHaveValue("");
   const listed = (await (await request.get(`/api/v1/sessions/${sid}/turns?limit=25`)).json()) as { data: unknown[] };
   expect(listed.data).toHaveLength(1);
+}
+
+/**
+ * A message whose answer was lost with the server down reads "Maybe not sent" within the lookup
+ * budget. The server comes back; Retry looks the turn up first and follows it instead of
+ * posting again: the session has exactly one turn, shown once.
+ */
+export const demoUnknownRetryFindsTheTurn: Check = async ({ page, request }) => {
+  const errors = watchErrors(page, [/Failed to load resource/, /ERR_CONNECTION_REFUSED/]);
+  const { sid, mine, serverBack } = await lostCreate(page);
+  await shot(page, "demo-send-unknown");
+  serverBack();
+  await mine.getByRole("button", { name: "Retry" }).click();
+  // The lookup found the turn the lost request created: the message is that turn's.
+  await expect(page.getByTestId("local-message")).toHaveCount(0, { timeout: 15_000 });
+  await oneTurnForTheMessage(page, request, sid);
+  expect(errors).toEqual([]);
+};
+
+/**
+ * The same lost message, and nobody presses Retry: while the server stays down the message
+ * keeps reading "Maybe not sent" (the engine's quiet looks change nothing on the page); once
+ * the server is back the next look finds the turn — within the look's pace (2 s, 4 s, 8 s …
+ * from the failure) — and the message becomes that turn's, its answer streaming (session 21:
+ * it read "Maybe not sent" until Retry, long after the server was back).
+ */
+export const demoUnknownFoundWhenTheServerIsBack: Check = async ({ page, request }) => {
+  const errors = watchErrors(page, [/Failed to load resource/, /ERR_CONNECTION_REFUSED/]);
+  const { sid, mine, serverBack } = await lostCreate(page);
+  // Two quiet looks (2 s and 4 s after the failure) while the server is still down.
+  const states = await page.evaluate(async () => {
+    const seen = new Set<string>();
+    const until = Date.now() + 6_500;
+    while (Date.now() < until) {
+      const m = document.querySelector('[data-testid="local-message"]');
+      seen.add(m?.getAttribute("data-state") ?? "gone");
+      seen.add(`badge:${document.querySelector('[data-testid="connection"]')?.getAttribute("data-status") ?? ""}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return [...seen];
+  });
+  expect(states.filter((s) => !s.startsWith("badge:"))).toEqual(["unknown"]);
+  // One badge throughout: the looks are quiet (no `connecting` flash every few seconds).
+  expect(states.filter((s) => s.startsWith("badge:"))).toHaveLength(1);
+  serverBack();
+  // The next look (14 s after the failure: 2 + 4 + 8 s; 7.5 s from here) finds the turn.
+  await expect(page.getByTestId("local-message")).toHaveCount(0, { timeout: 15_000 });
+  await oneTurnForTheMessage(page, request, sid);
   expect(errors).toEqual([]);
 };
 

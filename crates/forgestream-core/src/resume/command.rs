@@ -57,6 +57,12 @@ pub enum Command {
     Silence(Option<Silence>),
     /// A resume was refused and the machine falls back (issue 14): tell the app (a warning).
     ResumeFallback(ResumeFallback),
+    /// A quiet look for an unanswered create ([`Config::outcome_recheck_ms`]) ended without an
+    /// answer: the status stays `Failed(CreateOutcomeUnknown)` (so no `Status` says it), but
+    /// whoever waits for the next look's answer hears that it had none.
+    ///
+    /// [`Config::outcome_recheck_ms`]: super::Config::outcome_recheck_ms
+    OutcomeStillUnknown,
 }
 
 /// How the machine goes on after a refused resume (a 400, or a failure that looks like a refused

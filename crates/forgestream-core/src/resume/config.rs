@@ -66,6 +66,14 @@ pub struct Config {
     /// `max_attempts` still applies. A `Refresh` (or `Online`) after the failure looks again
     /// with a new budget; going offline pauses the lookup and `Online` starts a new budget.
     pub create_lookup_budget_ms: u64,
+    /// After `Failed(CreateOutcomeUnknown)`, how long until the machine looks the create up
+    /// again by itself, ms (default 2 000; 0: never, only `Refresh` / `Online` look again).
+    /// Each look that gets no answer doubles the wait, up to `backoff_cap_ms`. A server that
+    /// was down (a restart, a deploy) is found again without the user pressing Retry, and the
+    /// message then reads sent (its turn followed) or not sent. These looks are quiet: the
+    /// status stays `Failed(CreateOutcomeUnknown)` while one runs (no `connecting` flash every
+    /// few seconds) and changes only when one answers; none runs while offline.
+    pub outcome_recheck_ms: u64,
     /// Seed of the jitter generator (splitmix64). The web layer passes something random
     /// (`crypto.getRandomValues`); tests pass a constant so delays are reproducible.
     pub jitter_seed: u64,
@@ -86,6 +94,7 @@ impl Default for Config {
             max_idle_timeout_ms: 180_000,
             stalled_after_cycles: 2,
             create_lookup_budget_ms: 10_000,
+            outcome_recheck_ms: 2_000,
             jitter_seed: 0x5eed_f0f6_e57e_a111,
         }
     }

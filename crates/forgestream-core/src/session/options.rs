@@ -95,6 +95,13 @@ pub struct ReconnectOptions {
     /// browser coming back online) looks again, never posting it twice (PROTOCOL §8.3).
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub create_lookup_budget_ms: Option<f64>,
+    /// After `outcome-unknown`, how long until the SDK looks for that message's turn again by
+    /// itself, ms (default 2 000; 0: only `refresh()` and the browser's `online` event look
+    /// again). Each look without an answer doubles the wait, up to `maxDelayMs`; the status
+    /// stays `outcome-unknown` while one runs, and a look that answers makes the message `sent`
+    /// (its turn followed) or `failed` (sending again is safe). None while offline.
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub outcome_recheck_ms: Option<f64>,
 }
 
 /// The data part of the `AgentClient` options. Every field is optional.
@@ -183,6 +190,7 @@ decode_struct!(ReconnectOptions, "the reconnect options object" {
     max_idle_timeout_ms: "maxIdleTimeoutMs" => default,
     stalled_after_cycles: "stalledAfterCycles" => default,
     create_lookup_budget_ms: "createLookupBudgetMs" => default,
+    outcome_recheck_ms: "outcomeRecheckMs" => default,
 });
 
 decode_struct!(ClientOptions, "an options object" {
@@ -285,6 +293,9 @@ impl ClientOptions {
         }
         if let Some(v) = ms(r.create_lookup_budget_ms, "reconnect.createLookupBudgetMs")? {
             reconnect.create_lookup_budget_ms = v;
+        }
+        if let Some(v) = ms(r.outcome_recheck_ms, "reconnect.outcomeRecheckMs")? {
+            reconnect.outcome_recheck_ms = v;
         }
         if let Some(v) = ms(r.stalled_after_cycles, "reconnect.stalledAfterCycles")? {
             reconnect.stalled_after_cycles = u32::try_from(v).unwrap_or(u32::MAX).max(1);
@@ -391,8 +402,14 @@ mod tests {
         assert_eq!(c.reconnect.healthy_after_ms, 500);
         assert_eq!(c.reconnect.max_idle_timeout_ms, 1, "at least 1 ms");
         assert_eq!(c.reconnect.stalled_after_cycles, 1, "at least one cycle");
-        let c = options(r#"{"reconnect":{"createLookupBudgetMs":2500}}"#).unwrap();
+        let c = options(r#"{"reconnect":{"createLookupBudgetMs":2500,"outcomeRecheckMs":0}}"#)
+            .unwrap();
         assert_eq!(c.reconnect.create_lookup_budget_ms, 2_500);
+        assert_eq!(c.reconnect.outcome_recheck_ms, 0);
+        assert_eq!(
+            options("{}").unwrap().reconnect.outcome_recheck_ms,
+            2_000
+        );
         assert_eq!(
             options("{}").unwrap().reconnect.create_lookup_budget_ms,
             10_000

@@ -212,6 +212,11 @@ impl Session {
             }
             Command::ClearPersisted => self.write_checkpoint(None, 0),
             Command::Status(status) => self.on_status(status),
+            Command::OutcomeStillUnknown => {
+                let error = resume::ConnectionError::CreateOutcomeUnknown;
+                let e = SessionError::connection(error, self.cause.as_ref());
+                self.create_outcome_concluded(error, &e);
+            }
             Command::ResumeFallback(fallback) => {
                 let message = match fallback {
                     resume::ResumeFallback::QueryCursor => {

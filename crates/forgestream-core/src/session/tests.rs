@@ -2515,6 +2515,44 @@ fn the_online_event_after_outcome_unknown_looks_up_again() {
 }
 
 #[test]
+fn after_outcome_unknown_the_engine_looks_again_by_itself_until_the_server_answers() {
+    // Session 21: "Maybe not sent" stayed until the user pressed Retry, long after the server
+    // was back. Now the engine looks again on its own (2 s, 4 s, … up to 30 s), quietly.
+    let mut d = Driver::new();
+    let _ = unknown_outcome(&mut d);
+    let (wait, out) = d.command(Command::AwaitCreateOutcome);
+    assert_eq!(settled(&out, wait), None, "it waits for a lookup");
+    // The first quiet look, the server still down: the waiter hears "no answer again", and the
+    // session still reads outcome-unknown (no `connecting` in between).
+    d.now = d.s.poll_timeout().expect("a quiet look is scheduled");
+    let out = d.feed(Input::Timer);
+    let lookup = request_to(&out, Method::Get, "/turns?limit=1&order=desc").id;
+    assert_eq!(d.s.error().map(|e| e.code), Some(ErrorCode::OutcomeUnknown));
+    let out = d.feed(Input::NetworkError { request: lookup });
+    let e = settled(&out, wait)
+        .expect("the look concluded")
+        .clone()
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::OutcomeUnknown);
+    // The next look, the server back with the turn: the engine follows it and says so.
+    let (wait, _) = d.command(Command::AwaitCreateOutcome);
+    let due = d.s.poll_timeout().expect("the next look");
+    d.now = due;
+    let out = d.feed(Input::Timer);
+    let lookup = request_to(&out, Method::Get, "/turns?limit=1&order=desc").id;
+    let out = d.respond(lookup, 200, &one_turn_listing("t9", None));
+    assert_eq!(
+        settled(&out, wait),
+        Some(&Ok(Settled::Created(Some("t9".into()))))
+    );
+    assert_eq!(d.s.connection().turn_id, Some("t9"));
+    let get = request_to(&out, Method::Get, "/turns/t9").id;
+    let out = d.respond(get, 200, &turn_json("t9", None, RUNNING));
+    request_to(&out, Method::Get, "/turns/t9/subscribe");
+    assert_eq!(posts(&d), 1);
+}
+
+#[test]
 fn waiting_for_an_outcome_there_is_none_of_is_aborted() {
     let mut d = Driver::new();
     let (wait, out) = d.command(Command::AwaitCreateOutcome);
