@@ -371,6 +371,10 @@ function MessageBox({ parts, threadId }: { parts: Exclude<AssistantPart, { kind:
 }
 
 const TextBlock = memo(function TextBlock({ part }: { part: Exclude<AssistantPart, { kind: "tool" | "mcp-auth" }> }) {
+  // The caret says "more text is on its way": not for a message whose turn is no longer
+  // followed (the session failed, the live stream is gone, the connection stalled), even though
+  // the message itself is unfinished (a trial: a 404 after the emulator restarted left it blinking).
+  const live = useContext(TurnLive);
   const stopped = part.interrupted && (
     <span className="stopped" data-testid="stopped" title="The turn stopped while this streamed: this is what arrived. A reload shows the server's history, which does not keep it.">
       stopped
@@ -387,7 +391,7 @@ const TextBlock = memo(function TextBlock({ part }: { part: Exclude<AssistantPar
   if (part.kind === "refusal") return <p className="message-refusal">Refused: {part.text}</p>;
   return (
     <>
-      <MessageText text={part.text} streaming={part.streaming} interrupted={part.interrupted} />
+      <MessageText text={part.text} streaming={part.streaming && live} interrupted={part.interrupted} />
       {stopped}
     </>
   );

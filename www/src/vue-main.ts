@@ -17,7 +17,7 @@ const Chat = defineComponent({
   props: { client: { type: Object as PropType<AgentClient>, required: true } },
   setup(props) {
     const { session, snapshot, error, send, cancel } = useAgentSession(props.client, { create: { agent: { name: "storyteller" } } });
-    const draft = ref("Tell a story, 120 words");
+    const draft = ref("");
     const sendError = ref<string | null>(null);
     const running = computed(() => snapshot.value.turns.at(-1)?.status === "running");
     const submit = async () => {
@@ -71,6 +71,8 @@ const Chat = defineComponent({
               id: "composer-input",
               "data-testid": "composer",
               rows: 2,
+              // A hint, not text to delete first (a trial typed after "Tell a story, 120 words").
+              placeholder: "Message storyteller — e.g. Tell a story, 120 words",
               value: draft.value,
               onInput: (e: Event) => (draft.value = (e.target as HTMLTextAreaElement).value),
               // Enter sends, Shift+Enter breaks the line (as on the React page).

@@ -31,8 +31,13 @@ export const crashStuckTurnShowsLiveUnavailable: Check = async ({ page, request 
   await expect(page.getByTestId("live-unavailable")).toBeVisible();
   const turn = page.locator(`[data-testid="turn"][data-turn-id="${stuck}"]`);
   await expect(turn).toHaveAttribute("data-status", "running");
-  // Running on the server, but nothing is on its way: no typing dots promising more.
+  // Running on the server, but nothing is on its way: no typing dots promising more, and no
+  // caret blinking at the end of the text that did arrive (its message is unfinished: session
+  // 21, the caret kept blinking there and after a 404).
   await expect(turn.locator(".typing")).toHaveCount(0);
+  await expect(turn.getByTestId("message-text").first()).toHaveText(/\S/);
+  await expect(turn.getByTestId("message").first()).toHaveAttribute("data-complete", "false");
+  await expect(turn.locator(".caret")).toHaveCount(0);
   expect(refused.length).toBeGreaterThan(0);
   expect(refused.every((p) => p.endsWith("/subscribe"))).toBe(true);
   // What the server says: running, with no worker left to finish it.
