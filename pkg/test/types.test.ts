@@ -57,7 +57,7 @@ describe("public types", () => {
     expectTypeOf<ClientOptions["transport"]>().toEqualTypeOf<"fetch" | "eventsource" | undefined>();
     expectTypeOf<ClientOptions["storage"]>().toEqualTypeOf<"local" | "session" | "memory" | undefined>();
     expectTypeOf<ClientOptions["credentials"]>().toEqualTypeOf<"omit" | "same-origin" | "include" | undefined>();
-    expectTypeOf<NonNullable<ClientOptions["reconnect"]>>().toEqualTypeOf<{ baseDelayMs?: number; minDelayMs?: number; maxDelayMs?: number; idleTimeoutMs?: number; maxAttempts?: number; healthyAfterMs?: number; maxIdleTimeoutMs?: number; stalledAfterCycles?: number; createLookupBudgetMs?: number }>();
+    expectTypeOf<NonNullable<ClientOptions["reconnect"]>>().toEqualTypeOf<{ baseDelayMs?: number; minDelayMs?: number; maxDelayMs?: number; idleTimeoutMs?: number; maxAttempts?: number; healthyAfterMs?: number; maxIdleTimeoutMs?: number; stalledAfterCycles?: number; createLookupBudgetMs?: number; outcomeRecheckMs?: number }>();
     expectTypeOf<ClientOptions["baseUrl"]>().toEqualTypeOf<string | undefined>();
     expectTypeOf<ClientOptions["onWarning"]>().toEqualTypeOf<((warning: Warning) => void) | undefined>();
     // Decisions, as `respond` takes them.

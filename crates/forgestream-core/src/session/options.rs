@@ -402,14 +402,11 @@ mod tests {
         assert_eq!(c.reconnect.healthy_after_ms, 500);
         assert_eq!(c.reconnect.max_idle_timeout_ms, 1, "at least 1 ms");
         assert_eq!(c.reconnect.stalled_after_cycles, 1, "at least one cycle");
-        let c = options(r#"{"reconnect":{"createLookupBudgetMs":2500,"outcomeRecheckMs":0}}"#)
-            .unwrap();
+        let c =
+            options(r#"{"reconnect":{"createLookupBudgetMs":2500,"outcomeRecheckMs":0}}"#).unwrap();
         assert_eq!(c.reconnect.create_lookup_budget_ms, 2_500);
         assert_eq!(c.reconnect.outcome_recheck_ms, 0);
-        assert_eq!(
-            options("{}").unwrap().reconnect.outcome_recheck_ms,
-            2_000
-        );
+        assert_eq!(options("{}").unwrap().reconnect.outcome_recheck_ms, 2_000);
         assert_eq!(
             options("{}").unwrap().reconnect.create_lookup_budget_ms,
             10_000
