@@ -1,5 +1,5 @@
 import { cyclesLeaveSessionsCollectable } from "./checks/collect";
-import { demoLoads, demoOptimisticSend, demoUnknownFoundWhenTheServerIsBack, demoUnknownRetryFindsTheTurn, refundApproved, refundDenied, switchAfterQuietKeepsPage, vuePageLoads } from "./checks/demo";
+import { demoLoads, demoOptimisticSend, demoNotSentFoundWhenTheServerIsBack, demoUnknownFoundWhenTheServerIsBack, demoUnknownRetryFindsTheTurn, refundApproved, refundDenied, switchAfterQuietKeepsPage, vuePageLoads } from "./checks/demo";
 import { viewKeepsUp } from "./checks/lag";
 import { hiddenPageKeepsUp } from "./checks/hidden";
 import { cancelStopsRunningTurn, errorTurnThenRetry, mcpAuthFakeOauth, questionFreeText, questionOptionAnswers, subagentThreadsNest, switchingSessions } from "./checks/scenarios";
@@ -86,6 +86,7 @@ test("screen readers: a new approval card is announced; focus moves on after All
 test("the demo shows the message at once while the server is down; Retry sends it", ({ fx }) => demoOptimisticSend(fx));
 test("a message whose answer was lost with the server down says so within the lookup budget; Retry finds its turn and posts nothing", ({ fx }) => demoUnknownRetryFindsTheTurn(fx));
 test("a message whose answer was lost reads \"Maybe not sent\" while the server is down and becomes its turn's by itself once the server is back (no Retry)", ({ fx }) => demoUnknownFoundWhenTheServerIsBack(fx));
+test("a lost message the server never got reads \"Not sent\" by itself once the server is back, on the message only (no connection banner); Retry sends it once", ({ fx }) => demoNotSentFoundWhenTheServerIsBack(fx));
 test("switching sessions after a quiet moment keeps the page (the inspector reads no closed handle)", ({ fx }) => switchAfterQuietKeepsPage(fx));
 test("at 360 × 740: nested subagent cards and a question's card fit the width", ({ fx }) => phoneNestedCardsFit(fx));
 test("at 360 × 740: a long word or URL in the user's message wraps inside its bubble", ({ fx }) => longWordsWrapInTheBubble(fx));

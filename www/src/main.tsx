@@ -1,6 +1,6 @@
 import { StrictMode, useCallback, useEffect, useLayoutEffect, useRef, useState } from "react";
 import { createRoot } from "react-dom/client";
-import { AgentClient, ForgestreamError, init, version, type ClientOptions, type Decision } from "forgestream";
+import { AgentClient, ForgestreamError, init, version, type ChatSnapshot, type ClientOptions, type Decision } from "forgestream";
 import { useAgentSession } from "forgestream/react";
 import { AGENTS, agentInfo } from "./agents";
 import { LiveRegions, useAnnouncements } from "./announce";
@@ -33,6 +33,16 @@ function reconnectOption(): ClientOptions["reconnect"] | undefined {
     if (key && value !== undefined && Number.isFinite(Number(value))) out[key.trim()] = Number(value);
   }
   return out as ClientOptions["reconnect"];
+}
+
+/**
+ * Whether the session's error is a send's, shown on that send's message: its outcome is
+ * unknown, or the lookup showed no turn was created (`network`, with a message that failed).
+ */
+function sendFailureOnItsMessage(snapshot: ChatSnapshot): boolean {
+  const code = snapshot.error?.code;
+  if (code === "outcome-unknown") return true;
+  return code === "network" && snapshot.messages.some((m) => m.kind === "user" && m.state === "failed");
 }
 
 function describe(e: unknown): string {
@@ -374,9 +384,10 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
             {openError.status ? ` ${openError.status}` : ""}: {openError.message}
           </div>
         )}
-        {/* A send whose outcome is unknown says so on its message ("Maybe not sent", Retry): the
-            same news as a red banner too read as a second failure. */}
-        {snapshot.error && status === "failed" && snapshot.error.code !== "outcome-unknown" && (
+        {/* A send whose outcome is unknown, or that the server showed was never created, says so
+            on its message ("Maybe not sent" / "Not sent", Retry): the same news as a red banner
+            too read as a second failure (a session that is gone, `not-found`, still shows it). */}
+        {snapshot.error && status === "failed" && !sendFailureOnItsMessage(snapshot) && (
           <div className="banner banner-error" role="alert" data-testid="connection-failure">
             Connection failed — {snapshot.error.code}
             {snapshot.error.status ? ` ${snapshot.error.status}` : ""}: {snapshot.error.message}

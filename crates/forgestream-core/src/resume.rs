@@ -954,6 +954,10 @@ impl Connection {
                 let next = self.retry_step(step);
                 self.transient(next, honoured);
             }
+            // The session itself is gone (deleted, or a server that kept it in memory
+            // restarted): no turn of it exists, a definite answer — not "outcome unknown"
+            // forever (a trial: every quiet look answered 404 for minutes).
+            404 if step == Step::Lookup => self.fail(ConnectionError::NotFound),
             _ if step == Step::Lookup => self.fail(ConnectionError::CreateOutcomeUnknown),
             _ => self.fail(error_for_status(status)),
         }

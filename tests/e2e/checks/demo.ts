@@ -158,11 +158,11 @@ export const demoOptimisticSend: Check<"page"> = async ({ page }) => {
 
 /**
  * Sends "Where is ORD-2031?" in a new support session whose create request reaches the server
- * (which creates the turn) but whose answer is lost, with the server down for every request
- * after it, until `serverBack()`. Resolves once the message reads `unknown` — within the SDK's
+ * (which creates the turn; with `reachesServer` false it never gets there) but whose answer is
+ * lost, with the server down for every request after it, until `serverBack()`. Resolves once the message reads `unknown` — within the SDK's
  * lookup budget (`reconnect.createLookupBudgetMs`, 10 s), not after minutes of "checking again".
  */
-async function lostCreate(page: Page) {
+async function lostCreate(page: Page, reachesServer = true) {
   const sid = await newSession(page, "support");
   await page.getByTestId("composer").fill("Where is ORD-2031?");
   await expect(page.getByTestId("send")).toBeEnabled({ timeout: 15_000 });
@@ -172,10 +172,12 @@ async function lostCreate(page: Page) {
     if (!down) return route.continue();
     const r = route.request();
     if (r.method() === "POST" && new URL(r.url()).pathname.endsWith("/turns")) {
-      // The server gets the message and runs the turn; the page never hears back.
-      const response = await route.fetch();
-      await response.text();
       reached++;
+      if (reachesServer) {
+        // The server gets the message and runs the turn; the page never hears back.
+        const response = await route.fetch();
+        await response.text();
+      }
     }
     await route.abort("connectionrefused").catch(() => {});
   });
@@ -250,6 +252,27 @@ export const demoUnknownFoundWhenTheServerIsBack: Check = async ({ page, request
   expect(states.filter((s) => s.startsWith("badge:"))).toHaveLength(1);
   serverBack();
   // The next look (14 s after the failure: 2 + 4 + 8 s; 7.5 s from here) finds the turn.
+  await expect(page.getByTestId("local-message")).toHaveCount(0, { timeout: 15_000 });
+  await oneTurnForTheMessage(page, request, sid);
+  expect(errors).toEqual([]);
+};
+
+/**
+ * The same, but the lost request never reached the server: once it is back the next look shows
+ * no such turn, and the message reads "Not sent" with Retry — on the message only: no red
+ * "Connection failed" banner saying it again (a re-check found one that stayed until Retry).
+ * Retry then sends it once.
+ */
+export const demoNotSentFoundWhenTheServerIsBack: Check = async ({ page, request }) => {
+  const errors = watchErrors(page, [/Failed to load resource/, /ERR_CONNECTION_REFUSED/]);
+  const { sid, mine, serverBack } = await lostCreate(page, false);
+  serverBack();
+  await expect(mine).toHaveAttribute("data-state", "failed", { timeout: 15_000 });
+  await expect(mine).toContainText("Not sent");
+  await expect(page.getByTestId("connection-failure")).toHaveCount(0);
+  await page.waitForTimeout(500);
+  await expect(page.getByTestId("connection-failure")).toHaveCount(0);
+  await mine.getByRole("button", { name: "Retry" }).click();
   await expect(page.getByTestId("local-message")).toHaveCount(0, { timeout: 15_000 });
   await oneTurnForTheMessage(page, request, sid);
   expect(errors).toEqual([]);

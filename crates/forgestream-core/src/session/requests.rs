@@ -276,8 +276,9 @@ impl Session {
 
     /// The run failed with `error` (`e` as the app sees it): an unanswered create's lookup
     /// concluded. `CreateOutcomeUnknown` marks the run unconfirmed; on an unconfirmed run,
-    /// `TurnNotCreated` settles the [`Command::AwaitCreateOutcome`] waiters with
-    /// `Created(None)` (sending again is safe), any other failure with `e`.
+    /// `TurnNotCreated` and `NotFound` (the session is gone) settle the
+    /// [`Command::AwaitCreateOutcome`] waiters with `Created(None)` (not sent; sending again
+    /// posts nothing twice), any other failure with `e`.
     ///
     /// [`Command::AwaitCreateOutcome`]: super::Command::AwaitCreateOutcome
     fn create_outcome_concluded(&mut self, error: resume::ConnectionError, e: &SessionError) {
@@ -289,7 +290,12 @@ impl Session {
         } else if !run.unconfirmed {
             return;
         }
-        let outcome = if error == resume::ConnectionError::TurnNotCreated {
+        // No turn (or no session at all: 404 on the lookup): the message was not sent.
+        let not_sent = matches!(
+            error,
+            resume::ConnectionError::TurnNotCreated | resume::ConnectionError::NotFound
+        );
+        let outcome = if not_sent {
             Ok(Settled::Created(None))
         } else {
             Err(e.clone())

@@ -2465,6 +2465,27 @@ fn a_refresh_after_outcome_unknown_that_finds_the_turn_follows_it_and_posts_noth
 }
 
 #[test]
+fn a_lookup_answered_404_says_the_session_is_gone_and_the_message_not_sent() {
+    // A trial: a server that kept its sessions in memory restarted; every look for the
+    // message's turn answered 404 "Session not found", and the message read "Maybe not sent"
+    // for as long as the page stayed open.
+    let mut d = Driver::new();
+    let _ = unknown_outcome(&mut d);
+    let (wait, _) = d.command(Command::AwaitCreateOutcome);
+    d.now = d.s.poll_timeout().expect("a quiet look is scheduled");
+    let out = d.feed(Input::Timer);
+    let lookup = request_to(&out, Method::Get, "/turns?limit=1&order=desc").id;
+    let out = d.respond(lookup, 404, r#"{"error":{"message":"Session not found"}}"#);
+    assert_eq!(settled(&out, wait), Some(&Ok(Settled::Created(None))));
+    assert_eq!(d.s.error().map(|e| e.code), Some(ErrorCode::NotFound));
+    // Known now: no more looks.
+    assert_eq!(d.s.poll_timeout(), None);
+    let (again, out) = d.command(Command::AwaitCreateOutcome);
+    assert_eq!(settled(&out, again), Some(&Ok(Settled::Created(None))));
+    assert_eq!(posts(&d), 1);
+}
+
+#[test]
 fn a_lookup_that_shows_no_such_turn_says_sending_again_is_safe() {
     let mut d = Driver::new();
     let _ = unknown_outcome(&mut d);
