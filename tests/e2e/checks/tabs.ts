@@ -449,3 +449,47 @@ export const leaderLiveStreamGone: Check<"context" | "request"> = async ({ conte
   // The 412 the fault answered is logged by the browser; nothing else is.
   expect(errors.filter((e) => !/status of 412/.test(e))).toEqual([]);
 };
+
+/**
+ * A new-user trial (two tabs, the server's worker for the turn died: both tabs read "live
+ * stream unavailable", the turn still `running` on the server): the leading tab ends the stuck
+ * turn — with Cancel, or by sending a new message, which cancels it on the server — and showed
+ * it `cancelled`; the other tab kept it `running`, with a blinking caret, for 100 s and more
+ * (until reloaded). Now both show it ended, and the new turn done.
+ */
+export const stuckTurnEndsInBothTabs =
+  (how: "cancel" | "send"): Check<"context" | "request"> =>
+  async ({ context, request }) => {
+    const { pages, sid, errors } = await tabsOnOneSession(context, 2);
+    const sender = pages[0]!;
+    // The session's first turn "crashes" after 8 frames: running forever, subscribe 412.
+    await sender.goto("/?fault=crash-after-events=8,once");
+    await expect(sender.getByTestId("session-id")).toHaveText(sid);
+    await sendMessage(sender, "Tell a story, 400 words, 20 ms");
+    await expect.poll(() => roleOf(sender)).toBe("leader");
+    const follower = pages[1]!;
+    const stuck = await lastTurnId(sender);
+    for (const page of [sender, follower]) {
+      await expect(page.getByTestId("connection")).toHaveText("live stream unavailable", { timeout: 20_000 });
+    }
+    expect(await lastTurnId(follower)).toBe(stuck);
+    if (how === "cancel") {
+      await sender.getByTestId("cancel").click();
+    } else {
+      await sendMessage(sender, "Tell a story, 20 words");
+    }
+    for (const page of [sender, follower]) {
+      const old = page.locator(`[data-testid="turn"][data-turn-id="${stuck}"]`);
+      await expect(old).toHaveAttribute("data-status", "cancelled", { timeout: 10_000 });
+      await expect(old.locator(".caret")).toHaveCount(0);
+      if (how === "send") {
+        await expect(page.getByTestId("turn")).toHaveCount(2);
+        await expect(page.getByTestId("turn").last()).toHaveAttribute("data-status", "done", { timeout: 20_000 });
+      }
+      await expect(page.getByTestId("live-unavailable")).toHaveCount(0);
+    }
+    const state = await (await request.get(`/api/v1/sessions/${sid}/turns/${stuck}`)).json();
+    expect(state.data.state.status).toBe("cancelled");
+    // The 412s and the stream the "crash" cut are logged by the browser; nothing else is.
+    expect(errors.filter((e) => !/status of 412|ERR_INCOMPLETE_CHUNKED_ENCODING/.test(e))).toEqual([]);
+  };

@@ -355,6 +355,9 @@ struct Run {
     unconfirmed: bool,
     /// [`Command::AwaitCreateOutcome`]s waiting for the next lookup of this run to conclude.
     outcome_waiters: Vec<CommandId>,
+    /// The turn this run's turn replaced (its `previous_turn_id`) was looked at: read if the
+    /// view still showed it running (`Session::check_replaced`).
+    replaced_checked: bool,
 }
 
 /// Progress of `restore`.
@@ -1273,6 +1276,7 @@ impl Session {
             ended_in_history: false,
             unconfirmed: false,
             outcome_waiters: Vec::new(),
+            replaced_checked: false,
         });
         self.last_error = None;
         self.cause = None;

@@ -264,6 +264,9 @@ impl Session {
         if let Some(run) = self.run.as_mut() {
             run.status = status;
         }
+        if let Some(turn_id) = self.run.as_ref().and_then(|r| r.turn_id.clone()) {
+            self.check_replaced(&turn_id);
+        }
         if ended {
             self.tell_turn_ended();
         }

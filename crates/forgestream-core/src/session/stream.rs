@@ -226,9 +226,13 @@ impl Session {
         // Recorded straight into the pending change set (drained by `take_changes`), so a burst
         // of deltas on one message costs no change-set allocation per frame. The turn's flags
         // come back from the reducer's own turn lookup (no extra lookups per frame).
+        let is_text_delta = text.is_some();
         let frame = self
             .view
             .apply_live_frame_read(&turn_id, seq, data, text, &mut self.changes);
+        if !is_text_delta {
+            self.check_replaced(&turn_id);
+        }
         if !self.changes.is_empty() {
             self.dirty = true;
         }
@@ -292,6 +296,32 @@ impl Session {
         if let Some(run) = self.run.as_mut() {
             run.turn_id = Some(turn_id);
             run.conn.handle(input, now);
+        }
+    }
+
+    /// Once the followed turn names the turn it replaced (its `turn.created`'s
+    /// `previous_turn_id`): if the view still shows that one running, read it (the interrupt
+    /// rule of [`Self::turn_discovered`]). Here too for a turn this engine only attached to —
+    /// another tab sent it, over a turn whose live stream was gone: this tab kept the replaced
+    /// turn `running` for as long as it stayed open (a trial). Text deltas never name it, so
+    /// only other frames look (one turn lookup each, until a previous turn is known), and each
+    /// status change of the run (a turn read or rebuilt from the listings, no frame seen).
+    pub(super) fn check_replaced(&mut self, turn_id: &str) {
+        if self.run.as_ref().is_none_or(|r| r.replaced_checked) {
+            return;
+        }
+        let Some(previous) = self
+            .view
+            .turn(turn_id)
+            .and_then(|t| t.previous_turn_id.as_ref().map(|p| String::from(p.as_str())))
+        else {
+            return;
+        };
+        if let Some(run) = self.run.as_mut() {
+            run.replaced_checked = true;
+        }
+        if is_valid_id(&previous) {
+            self.check_if_running(&previous);
         }
     }
 

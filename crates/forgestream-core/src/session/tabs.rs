@@ -359,6 +359,14 @@ impl Session {
                     // Read the turn, as after this tab's own cancel: ended → rebuilt and
                     // settled; still running (a stale message) → the relay goes on.
                     self.feed_conn(resume::Input::CheckTurn);
+                } else if self.run_turn_is(turn_id)
+                    && self.connection().status == Some(&ConnectionStatus::LiveUnavailable)
+                {
+                    // This tab's relay closed when the live stream went (412): it shows the
+                    // turn `running`, "live stream unavailable", and no frame will say it ended
+                    // (a trial: for as long as the tab stayed open, after the leader's Cancel).
+                    // Read it again, as the banner's Refresh does: ended → rebuilt → `done`.
+                    self.feed_conn(resume::Input::Refresh);
                 }
             }
         }
@@ -366,11 +374,14 @@ impl Session {
 
     /// Whether the open relay follows `turn_id`.
     fn follows_by_relay(&self, turn_id: &str) -> bool {
-        self.relay_open().is_some()
-            && self
-                .run
-                .as_ref()
-                .is_some_and(|r| r.turn_id.as_deref() == Some(turn_id))
+        self.relay_open().is_some() && self.run_turn_is(turn_id)
+    }
+
+    /// Whether this engine's run is on `turn_id`.
+    fn run_turn_is(&self, turn_id: &str) -> bool {
+        self.run
+            .as_ref()
+            .is_some_and(|r| r.turn_id.as_deref() == Some(turn_id))
     }
 
     /// The leader's subscribe was answered 412: the followers are told

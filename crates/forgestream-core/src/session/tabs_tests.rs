@@ -783,3 +783,92 @@ fn heartbeats_of_a_leader_without_a_stream_are_not_the_relays_liveness() {
     let cut = run(false).expect("the silent relay is cut");
     assert!(cut <= 60_000, "cut after {cut} ms");
 }
+
+impl Tab {
+    /// A follower of t1 (three frames in) whose leader's live stream went (412): rebuilt from
+    /// the listings, the turn still running on the server → `liveUnavailable`, relay closed.
+    fn follower_live_unavailable() -> Tab {
+        let mut t = Tab::new(Role::Follower);
+        t.attach_running();
+        for (i, data) in frames().iter().enumerate().take(3) {
+            t.relayed(i as u64 + 1, data);
+        }
+        let mut out = t.feed(Input::Tab(TabInput::LiveGone { turn_id: "t1" }));
+        let listing = format!(
+            r#"{{"data":[{}],"pagination":{{"limit":100}}}}"#,
+            frames()[0]
+        );
+        for _ in 0..8 {
+            let Some((id, events)) = requests(&out)
+                .into_iter()
+                .find(|r| r.method == Method::Get)
+                .map(|r| (r.id, r.url.contains("/events")))
+            else {
+                break;
+            };
+            out = t.respond(id, if events { &listing } else { RUNNING });
+        }
+        assert_eq!(
+            t.s.connection().status,
+            Some(&ConnectionStatus::LiveUnavailable)
+        );
+        t
+    }
+}
+
+/// A trial (two tabs, the turn's worker died): both tabs read "live stream unavailable"; the
+/// leader cancelled and showed the turn `cancelled`; the other tab — its relay closed at the
+/// 412 — ignored the leader's "ended" and kept the turn `running` until reloaded. Now it reads
+/// the turn again, as its Refresh button would, and shows the end.
+#[test]
+fn a_follower_whose_live_stream_was_gone_reads_the_turn_when_told_it_ended() {
+    let mut t = Tab::follower_live_unavailable();
+    // Another turn's end is not this one's.
+    let out = t.feed(Input::Tab(TabInput::TurnEnded { turn_id: "t0" }));
+    assert!(requests(&out).is_empty(), "{out:#?}");
+    let out = t.feed(Input::Tab(TabInput::TurnEnded { turn_id: "t1" }));
+    request_to(&out, Method::Get, "/turns/t1");
+    assert!(subscribes(&out).is_empty(), "{out:#?}");
+    t.answer_cancelled_reads(out);
+    assert_eq!(t.s.connection().status, Some(&ConnectionStatus::Done));
+    assert_eq!(t.s.view().turn("t1").unwrap().status, TurnStatus::Cancelled);
+}
+
+/// The other half of that trial: the leader sent a new message over the stuck turn (the server
+/// cancels it, `cancelled-for-next-turn`). The follower attaches to the new turn (the leader
+/// announces it) and applies its frames — whose `turn.created` names the turn it replaced — but
+/// only a create stream of its own used to read the replaced turn: the follower kept it
+/// `running` under the new turn's `done`. Now any followed turn's `previous_turn_id` is read.
+#[test]
+fn a_turn_attached_to_that_replaced_a_running_one_reads_the_replaced_turn() {
+    let mut t = Tab::follower_live_unavailable();
+    let out = t.command(Command::Attach {
+        turn_id: "t2".into(),
+    });
+    let check = request_to(&out, Method::Get, "/turns/t2").id;
+    let out = t.respond(
+        check,
+        r#"{"data":{"id":"t2","session_id":"s1","previous_turn_id":"t1","state":{"status":"running"},"created_at":"2026-12-01T00:01:00Z"}}"#,
+    );
+    assert!(subscribes(&out).is_empty(), "a follower follows the relay");
+    let created = r#"{"type":"turn.created","id":"e-2","turn_id":"t2","previous_turn_id":"t1","input":[{"type":"user.message","content":"again"}],"state":{"status":"running"},"created_at":"2026-12-01T00:01:00Z","thread_id":null}"#;
+    let out = t.feed(Input::Tab(TabInput::Relayed {
+        turn_id: "t2",
+        sequence_number: 1,
+        data: created,
+    }));
+    let read = requests(&out)
+        .into_iter()
+        .find(|r| r.method == Method::Get && r.url.ends_with("/turns/t1"))
+        .unwrap_or_else(|| panic!("the replaced turn is read: {out:#?}"))
+        .id;
+    t.respond(read, CANCELLED);
+    assert_eq!(t.s.view().turn("t1").unwrap().status, TurnStatus::Cancelled);
+    // Read once: the next frames of the new turn read nothing more.
+    let out = t.feed(Input::Tab(TabInput::Relayed {
+        turn_id: "t2",
+        sequence_number: 2,
+        data: r#"{"type":"model.message","id":"m2","thread_id":"main","created_at":"2026-12-01T00:01:01Z"}"#,
+    }));
+    assert!(requests(&out).is_empty(), "{out:#?}");
+}
