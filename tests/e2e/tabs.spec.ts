@@ -1,5 +1,5 @@
 import { test } from "@playwright/test";
-import { eightSessionsAllStream, eightTabsOneStream, leaderCancels, leaderLiveStreamGone, leaderClosedMidStream, leaderFrozenMidStream, soloLeaderPostsNoFrames, stuckTurnEndsInBothTabs, twoTabs } from "./checks/tabs";
+import { eightSessionsAllStream, eightTabsOneStream, leaderCancels, leaderLiveStreamGone, leaderClosedMidStream, leaderFrozenMidStream, serverDownBothTabsReconnect, soloLeaderPostsNoFrames, stuckTurnEndsInBothTabs, twoTabs } from "./checks/tabs";
 
 // The checks live in checks/tabs.ts so that firefox.spec.ts runs the same code in Firefox.
 test("two tabs on one session show the same final text", ({ context, request }) => twoTabs({ context, request }));
@@ -13,3 +13,4 @@ test("the leader tab cancels: the follower shows the turn cancelled too (no turn
 test("the leader's live stream is gone (412): the follower shows it too and may send", ({ context, request }) => leaderLiveStreamGone({ context, request }));
 test("the leader cancels a turn whose live stream is gone: the follower shows it cancelled too", ({ context, request }) => stuckTurnEndsInBothTabs("cancel")({ context, request }));
 test("the leader sends over a turn whose live stream is gone: the follower shows it cancelled and the new turn done", ({ context, request }) => stuckTurnEndsInBothTabs("send")({ context, request }));
+test("the server goes down mid-stream: the follower reads reconnecting with the leader within seconds, and both finish with the server's text", ({ context, request }) => serverDownBothTabsReconnect({ context, request }));

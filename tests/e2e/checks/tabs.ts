@@ -493,3 +493,35 @@ export const stuckTurnEndsInBothTabs =
     // The 412s and the stream the "crash" cut are logged by the browser; nothing else is.
     expect(errors.filter((e) => !/status of 412|ERR_INCOMPLETE_CHUNKED_ENCODING/.test(e))).toEqual([]);
   };
+
+/**
+ * A new-user trial (two tabs, the server killed mid-stream): the leading tab read
+ * "reconnecting" at once; the other tab read `live` for 45 s (its relay's idle watchdog) — the
+ * leader's heartbeats kept coming. Now a follower whose leader has had no live stream for 2 s
+ * (`LEADER_QUIET_MS`) reconnects too. Here the server is "down" for both tabs (every API
+ * request refused) after the leader's connection drops; both read `reconnecting` within a few
+ * seconds, and once it is back both finish with the server's text.
+ */
+export const serverDownBothTabsReconnect: Check<"context" | "request"> = async ({ context, request }) => {
+  const { pages, sid, errors } = await tabsOnOneSession(context, 2);
+  const sender = pages[0]!;
+  const follower = pages[1]!;
+  await sendMessage(sender, "Tell a story, 1500 words, 20 ms");
+  await expect.poll(() => roleOf(sender)).toBe("leader");
+  expect(await roleOf(follower)).toBe("follower");
+  await expect(follower.getByTestId("message-text").last()).toHaveText(/.{40,}/s);
+  await expect(follower.getByTestId("connection")).toHaveText("live");
+  let down = true;
+  for (const page of pages) await page.route(/\/api\//, (route) => (down ? route.abort("connectionrefused") : route.continue()));
+  const downAt = Date.now();
+  await sender.getByTestId("drop-connection").click();
+  for (const page of [sender, follower]) {
+    await expect(page.getByTestId("connection")).toHaveAttribute("data-status", "reconnecting", { timeout: 6_000 });
+  }
+  const bothMs = Date.now() - downAt;
+  expect(bothMs).toBeLessThan(6_000);
+  await shot(follower, "tabs-follower-server-down");
+  down = false;
+  await expectAllShowPersisted(request, sid, pages);
+  expect(errors.filter((e) => !/Failed to load resource|ERR_CONNECTION_REFUSED/.test(e))).toEqual([]);
+};

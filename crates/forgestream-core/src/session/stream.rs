@@ -310,11 +310,11 @@ impl Session {
         if self.run.as_ref().is_none_or(|r| r.replaced_checked) {
             return;
         }
-        let Some(previous) = self
-            .view
-            .turn(turn_id)
-            .and_then(|t| t.previous_turn_id.as_ref().map(|p| String::from(p.as_str())))
-        else {
+        let Some(previous) = self.view.turn(turn_id).and_then(|t| {
+            t.previous_turn_id
+                .as_ref()
+                .map(|p| String::from(p.as_str()))
+        }) else {
             return;
         };
         if let Some(run) = self.run.as_mut() {

@@ -55,6 +55,13 @@ pub const REPLAY_WAIT_MS: u64 = 2000;
 /// heartbeats of a hidden leader (whose timers the browser clamps to ≥ 1 s), each of which a
 /// follower answers.
 pub const FOLLOWER_TTL_MS: u64 = 5_000;
+/// How long a follower's relay stays open while the leader's heartbeats say its live stream is
+/// not (it reconnects, or the server is down), ms: then the relay is cut as the leader's stream
+/// was, and this tab reconnects on its own pace (reading the turn, then following the relay
+/// again) — its badge says `reconnecting` with the leader's instead of `live` until the idle
+/// watchdog (45 s: a trial saw two tabs disagree that long after the server was killed). Long
+/// enough for a leader's ordinary reconnect (a read and a subscribe) to pass unnoticed.
+pub const LEADER_QUIET_MS: u64 = 2_000;
 
 /// This engine's part among the tabs of its origin.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -194,6 +201,9 @@ pub(super) struct Tabs {
     replay_asked_ms: Option<u64>,
     /// The last sign of the leader (or when this engine became a follower).
     leader_seen_ms: u64,
+    /// Since when the leader's heartbeats say its live stream is not open (`None`: it is, or a
+    /// frame came since): see [`LEADER_QUIET_MS`].
+    leader_quiet_since_ms: Option<u64>,
     lease_ms: u64,
     next_heartbeat_ms: u64,
     /// A relayed frame is being applied (not to be relayed again).
@@ -266,6 +276,7 @@ impl Session {
         }
         self.tabs.relay = Some(id);
         self.tabs.replay_asked_ms = None;
+        self.tabs.leader_quiet_since_ms = None;
         // The badge says `connecting` until the first relayed frame (a frame implies the open
         // stream to the machine): until then a takeover can swap in a real subscribe unseen.
         self.effects
@@ -326,9 +337,20 @@ impl Session {
             } => {
                 self.tabs.leader_seen_ms = now;
                 self.tabs.lease_ms = lease_ms.clamp(LEASE_RANGE_MS.0, LEASE_RANGE_MS.1);
-                if streaming && self.relay_open().is_some() {
-                    // The leader is alive: the relay is not a silent stream.
-                    self.feed_conn(resume::Input::Comment);
+                if streaming {
+                    self.tabs.leader_quiet_since_ms = None;
+                    if self.relay_open().is_some() {
+                        // The leader is alive: the relay is not a silent stream.
+                        self.feed_conn(resume::Input::Comment);
+                    }
+                } else if self.relay_open().is_some() {
+                    let since = *self.tabs.leader_quiet_since_ms.get_or_insert(now);
+                    if now.saturating_sub(since) >= LEADER_QUIET_MS {
+                        self.tabs.leader_quiet_since_ms = None;
+                        // The leader's stream is gone for longer than a reconnect takes: so
+                        // is this relay's (the machine backs off and reads the turn itself).
+                        self.close_relay(resume::Input::NetworkError);
+                    }
                 }
             }
             TabInput::Relayed {
@@ -337,6 +359,7 @@ impl Session {
                 data,
             } => {
                 self.tabs.leader_seen_ms = now;
+                self.tabs.leader_quiet_since_ms = None;
                 self.on_relayed(turn_id, sequence_number, data);
             }
             TabInput::FollowerHeard => {

@@ -5,7 +5,8 @@ use alloc::{format, vec};
 
 use super::super::*;
 use super::{
-    Role, TabEffect, TabInput, DEFAULT_LEASE_MS, FOLLOWER_TTL_MS, HEARTBEAT_MS, REPLAY_WAIT_MS,
+    Role, TabEffect, TabInput, DEFAULT_LEASE_MS, FOLLOWER_TTL_MS, HEARTBEAT_MS, LEADER_QUIET_MS,
+    REPLAY_WAIT_MS,
 };
 
 /// The requests among `effects`, in order.
@@ -871,4 +872,71 @@ fn a_turn_attached_to_that_replaced_a_running_one_reads_the_replaced_turn() {
         data: r#"{"type":"model.message","id":"m2","thread_id":"main","created_at":"2026-12-01T00:01:01Z"}"#,
     }));
     assert!(requests(&out).is_empty(), "{out:#?}");
+}
+
+/// A trial (two tabs, the emulator killed mid-stream): the leader read "reconnecting attempt
+/// 1…8"; the follower read `live` for 45 s (its relay's idle watchdog), the two tabs
+/// disagreeing the whole time. Now a relay whose leader has had no live stream for
+/// [`LEADER_QUIET_MS`] is cut as the leader's stream was: the follower reconnects too (its own
+/// read of the turn, then the relay again), and an ordinary quick reconnect of the leader is
+/// not seen at all.
+#[test]
+fn a_follower_reconnects_when_its_leader_has_had_no_stream_for_a_while() {
+    let heartbeat = |t: &mut Tab, streaming: bool| {
+        let at = t.now + HEARTBEAT_MS;
+        let mut out = t.at(
+            Input::Tab(TabInput::LeaderSeen {
+                lease_ms: 1000,
+                streaming,
+            }),
+            at,
+        );
+        out.extend(t.at(Input::Timer, at));
+        out
+    };
+    let mut t = Tab::new(Role::Follower);
+    t.attach_running();
+    t.relayed(1, &frames()[0]);
+    // The leader reconnects quickly (three heartbeats without a stream): nothing changes here.
+    for _ in 0..3 {
+        let out = heartbeat(&mut t, false);
+        assert!(requests(&out).is_empty(), "{out:#?}");
+    }
+    heartbeat(&mut t, true);
+    t.relayed(2, &frames()[1]);
+    assert_eq!(t.s.connection().status, Some(&ConnectionStatus::Live));
+    // The server is gone: the leader's heartbeats say so from here on.
+    let start = t.now;
+    let mut cut_at = None;
+    while cut_at.is_none() && t.now < start + 10_000 {
+        heartbeat(&mut t, false);
+        if matches!(
+            t.s.connection().status,
+            Some(ConnectionStatus::Reconnecting { .. })
+        ) {
+            cut_at = Some(t.now - start);
+        }
+    }
+    let cut_at = cut_at.expect("the follower reconnects too");
+    assert!(
+        (LEADER_QUIET_MS..=LEADER_QUIET_MS + 2 * HEARTBEAT_MS).contains(&cut_at),
+        "cut after {cut_at} ms"
+    );
+    // Its own read of the turn after the backoff; the server back and the turn running, it
+    // follows the relay again (no subscribe of its own) from its cursor.
+    let mut out = Vec::new();
+    for _ in 0..40 {
+        out = heartbeat(&mut t, false);
+        if !requests(&out).is_empty() {
+            break;
+        }
+    }
+    let read = request_to(&out, Method::Get, "/turns/t1").id;
+    let out = t.respond(read, RUNNING);
+    assert!(subscribes(&out).is_empty(), "{out:#?}");
+    assert_eq!(follows(&out), vec![2]);
+    heartbeat(&mut t, true);
+    t.relayed(3, &frames()[2]);
+    assert_eq!(t.s.connection().status, Some(&ConnectionStatus::Live));
+    assert_eq!(t.text(), "one ");
 }
