@@ -117,13 +117,19 @@ export class SnapshotStore {
     this.#listeners.clear();
   }
 
-  /** Applies pending changes now and notifies (used before teardown and in tests). */
+  /**
+   * Applies pending changes now and notifies (used before teardown and in tests) — except while
+   * a restored turn's replay is still short of what the page showed before the reload (the
+   * core's `catchingUp`, at most 2 s): publishing then showed the reply empty for a frame or
+   * more after every reload mid-stream (two trials); the core calls the listener when it is over.
+   */
   flush(): void {
     this.#scheduled = false;
     // Whichever of the frame and the fallback timer ran, the other must not run a second update.
     if (this.#frame !== undefined) cancelAnimationFrame(this.#frame);
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#frame = this.#timer = undefined;
+    if (this.#core.catchingUp) return;
     this.#flushedAt = Date.now();
     if (this.#apply(this.#drainCore())) {
       // From the headers: reading `items` here would read every turn's items from the wasm.

@@ -31,6 +31,8 @@ export class FakeCore {
   queue: Changes[] = [];
   takes = 0;
   fulls = 0;
+  /** The core's `catchingUp`: a restored turn's replay still short of the page's checkpoint. */
+  catchingUp = false;
 
   constructor(full: Changes) {
     this.full = full;

@@ -74,6 +74,26 @@ describe("SnapshotStore", () => {
     expect(core.fulls).toBe(1);
   });
 
+  it("publishes nothing while the core catches up a restored turn's replay, and the changes after it", () => {
+    // Two trials: after every reload mid-stream the reply showed empty for a frame or more —
+    // the history published before the replay reached what the page had shown.
+    const { store, core } = open();
+    const before = store.getSnapshot();
+    core.catchingUp = true;
+    core.queue.push({ sessionId: "s1", drain: 2, items: [{ turnId: "t1", key: "m1", removed: false, append: { baseVersion: 1, version: 2, content: "lo" } }], connection: live, error: null });
+    const seen = vi.fn();
+    store.subscribe(seen);
+    store.flush();
+    expect(store.getSnapshot()).toBe(before);
+    expect(core.takes).toBe(0);
+    expect(seen).not.toHaveBeenCalled();
+    // Over: the core notifies, and the next update carries what was held.
+    core.catchingUp = false;
+    store.flush();
+    expect(textOf(store, 0, 0)).toBe("Hello");
+    expect(seen).toHaveBeenCalledTimes(1);
+  });
+
   it("a turn that only gained text comes as its cursor: the header is kept, its sequence number moves", () => {
     const { store, core } = open();
     const before = store.getSnapshot();

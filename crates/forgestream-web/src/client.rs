@@ -285,6 +285,16 @@ impl WasmSession {
         self.with(|e| executor::feed(e, Input::Tab(TabInput::Role(role))));
     }
 
+    /// Whether a restored turn's replay is still short of what the page showed before the
+    /// reload (`forgestream_core::session::Session::catching_up`, at most
+    /// `CATCH_UP_MAX_MS` = 2 000 ms): the TS layer publishes no snapshot meanwhile, and the
+    /// listener is called when it is over. `false` once closed.
+    #[wasm_bindgen(getter, js_name = catchingUp)]
+    pub fn catching_up(&self) -> bool {
+        self.with(|e| e.session.borrow().catching_up())
+            .unwrap_or(false)
+    }
+
     /// The role last set (`"solo"` until `tabRole`).
     #[wasm_bindgen(getter, js_name = role)]
     pub fn role(&self) -> String {

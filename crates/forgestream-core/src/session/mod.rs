@@ -609,8 +609,10 @@ impl Session {
     }
 
     /// Whether a restored turn's replay is still below the checkpoint's cursor (see
-    /// [`CATCH_UP_MAX_MS`]): the engine does not notify meanwhile.
-    fn catching_up(&self) -> bool {
+    /// [`CATCH_UP_MAX_MS`]): the engine does not notify meanwhile, and a consumer should not
+    /// publish what [`Self::take_changes`] would give — the replay short of what the page showed
+    /// before the reload (the reply empty or shorter). The engine notifies once it is over.
+    pub fn catching_up(&self) -> bool {
         self.run.as_ref().is_some_and(|r| {
             r.catch_up_until_ms.is_some_and(|until| self.now_ms < until)
                 && r.conn.cursor().is_none_or(|c| c < r.persisted_floor)
