@@ -349,7 +349,8 @@ export class ChatStore {
   /**
    * An optimistic send whose create got no answer (`outcome-unknown`): shown `unknown` until the
    * engine's next lookup of it concludes — found: `sent` with its turn (the engine follows it);
-   * no such turn: `failed` (sending again is safe); no answer again: still `unknown`. Its
+   * no such turn: `failed` (sending again is safe); no such session (`not-found`): `failed`
+   * with that error; no answer again: still `unknown`. Its
    * `retry()` never posts before a lookup said the server has no such turn: it shows the message
    * `pending`, looks up again (`hooks.refresh()`), and posts only on that answer (PROTOCOL §8.3).
    */
@@ -397,12 +398,17 @@ export class ChatStore {
           const again = ForgestreamError.from(e);
           if (!current()) return;
           for (const r of take()) r.reject(again);
-          // No answer again: wait for the next lookup (a refresh, the browser back online). Any
-          // other end (a newer turn replaced it, the session closed) leaves it `unknown`.
+          // No answer again: wait for the next lookup (a refresh, the browser back online, the
+          // engine's own next look). The session itself is gone (`not-found`: a lookup answered
+          // 404): not sent, and the error says why sending again cannot work. Any other end (a
+          // newer turn replaced it, the session closed) leaves it `unknown`.
           if (outcomeUnknown(again)) {
             shownError = again;
             this.#put({ ...entry, state: "unknown", error: again, retry });
             watch();
+          } else if (again.code === "not-found") {
+            if (this.#actionError === error || this.#actionError === shownError) this.#actionError = again;
+            this.#put({ ...entry, state: "failed", error: again, retry: resend });
           } else {
             this.#put({ ...entry, state: "unknown", error: again, retry });
           }

@@ -490,6 +490,20 @@ describe("ChatStore", () => {
     expect(e.posts()).toBe(2);
   });
 
+  it("unknown → the lookup says the session itself is gone (not-found): failed, with that error in the one channel", async () => {
+    // A server that kept its sessions in memory restarted: every look answered 404, and the
+    // message read "Maybe not sent" (then "not sent … sending it again is safe") with nothing
+    // saying the session was gone.
+    const { store, e } = await unknownMessage();
+    const gone = new ForgestreamError("not-found", "session or turn not found (404)", { status: 404 });
+    await e.answer(gone);
+    const s = store.getSnapshot();
+    expect(s.messages[0]).toMatchObject({ kind: "user", state: "failed", error: gone });
+    expect(s.error).toBe(gone);
+    expect(e.waits).toHaveLength(0);
+    expect(e.posts()).toBe(1);
+  });
+
   it("status: reconnecting, paused, idle, error from the connection", () => {
     const source = new Source();
     const store = new ChatStore(source);

@@ -908,14 +908,9 @@ impl Session {
             ))),
             Some(run) => match (&run.turn_id, &run.status) {
                 (Some(turn), _) => Some(Ok(Settled::Created(Some(turn.clone())))),
-                // No such turn, or no such session any more (404 on the lookup): not sent.
-                (
-                    None,
-                    ConnectionStatus::Failed(
-                        resume::ConnectionError::TurnNotCreated
-                        | resume::ConnectionError::NotFound,
-                    ),
-                ) => Some(Ok(Settled::Created(None))),
+                (None, ConnectionStatus::Failed(resume::ConnectionError::TurnNotCreated)) => {
+                    Some(Ok(Settled::Created(None)))
+                }
                 (None, ConnectionStatus::Failed(resume::ConnectionError::CreateOutcomeUnknown)) => {
                     None
                 }

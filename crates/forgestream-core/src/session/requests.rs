@@ -279,9 +279,9 @@ impl Session {
 
     /// The run failed with `error` (`e` as the app sees it): an unanswered create's lookup
     /// concluded. `CreateOutcomeUnknown` marks the run unconfirmed; on an unconfirmed run,
-    /// `TurnNotCreated` and `NotFound` (the session is gone) settle the
-    /// [`Command::AwaitCreateOutcome`] waiters with `Created(None)` (not sent; sending again
-    /// posts nothing twice), any other failure with `e`.
+    /// `TurnNotCreated` settles the [`Command::AwaitCreateOutcome`] waiters with
+    /// `Created(None)` (sending again is safe), any other failure with `e` (`NotFound`: the
+    /// session itself is gone).
     ///
     /// [`Command::AwaitCreateOutcome`]: super::Command::AwaitCreateOutcome
     fn create_outcome_concluded(&mut self, error: resume::ConnectionError, e: &SessionError) {
@@ -293,12 +293,10 @@ impl Session {
         } else if !run.unconfirmed {
             return;
         }
-        // No turn (or no session at all: 404 on the lookup): the message was not sent.
-        let not_sent = matches!(
-            error,
-            resume::ConnectionError::TurnNotCreated | resume::ConnectionError::NotFound
-        );
-        let outcome = if not_sent {
+        // No such turn: not sent, and sending again is safe. (No such *session* — a lookup
+        // answered 404 — rejects with `not-found`: not sent either, but sending again cannot
+        // work, which the waiter must be able to tell.)
+        let outcome = if error == resume::ConnectionError::TurnNotCreated {
             Ok(Settled::Created(None))
         } else {
             Err(e.clone())

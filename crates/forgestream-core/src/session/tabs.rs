@@ -62,6 +62,8 @@ pub const FOLLOWER_TTL_MS: u64 = 5_000;
 /// watchdog (45 s: a trial saw two tabs disagree that long after the server was killed). Long
 /// enough for a leader's ordinary reconnect (a read and a subscribe) to pass unnoticed.
 pub const LEADER_QUIET_MS: u64 = 2_000;
+/// How often a leader whose live stream is gone (412) tells the followers again, ms.
+pub const GONE_REPEAT_MS: u64 = 1_000;
 
 /// This engine's part among the tabs of its origin.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -204,6 +206,9 @@ pub(super) struct Tabs {
     /// Since when the leader's heartbeats say its live stream is not open (`None`: it is, or a
     /// frame came since): see [`LEADER_QUIET_MS`].
     leader_quiet_since_ms: Option<u64>,
+    /// A leader in `liveUnavailable` tells the followers again from this time on
+    /// ([`GONE_REPEAT_MS`]).
+    next_gone_ms: u64,
     lease_ms: u64,
     next_heartbeat_ms: u64,
     /// A relayed frame is being applied (not to be relayed again).
@@ -544,6 +549,18 @@ impl Session {
                     let streaming = self.run.as_ref().is_some_and(|r| r.conn.is_stream_open());
                     self.effects
                         .push_back(Effect::Tab(TabEffect::Heartbeat { streaming }));
+                    // While its live stream stays gone (412), the leader says so again about
+                    // once a second: a follower that was between two reconnect attempts when it
+                    // was first told (its relay cut while the server was down) follows the
+                    // relay again and would otherwise wait for frames that never come — a
+                    // re-check saw it read "reconnecting" for 30–90 s after a server restart.
+                    if now >= self.tabs.next_gone_ms
+                        && self.tabs.follower_listens(now)
+                        && self.connection().status == Some(&ConnectionStatus::LiveUnavailable)
+                    {
+                        self.tabs.next_gone_ms = now.saturating_add(GONE_REPEAT_MS);
+                        self.tell_live_gone();
+                    }
                 }
             }
             Role::Follower => {

@@ -940,3 +940,62 @@ fn a_follower_reconnects_when_its_leader_has_had_no_stream_for_a_while() {
     assert_eq!(t.s.connection().status, Some(&ConnectionStatus::Live));
     assert_eq!(t.text(), "one ");
 }
+
+/// A re-check (two tabs, the server killed and restarted): the follower, its relay cut while
+/// the server was down, was between two reconnect attempts when the leader's resubscribe got
+/// the 412 and said so — once. It then read the turn (`running`), followed the relay again,
+/// was cut again for the leader's silence, and read "reconnecting" for 30–90 s. A leader in
+/// `liveUnavailable` now says it again about once a second while a follower listens, and a
+/// follower on the relay by then rebuilds and shows `liveUnavailable` too.
+#[test]
+fn a_leader_whose_live_stream_stays_gone_says_so_again_to_a_follower_that_missed_it() {
+    let mut l = Tab::new(Role::Leader);
+    let out = l.attach_running();
+    let subscribe = subscribes(&out)[0].id;
+    l.feed(Input::Tab(TabInput::FollowerHeard));
+    let mut out = l.feed(Input::Response {
+        request: subscribe,
+        status: 412,
+        retry_after: None,
+        body: b"{}",
+    });
+    assert_eq!(gone(&out), ["t1"]);
+    let listing = format!(
+        r#"{{"data":[{}],"pagination":{{"limit":100}}}}"#,
+        frames()[0]
+    );
+    for _ in 0..8 {
+        let Some((id, events)) = requests(&out)
+            .into_iter()
+            .find(|r| r.method == Method::Get)
+            .map(|r| (r.id, r.url.contains("/events")))
+        else {
+            break;
+        };
+        out = l.respond(id, if events { &listing } else { RUNNING });
+    }
+    assert_eq!(
+        l.s.connection().status,
+        Some(&ConnectionStatus::LiveUnavailable)
+    );
+    // Heartbeats for 3 s, a follower answering each: told again about once a second.
+    let mut told = 0;
+    let start = l.now;
+    while l.now < start + 3_000 {
+        let at = l.now + HEARTBEAT_MS;
+        l.at(Input::Tab(TabInput::FollowerHeard), at);
+        told += gone(&l.at(Input::Timer, at)).len();
+    }
+    assert!((2..=4).contains(&told), "told {told} times in 3 s");
+    // Once no follower was heard for `FOLLOWER_TTL_MS`, nothing more is said.
+    let heard = l.now;
+    let mut quiet = 0;
+    while l.now < heard + FOLLOWER_TTL_MS + 10_000 {
+        let at = l.now + HEARTBEAT_MS;
+        let told = gone(&l.at(Input::Timer, at)).len();
+        if l.now > heard + FOLLOWER_TTL_MS {
+            quiet += told;
+        }
+    }
+    assert_eq!(quiet, 0);
+}

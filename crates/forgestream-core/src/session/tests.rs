@@ -2476,12 +2476,14 @@ fn a_lookup_answered_404_says_the_session_is_gone_and_the_message_not_sent() {
     let out = d.feed(Input::Timer);
     let lookup = request_to(&out, Method::Get, "/turns?limit=1&order=desc").id;
     let out = d.respond(lookup, 404, r#"{"error":{"message":"Session not found"}}"#);
-    assert_eq!(settled(&out, wait), Some(&Ok(Settled::Created(None))));
+    // Not sent, and not "sending again is safe" either: the session is gone.
+    let code = |out: &[Effect], id| settled(out, id).map(|r| r.clone().map_err(|e| e.code));
+    assert_eq!(code(&out, wait), Some(Err(ErrorCode::NotFound)));
     assert_eq!(d.s.error().map(|e| e.code), Some(ErrorCode::NotFound));
     // Known now: no more looks.
     assert_eq!(d.s.poll_timeout(), None);
     let (again, out) = d.command(Command::AwaitCreateOutcome);
-    assert_eq!(settled(&out, again), Some(&Ok(Settled::Created(None))));
+    assert_eq!(code(&out, again), Some(Err(ErrorCode::NotFound)));
     assert_eq!(posts(&d), 1);
 }
 
