@@ -794,7 +794,14 @@ impl Tab {
         for (i, data) in frames().iter().enumerate().take(3) {
             t.relayed(i as u64 + 1, data);
         }
-        let mut out = t.feed(Input::Tab(TabInput::LiveGone { turn_id: "t1" }));
+        let out = t.feed(Input::Tab(TabInput::LiveGone { turn_id: "t1" }));
+        t.answer_running_rebuild(out);
+        t
+    }
+
+    /// Answers the reads of a rebuild (the turn: running; its events: `turn.created` only) and
+    /// checks the engine then reads `liveUnavailable`.
+    fn answer_running_rebuild(&mut self, mut out: Vec<Effect>) {
         let listing = format!(
             r#"{{"data":[{}],"pagination":{{"limit":100}}}}"#,
             frames()[0]
@@ -807,13 +814,12 @@ impl Tab {
             else {
                 break;
             };
-            out = t.respond(id, if events { &listing } else { RUNNING });
+            out = self.respond(id, if events { &listing } else { RUNNING });
         }
         assert_eq!(
-            t.s.connection().status,
+            self.s.connection().status,
             Some(&ConnectionStatus::LiveUnavailable)
         );
-        t
     }
 }
 
@@ -953,31 +959,14 @@ fn a_leader_whose_live_stream_stays_gone_says_so_again_to_a_follower_that_missed
     let out = l.attach_running();
     let subscribe = subscribes(&out)[0].id;
     l.feed(Input::Tab(TabInput::FollowerHeard));
-    let mut out = l.feed(Input::Response {
+    let out = l.feed(Input::Response {
         request: subscribe,
         status: 412,
         retry_after: None,
         body: b"{}",
     });
     assert_eq!(gone(&out), ["t1"]);
-    let listing = format!(
-        r#"{{"data":[{}],"pagination":{{"limit":100}}}}"#,
-        frames()[0]
-    );
-    for _ in 0..8 {
-        let Some((id, events)) = requests(&out)
-            .into_iter()
-            .find(|r| r.method == Method::Get)
-            .map(|r| (r.id, r.url.contains("/events")))
-        else {
-            break;
-        };
-        out = l.respond(id, if events { &listing } else { RUNNING });
-    }
-    assert_eq!(
-        l.s.connection().status,
-        Some(&ConnectionStatus::LiveUnavailable)
-    );
+    l.answer_running_rebuild(out);
     // Heartbeats for 3 s, a follower answering each: told again about once a second.
     let mut told = 0;
     let start = l.now;
