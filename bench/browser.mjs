@@ -9,7 +9,7 @@
 // BENCH_BROWSER_DEADLINE_S (default 540: phases that would start later are reported as not measured).
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, extname, join, resolve } from 'node:path';
@@ -90,35 +90,21 @@ const sizes = () => bundleSizes(join(ROOT, 'pkg'));
 
 // ---- local server ------------------------------------------------------------------------------
 const MIME = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8', '.json': 'application/json', '.wasm': 'application/wasm', '.map': 'application/json', '.sse': 'text/plain' };
-// A wasm with its name section, for the profile pass only: wasm-bindgen output of the cargo build
-// that scripts/build-wasm made (before wasm-opt, which strips names). Same TS layer.
+// A wasm with its name section, for the profile pass only: the wasm-bindgen output that
+// scripts/build-wasm kept before wasm-opt stripped the names (target/pkg-named, with the same
+// glue as pkg/wasm), used only when its stamp says it is the build in pkg/wasm. Same TS layer.
 const NAMED = join(BUILD, 'named');
-function buildNamed(retried = false) {
-  const env = { ...process.env, PATH: `${process.env.HOME}/.cargo/bin:${process.env.PATH}` };
-  const strip = (js) => js.split('\n').filter((l) => !/^\s*\/\//.test(l)).join('\n');
-  const want = strip(readFileSync(join(ROOT, 'pkg/wasm/forgestream_web.js'), 'utf8'));
-  const dirs = [...new Set([process.env.CARGO_TARGET_DIR, join(ROOT, 'target')].filter(Boolean))];
-  const tried = [];
-  for (const dir of dirs) {
-    const src = join(dir, 'wasm32-unknown-unknown/wasm-release/forgestream_web.wasm');
-    if (!existsSync(src)) continue;
-    rmSync(NAMED, { recursive: true, force: true });
-    const wb = spawnSync('wasm-bindgen', ['--target', 'web', '--out-dir', NAMED, '--out-name', 'forgestream_web', src], { encoding: 'utf8', env });
-    // Usable only if it is the build pkg/wasm came from: same glue (comments aside).
-    if (wb.status === 0 && strip(readFileSync(join(NAMED, 'forgestream_web.js'), 'utf8')) === want) {
-      return { ok: true, note: `${src.replace(ROOT + '/', '')} through wasm-bindgen, not wasm-opt'ed (keeps the name section)` };
-    }
-    tried.push(`${src.replace(ROOT + '/', '')}: ${wb.status === 0 ? 'glue differs from pkg/wasm' : wb.error ?? wb.stderr}`);
-  }
-  if (!retried && left() > 420_000) {
-    // pkg/wasm comes from the current sources (scripts/build-wasm): build them once more, with names.
-    const dir = process.env.CARGO_TARGET_DIR ?? join(ROOT, 'target');
-    log(`cargo build of forgestream-web into ${dir} for a named wasm`);
-    spawnSync('cargo', ['build', '-q', '-p', 'forgestream-web', '--target', 'wasm32-unknown-unknown', '--profile', 'wasm-release'], { cwd: ROOT, env, stdio: 'inherit', timeout: 150_000 });
-    return buildNamed(true);
-  }
+function buildNamed() {
+  const dir = process.env.CARGO_TARGET_DIR ?? join(ROOT, 'target');
+  const read = (f) => (existsSync(f) ? readFileSync(f, 'utf8') : null);
+  const kept = join(dir, 'pkg-named');
+  const stamp = read(join(kept, 'stamp'));
   rmSync(NAMED, { recursive: true, force: true });
-  return { ok: false, note: `pkg/wasm without names (${tried.join('; ') || 'no cargo build of forgestream-web found'}): wasm functions appear as indices` };
+  if (stamp === null || stamp !== read(join(dir, 'pkg-wasm.stamp'))) {
+    return { ok: false, note: `pkg/wasm without names (${kept.replace(ROOT + '/', '')} ${stamp === null ? 'missing' : 'is from another build'}: run scripts/build-wasm): wasm functions appear as indices` };
+  }
+  cpSync(kept, NAMED, { recursive: true });
+  return { ok: true, note: `${kept.replace(ROOT + '/', '')}: the build in pkg/wasm before wasm-opt (keeps the name section)` };
 }
 const STATIC = [
   ...(CMP_PKG ? [['/pkgcmp/', CMP_PKG]] : []),
