@@ -80,4 +80,4 @@ test("screen readers: the composer is labelled; the finished reply is announced 
 
 test("screen readers: a new approval card is announced; focus moves on after Allow and after Deny", ({ page }) => approvalAnnouncedFocusMoves({ page }));
 
-test("scrolling up a history moves the content by what was scrolled", ({ page, request }) => scrollingUpTheHistoryMovesEvenly({ page, request }));
+test("scrolling up a history moves the content by what was scrolled; at the top the older turns come above", ({ page, request }) => scrollingUpTheHistoryMovesEvenly({ page, request }));

@@ -77,7 +77,7 @@ test("the user's message shows at once while the server is down; once it is back
 test("a new session is remembered at once: reloading the empty chat creates no second one", ({ fx }) => rememberedAtOnce(fx));
 test("after a reload the chat shows the timeline's history while the turns listing still loads", ({ fx }) => historyShowsWhileLoading(fx));
 test("a reload mid-stream follows the running turn while the turns listing still loads", ({ fx }) => liveTurnGoesOnWhileHistoryLoads(fx));
-test("a long history shows its newest turns first; Show older adds the older ones above, keeping the user's place", ({ fx }) => newestTurnsFirstOlderOnDemand(fx));
+test("a long history shows its newest turns first; scrolling up to the top adds the older ones above, keeping the user's place", ({ fx }) => newestTurnsFirstOlderOnDemand(fx));
 test("a history longer than a screen shows after a reload as before it: the newest 20 turns, then the older ones on Show older", ({ fx }) => longHistoryAfterReload(fx));
 test("a turn whose live stream is gone (412) reads as an error, and a new message moves on", ({ fx }) => liveStreamGoneIsAnError(fx));
 test("two agents on one origin do not restore each other's session", ({ fx }) => agentsScopeRestore(fx));
@@ -95,7 +95,7 @@ test("at 360 × 740: nested subagent cards and a question's card fit the width",
 test("at 360 × 740: a long word or URL in the user's message wraps inside its bubble", ({ fx }) => longWordsWrapInTheBubble(fx));
 test("at 360 × 740: the session controls stay inside the width while reconnecting", ({ fx }) => phoneControlsFitWhileReconnecting(fx));
 test("at 360 × 740: a fault label in the top bar wraps", ({ fx }) => phoneFaultLabelFits(fx));
-test("scrolling up a history moves the content by what was scrolled", ({ fx }) => scrollingUpTheHistoryMovesEvenly(fx));
+test("scrolling up a history moves the content by what was scrolled; at the top the older turns come above", ({ fx }) => scrollingUpTheHistoryMovesEvenly(fx));
 test("a reload right after the create POST follows the new turn: one POST, the turn's text", ({ fx }) => reloadRightAfterCreatePost(fx));
 test("a reload after another tab continued the session follows the newer running turn", ({ fx }) => reloadFollowsTheNewerRunningTurn(fx));
 test("a 400 on resume: the cursor in the query only, a warning, the correct text", ({ fx }) => badRequestOnResumeFallsBack(fx));

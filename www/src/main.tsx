@@ -281,11 +281,13 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
     return () => observer.disconnect();
   }, []);
 
-  // "Show older" adds turns above what the user reads: their distance from the transcript's
-  // bottom is restored once the longer list rendered (before paint), so nothing moves on screen.
+  // "Show older", or a scroll up to the transcript's top, adds turns above what the user reads:
+  // their distance from the transcript's bottom is restored once the longer list rendered
+  // (before paint), so nothing moves on screen. One widening at a time.
   const fromBottom = useRef<number | null>(null);
   const showOlder = useCallback(() => {
     const el = scroller.current;
+    if (fromBottom.current !== null) return;
     if (el) fromBottom.current = el.scrollHeight - el.scrollTop;
     handle.showOlder();
   }, [handle]);
@@ -428,7 +430,10 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
             const el = e.currentTarget;
             const top = el.scrollTop;
             if (el.scrollHeight - top - el.clientHeight < 80) stick.current = true;
-            else if (top < lastTop.current - 1) stick.current = false;
+            else if (top < lastTop.current - 1) {
+              stick.current = false;
+              if (top < 80 && snapshot.olderTurns > 0) showOlder();
+            }
             lastTop.current = top;
           }}
         >

@@ -4,7 +4,7 @@
  * the agent taken from `?agent=` (default `support`) and the history window's size from
  * `?turns=` (default 20, the SDK's). Keep it in step with the README.
  */
-import { StrictMode, useLayoutEffect, useRef, useState } from "react";
+import { StrictMode, useCallback, useEffect, useLayoutEffect, useRef, useState } from "react";
 import { createRoot } from "react-dom/client";
 import { AgentClient, approve, deny, init, type AssistantPart, type ChatMessage } from "forgestream";
 import { useAgentSession } from "forgestream/react";
@@ -61,32 +61,47 @@ function Message({ m, respond }: { m: ChatMessage; respond: ReturnType<typeof us
 }
 
 /**
- * Runs `widen` (which adds older messages above) keeping what the user looks at in place: the
- * distance from the page's bottom is restored once React rendered the longer list.
+ * Shows older messages above what the user reads, keeping it in place on screen (the distance
+ * from the page's bottom is restored once React rendered the longer list): on "Show older", and
+ * when the user scrolls up to within 80 px of the page's top while older turns remain. One
+ * widening at a time: a scroll and a click in the same moment add one window, not two.
  */
-function useKeepScroll(messages: readonly ChatMessage[]): (widen: () => void) => void {
+function useShowOlder(messages: readonly ChatMessage[], olderTurns: number, showOlder: () => void): () => void {
   const fromBottom = useRef<number | null>(null);
   useLayoutEffect(() => {
     if (fromBottom.current === null) return;
     window.scrollTo(0, document.documentElement.scrollHeight - fromBottom.current);
     fromBottom.current = null;
   }, [messages]);
-  return (widen) => {
+  const older = useCallback(() => {
+    if (fromBottom.current !== null) return;
     fromBottom.current = document.documentElement.scrollHeight - window.scrollY;
-    widen();
-  };
+    showOlder();
+  }, [showOlder]);
+  useEffect(() => {
+    if (olderTurns === 0) return;
+    let lastY = window.scrollY;
+    const onScroll = () => {
+      if (window.scrollY < lastY && window.scrollY < 80) older();
+      lastY = window.scrollY;
+    };
+    window.addEventListener("scroll", onScroll, { passive: true });
+    return () => window.removeEventListener("scroll", onScroll);
+  }, [olderTurns, older]);
+  return older;
 }
 
 function Chat({ client }: { client: AgentClient }) {
-  // The newest turns first (a screenful, `shownTurns`); `showOlder()` adds older ones above.
+  // The newest turns first (a screenful, `shownTurns`); `showOlder()` adds older ones above
+  // (on "Show older" or a scroll to the top).
   const { messages, olderTurns, showOlder, status, error, send, cancel, respond } = useAgentSession(client, { create: { agent: { name: agent } }, shownTurns });
   const [draft, setDraft] = useState("");
-  const keepScroll = useKeepScroll(messages);
+  const older = useShowOlder(messages, olderTurns, showOlder);
   return (
     <main>
       <p>status: <span data-testid="status">{status}</span></p>
       {error && <p role="alert" data-testid="error">{error.code}: {error.message}</p>}
-      {olderTurns > 0 && <button data-testid="show-older" onClick={() => keepScroll(() => showOlder())}>Show older ({olderTurns})</button>}
+      {olderTurns > 0 && <button data-testid="show-older" onClick={older}>Show older ({olderTurns})</button>}
       {messages.map((m) => <Message key={m.key} m={m} respond={respond} />)}
       <form
         onSubmit={(e) => {

@@ -297,8 +297,9 @@ export const liveTurnGoesOnWhileHistoryLoads: Check<"page"> = async ({ page }) =
 /**
  * Progressive history on the quickstart (issue 16), with a window of 3 turns (`?turns=3`):
  * after a reload the page shows the newest 3 turns and "Show older (2)"; a new turn joins at the
- * end without hiding the oldest shown one; "Show older" adds the 2 older turns above while the
- * message the user looked at stays where it was on screen.
+ * end without hiding the oldest shown one; scrolling up to the top of the page adds the 2 older
+ * turns above by itself (no click), while the message the user looked at stays where it was on
+ * screen.
  */
 export const newestTurnsFirstOlderOnDemand: Check<"page"> = async ({ page }) => {
   const errors = watchErrors(page);
@@ -329,17 +330,20 @@ export const newestTurnsFirstOlderOnDemand: Check<"page"> = async ({ page }) => 
   await expect(asked).toHaveText([/number 3$/, /number 4$/, /number 5$/, /number 6$/]);
   await expect(page.getByTestId("show-older")).toHaveText("Show older (2)");
 
-  // Scrolled to the top, where the control is: the first message shown stays in place.
-  await page.evaluate(() => window.scrollTo(0, 0));
+  // The user at the bottom scrolls up to the top: the older turns come by themselves, and the
+  // first message shown stays where the scroll put it (its place in the page before they came).
+  await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+  await expect.poll(() => page.evaluate(() => window.scrollY)).toBeGreaterThan(100);
+  // A frame, so the scroll down is its own scroll event before the scroll up.
+  await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
   const third = asked.filter({ hasText: "number 3" });
-  const before = (await third.boundingBox())?.y;
-  await page.getByTestId("show-older").click();
+  const before = await third.evaluate((el: Element) => el.getBoundingClientRect().top + window.scrollY);
+  await page.evaluate(() => window.scrollTo(0, 0));
   await expect(asked).toHaveText([/number 1$/, /number 2$/, /number 3$/, /number 4$/, /number 5$/, /number 6$/]);
   await expect(page.getByTestId("show-older")).toHaveCount(0);
   const after = (await third.boundingBox())?.y;
-  expect(before).toBeDefined();
-  expect(Math.abs((after ?? NaN) - (before ?? NaN)), `number 3 at ${before} px, then ${after} px`).toBeLessThanOrEqual(2);
-  // The older turns are above it, off screen until the user scrolls up.
+  expect(Math.abs((after ?? NaN) - before), `number 3 at ${before} px, then ${after} px`).toBeLessThanOrEqual(2);
+  // The older turns are above it, off screen until the user scrolls up again.
   expect((await asked.first().boundingBox())?.y ?? 0).toBeLessThan(0);
   await shot(page, "chat-older-turns-shown");
   expect(errors).toEqual([]);
@@ -384,7 +388,9 @@ export const longHistoryAfterReload: Check<"page"> = async ({ page }) => {
   await expect(page.getByTestId("text")).toHaveText(replies.slice(-20));
   await expect(page.getByTestId("user-message")).toHaveText(asked.slice(-20));
   await expect(page.getByTestId("show-older")).toHaveText("Show older (20)");
-  await page.getByTestId("show-older").click();
+  // The button (a click that does not scroll the page: a scroll to the top would widen the
+  // window by itself, `newestTurnsFirstOlderOnDemand`).
+  await page.getByTestId("show-older").evaluate((button: HTMLButtonElement) => button.click());
   await expect(page.getByTestId("text")).toHaveText(replies);
   await expect(page.getByTestId("user-message")).toHaveText(asked);
   expect(asked[0]).toContain("number 1");

@@ -303,7 +303,8 @@ export const phoneControlsFitWhileReconnecting: Check<"page"> = async ({ page })
 /**
  * Scrolling up a history moves the content by what was scrolled: 200 px up, every turn on screen
  * 200 px down. A trial saw 13 of 25 steps move the content the wrong way (nested
- * `content-visibility` placeholders resized as they came into view).
+ * `content-visibility` placeholders resized as they came into view). At the top, the older turns
+ * load above by themselves, keeping the reading place.
  */
 export const scrollingUpTheHistoryMovesEvenly: Check = async ({ page, request }) => {
   const errors = watchErrors(page);
@@ -338,6 +339,25 @@ export const scrollingUpTheHistoryMovesEvenly: Check = async ({ page, request })
   });
   expect(moves.length, "steps taken").toBeGreaterThan(5);
   expect(moves.filter((m) => Math.abs(m - 200) > 2), `moves: ${moves.join(" ")}`).toEqual([]);
+  // Up to the top at once (the steps above may have reached it, so from a fresh page): the 4
+  // older turns come above by themselves (no "Show older" click), and the turn that was first
+  // stays where it was on screen.
+  await page.reload();
+  await expect(page.getByTestId("turn")).toHaveCount(20);
+  await expect(page.getByTestId("connection")).toHaveText(/idle|done/);
+  await expect(page.getByTestId("show-older")).toHaveText("Show older turns (4)");
+  await expect.poll(() => page.evaluate(() => (document.querySelector('[data-testid="transcript"]') as HTMLElement).scrollTop)).toBeGreaterThan(200);
+  const first = page.getByTestId("turn").first();
+  const firstText = await first.textContent();
+  const before = await page.evaluate(() => {
+    const el = document.querySelector('[data-testid="transcript"]') as HTMLElement;
+    el.scrollTop = 0;
+    return (el.querySelector('[data-testid="turn"]') as HTMLElement).getBoundingClientRect().top;
+  });
+  await expect(page.getByTestId("turn")).toHaveCount(24);
+  await expect(page.getByTestId("show-older")).toHaveCount(0);
+  const after = (await page.getByTestId("turn").filter({ hasText: firstText ?? "" }).first().boundingBox())?.y;
+  expect(Math.abs((after ?? NaN) - before), `the first turn at ${before} px, then ${after} px`).toBeLessThanOrEqual(2);
   expect(errors).toEqual([]);
 };
 
