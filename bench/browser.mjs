@@ -304,7 +304,7 @@ async function memoryAfter(which, name, mode = 'net', query = '') {
   const after = await measure(); // the session and its last snapshot are still referenced
   const ok = res.deferred ? (await page.evaluate(() => globalThis.__bench.verifyKept())).ok : res.ok;
   await page.close();
-  return { ok, js: after.js - before.js, wasmGrowth: after.wasm - before.wasm, wasmBefore: before.wasm, wasmAfter: after.wasm };
+  return { ok, js: after.js - before.js, wasmGrowth: after.wasm - before.wasm, wasmBefore: before.wasm, wasmAfter: after.wasm, textJsBytes: res.got?.textJsBytes };
 }
 
 async function benchMemory() {
@@ -318,6 +318,7 @@ async function benchMemory() {
   row('W1 retained: forgestream wasm linear memory growth', `${mb(sdk.wasmGrowth)} = ${fmt(sdk.wasmGrowth / text, 2)}× final text`, `WebAssembly.Memory ${mb(sdk.wasmBefore)} → ${mb(sdk.wasmAfter)}; linear memory never shrinks, so this is the high-water mark, not live bytes`);
   row('W1 retained: forgestream JS + wasm', `**${mb(sdkTotal)} = ${fmt(sdkTotal / text, 2)}×** final text`, '');
   row('W1 retained: baseline JS heap (after GC)', `${mb(base.js)} = ${fmt(base.js / text, 2)}× final text`, 'same method');
+  if (sdk.textJsBytes) row('W1 floor: the final text held once as JS strings', `${mb(sdk.textJsBytes)} = ${fmt(sdk.textJsBytes / text, 2)}× final text`, 'V8 keeps a string with any character above U+00FF at two bytes a UTF-16 unit (W1 has CJK, emoji, dashes); what any client that hands the text to the app as strings retains at least, in JS alone');
   target('W1 retained memory ≤ 2× final text', sdkTotal <= 2 * text, `${fmt(sdkTotal / text, 2)}× (JS ${fmt(sdk.js / text, 2)}× + wasm ${fmt(sdk.wasmGrowth / text, 2)}×); baseline ${fmt(base.js / text, 2)}×`, '≤ 2×');
   save();
   // W2: the whole history loaded (in-page pages), the session and its snapshot still held.

@@ -101,19 +101,29 @@ function sdkText(content) {
   return content.map((p) => p.text ?? p.refusal ?? "").join("");
 }
 
+/**
+ * Bytes V8 needs for `text` as one flat string: one a UTF-16 unit when every unit fits in Latin-1,
+ * else two (a "two-byte" string) — the least any JS client holding the text once can retain.
+ */
+function jsStringBytes(text) {
+  return text.length * (/[^\u0000-\u00ff]/.test(text) ? 2 : 1);
+}
+
 function checkSdkW1(snap) {
   const turn = snap.turns.at(-1);
-  let messages = 0, textBytes = 0, calls = 0, args = 0;
+  let messages = 0, textBytes = 0, calls = 0, args = 0, textJsBytes = 0;
   for (const item of turn?.items ?? []) {
     if (item.body.kind !== "message") continue;
     messages++;
+    const content = item.body.content;
+    for (const part of typeof content === "string" ? [{ text: content }] : content ?? []) textJsBytes += jsStringBytes(part.text ?? part.refusal ?? "");
     textBytes += utf8Len(sdkText(item.body.content));
     for (const c of item.body.toolCalls ?? []) {
       calls++;
       args += utf8Len(c.argumentsText);
     }
   }
-  return { status: turn?.status, messages, textBytes, calls, args };
+  return { status: turn?.status, messages, textBytes, calls, args, textJsBytes };
 }
 
 function checkBaseW1(snap) {
