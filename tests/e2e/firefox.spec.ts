@@ -7,9 +7,9 @@ import { markupRendersAsText, servedWithCsp, unsafeAuthUrlNotLinked } from "./ch
 import { gracefulShutdownShowsAbandoned } from "./checks/shutdown";
 import { vueReopensAfterReload, vueStreamsATurn } from "./checks/vue";
 import { dropConnectionMidStream, rebuildAfter412, refreshMidStream, refreshWhilePaused } from "./checks/resume";
-import { eightSessionsAllStream, eightTabsOneStream, leaderCancels, leaderLiveStreamGone, leaderClosedMidStream, serverDownBothTabsReconnect, soloLeaderPostsNoFrames, stuckTurnEndsInBothTabs, twoTabs } from "./checks/tabs";
+import { eightSessionsAllStream, eightTabsOneStream, forgottenInAnotherTab, leaderCancels, leaderLiveStreamGone, leaderClosedMidStream, serverDownBothTabsReconnect, soloLeaderPostsNoFrames, stuckTurnEndsInBothTabs, twoTabs } from "./checks/tabs";
 import { twoTabsApproveAtOnce } from "./checks/actions";
-import { cancelEndsStuckTurn, crashStuckTurnShowsLiveUnavailable, newTurnCancelsStuckTurn } from "./checks/lifecycle";
+import { cancelEndsStuckTurn, crashStuckTurnShowsLiveUnavailable, newTurnCancelsStuckTurn, stuckTurnThreadsEndInterrupted } from "./checks/lifecycle";
 import { interruptShowsCancelled, concurrentRestoresShareOneSubscribe, stalePointerRestoresNull, respondRightAfterRestore, reconnectGapsAboveFloor, twoHandlesOneStream, disconnectShowsIdleAtOnce, reactHandleCloseLeavesNoLiveBadge } from "./checks/engine";
 import { agentsScopeRestore, forgetInScope, historyShowsWhileLoading, liveStreamGoneIsAnError, liveTurnGoesOnWhileHistoryLoads, longHistoryAfterReload, newestTurnsFirstOlderOnDemand, optimisticWhileServerDown, rememberedAtOnce, stopKeepsText, strictModeOneSession } from "./checks/chat";
 import { approvalAnnouncedFocusMoves, longWordsWrapInTheBubble, phoneControlsFitWhileReconnecting, phoneFaultLabelFits, phoneLayout, phoneNestedCardsFit, replyAnnouncedOnce, scrollingUpTheHistoryMovesEvenly, wideColumns } from "./checks/layout";
@@ -33,6 +33,7 @@ test("refresh while paused keeps the approval card, and approving works", ({ fx 
 test("dropping the connection mid-stream reconnects without losing text", ({ fx }) => dropConnectionMidStream(fx));
 test("412 on resubscribe: the SDK rebuilds the turn from the listings", ({ fx }) => rebuildAfter412(fx));
 test("two tabs on one session show the same final text", ({ fx }) => twoTabs(fx));
+test("a session forgotten in one tab closes in the other, with a notice", ({ fx }) => forgottenInAnotherTab(fx));
 test("8 tabs on one session: one live stream at a time, all 8 transcripts equal the persisted text", ({ fx }) => eightTabsOneStream(fx));
 test("the leader tab closes mid-stream: a follower takes over from its cursor, text intact", ({ fx }) => leaderClosedMidStream(fx));
 test("the leader tab cancels: the follower shows the turn cancelled too (no turn.done frame to relay)", ({ fx }) => leaderCancels(fx));
@@ -53,6 +54,7 @@ test("disconnect() shows the connection idle at once", ({ fx }) => disconnectSho
 test("closing the React hook's own handle leaves no live badge on the page", ({ fx }) => reactHandleCloseLeavesNoLiveBadge(fx));
 test("the SDK shows live updates unavailable and the turn running", ({ fx }) => crashStuckTurnShowsLiveUnavailable(fx));
 test("the user can send a new turn, which cancels the stuck one", ({ fx }) => newTurnCancelsStuckTurn(fx));
+test("the subagent threads of a stuck turn a new message cancels read interrupted, after a reload too", ({ fx }) => stuckTurnThreadsEndInterrupted(fx));
 test("Cancel ends the stuck turn and the user can go on", ({ fx }) => cancelEndsStuckTurn(fx));
 test("deny: the paused turn shows the refusal, the next turn answers it", ({ fx }) => refundDenied(fx));
 test("a graceful shutdown mid-stream shows the turn abandoned", ({ fx }) => gracefulShutdownShowsAbandoned(fx));

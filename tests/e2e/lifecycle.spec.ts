@@ -1,6 +1,6 @@
 import { test } from "@playwright/test";
 import { gracefulShutdownShowsAbandoned } from "./checks/shutdown";
-import { cancelEndsStuckTurn, crashStuckTurnShowsLiveUnavailable, newTurnCancelsStuckTurn } from "./checks/lifecycle";
+import { cancelEndsStuckTurn, crashStuckTurnShowsLiveUnavailable, newTurnCancelsStuckTurn, stuckTurnThreadsEndInterrupted } from "./checks/lifecycle";
 import { freezeResumeCompletes, hmrAdoptsTheEngine, hmrRestoreAdopts, hmrWithTabsShareOneLock, offlineOnlineCompletes, stalledReadResubscribes } from "./checks/pagelife";
 
 // What an app meets when the TrueForge server dies under it (issue 17), shown by the demo:
@@ -15,6 +15,7 @@ import { freezeResumeCompletes, hmrAdoptsTheEngine, hmrRestoreAdopts, hmrWithTab
 test.describe("a turn stuck running after a crash", () => {
   test("the SDK shows live updates unavailable and the turn running", ({ page, request }) => crashStuckTurnShowsLiveUnavailable({ page, request }));
   test("the user can send a new turn, which cancels the stuck one", ({ page, request }) => newTurnCancelsStuckTurn({ page, request }));
+  test("the subagent threads of a stuck turn a new message cancels read interrupted, after a reload too", ({ page, request }) => stuckTurnThreadsEndInterrupted({ page, request }));
   test("Cancel ends the stuck turn and the user can go on", ({ page, request }) => cancelEndsStuckTurn({ page, request }));
 });
 

@@ -94,7 +94,7 @@ export const UsagePanel = memo(function UsagePanel({ usage }: { usage: UsageView
     <section className="panel usage" data-testid="usage">
       <h2>Token usage</h2>
       {!usage || usage.totalTokens === 0 ? (
-        <p className="muted">No model calls yet.</p>
+        <p className="muted">No usage reported yet: a model call reports its tokens when it finishes.</p>
       ) : (
         <>
           <dl className="usage-totals">

@@ -348,7 +348,7 @@ function Parts({ parts, threadId, continued }: { parts: readonly AssistantPart[]
       const answered = continued && p.state === "done";
       out.push(
         <div key={p.key} className={`notice ${answered ? "notice-answered" : ""}`} data-testid="action-notice" data-state={answered ? "answered" : "waiting"}>
-          {answered ? `✓ Authorized: ${names} · continued below` : `Authorization required: ${names}`}
+          {answered ? `Continued after authorizing ${names} · below` : `Authorization required: ${names}`}
         </div>,
       );
       continue;

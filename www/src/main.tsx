@@ -75,7 +75,20 @@ function App() {
       (e: unknown) => setFatal(`Could not load the wasm core: ${describe(e)}`),
     );
   }, []);
-  useEffect(() => onStorageChange(() => setSessions(loadSessions())), []);
+  useEffect(
+    () =>
+      onStorageChange(() => {
+        const list = loadSessions();
+        setSessions(list);
+        // Forgotten in another tab: let it go here too (a trial: this tab kept the chat under a
+        // "?" title with an empty list, and sent into a session no list showed).
+        if (current !== null && !list.some((s) => s.id === current)) {
+          setCurrent(null);
+          setGoneNotice(`Session ${current} was forgotten in another tab.`);
+        }
+      }),
+    [current],
+  );
 
   const open = useCallback((id: string) => {
     saveCurrent(id);
@@ -335,6 +348,9 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
   const waitingAuth = snapshot.pending.some((p) => p.kind === "mcpAuth");
   const canDrop = status === "live" || status === "connecting";
   const canSend = !!session && !busy && !running && !waitingTools && !waitingAuth && draft.trim() !== "";
+  // Why Send is off while there is text to send: the placeholder said it, but it goes once the
+  // user types (a trial: a greyed-out Send with no reason).
+  const sendBlocked = draft.trim() === "" ? null : waitingTools ? "Answer the card above first" : waitingAuth ? "Authorize, then continue first" : running ? "Wait for the reply, or cancel it" : null;
 
   const submit = async () => {
     const text = draft.trim();
@@ -473,7 +489,12 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
                 Use example
               </button>
             )}
-            <button type="submit" className="primary" data-testid="send" disabled={!canSend}>
+            {sendBlocked && (
+              <span className="composer-hint" id="composer-hint" data-testid="composer-hint">
+                {sendBlocked}
+              </span>
+            )}
+            <button type="submit" className="primary" data-testid="send" disabled={!canSend} aria-describedby={sendBlocked ? "composer-hint" : undefined}>
               Send
             </button>
           </div>

@@ -102,3 +102,30 @@ export const cancelEndsStuckTurn: Check = async ({ page, request }) => {
   await expect(page.getByTestId("turn-status").last()).toHaveText("done", { timeout: 30_000 });
   await shot(page, "crash-cancel-then-go-on");
 };
+
+/**
+ * The subagent threads of a crashed turn that a new message cancels read `interrupted`, not
+ * `running` — live and after a reload (a trial: each thread header read RUNNING forever under the
+ * cancelled turn; the core now ends a cancelled or failed turn's unfinished threads).
+ */
+export const stuckTurnThreadsEndInterrupted: Check = async ({ page }) => {
+  await newSession(page, "researcher", "?fault=crash-after-events=50,once");
+  await sendMessage(page, "Research order ORD-4821 please");
+  const stuck = await lastTurnId(page);
+  await expect(page.getByTestId("connection")).toHaveText("live stream unavailable", { timeout: 20_000 });
+  const turn = page.locator(`[data-testid="turn"][data-turn-id="${stuck}"]`);
+  const running = turn.locator('[data-testid="thread"][data-status="running"]');
+  await expect(running.first()).toBeVisible();
+  await page.getByTestId("composer").fill("Where is ORD-4821?");
+  await sendButton(page).click();
+  await expect(turn).toHaveAttribute("data-status", "cancelled", { timeout: 30_000 });
+  await expect(page.getByTestId("turn-status").last()).toHaveText("done", { timeout: 30_000 });
+  await expect(running).toHaveCount(0);
+  await expect(turn.locator('[data-testid="thread"][data-status="interrupted"]').first()).toBeVisible();
+  await page.reload();
+  await expect(page.getByTestId("turn-status").last()).toHaveText("done", { timeout: 20_000 });
+  await expect(turn).toHaveAttribute("data-status", "cancelled");
+  await expect(turn.getByTestId("thread").first()).toBeVisible();
+  await expect(running).toHaveCount(0);
+  await expect(turn.locator('[data-testid="thread"][data-status="interrupted"]').first()).toBeVisible();
+};

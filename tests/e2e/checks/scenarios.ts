@@ -15,6 +15,13 @@ export const questionOptionAnswers: Check<"page" | "request"> = async ({ page, r
   await expect(card.getByTestId("question-option")).toHaveText(["Lisbon (Recommended)", "Kyoto 京都", "Montréal"]);
   await expect(page.getByTestId("connection")).toHaveText("paused");
   await expect(page.getByTestId("send")).toBeDisabled();
+  // Text typed while the card waits: Send stays off and says why (the placeholder that did is
+  // gone once the user types).
+  await expect(page.getByTestId("composer-hint")).toHaveCount(0);
+  await page.getByTestId("composer").fill("Somewhere warm");
+  await expect(page.getByTestId("send")).toBeDisabled();
+  await expect(page.getByTestId("composer-hint")).toHaveText("Answer the card above first");
+  await page.getByTestId("composer").fill("");
   await card.getByTestId("question-option").nth(1).click();
   await expect(page.getByTestId("question-card")).toHaveCount(0);
   await expect(page.getByTestId("connection")).toHaveText("done");
@@ -72,7 +79,7 @@ export const mcpAuthFakeOauth: Check<"page" | "context"> = async ({ page, contex
   await expect(page.getByTestId("user-input").last()).toContainText("Continued after authorization");
   await expect(page.getByTestId("tool-call").last()).toContainText("list_issues");
   await expect(page.getByTestId("message-text").last()).toContainText("2 open issues");
-  await expect(pausedTurn.getByTestId("action-notice")).toHaveText("✓ Authorized: github · continued below");
+  await expect(pausedTurn.getByTestId("action-notice")).toHaveText("Continued after authorizing github · below");
   await expect(pausedTurn.getByTestId("turn-status")).toHaveText("continued");
   await shot(page, "mcp-auth");
   expect(errors).toEqual([]);

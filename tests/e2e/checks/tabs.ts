@@ -525,3 +525,24 @@ export const serverDownBothTabsReconnect: Check<"context" | "request"> = async (
   await expectAllShowPersisted(request, sid, pages);
   expect(errors.filter((e) => !/Failed to load resource|ERR_CONNECTION_REFUSED/.test(e))).toEqual([]);
 };
+
+/**
+ * A session forgotten in one tab is let go in the other tab on the same session: its chat closes
+ * with a notice saying why (a trial: it kept the chat under a "?" title with an empty sessions
+ * list, and sent into a session no list showed).
+ */
+export const forgottenInAnotherTab: Check<"context" | "request"> = async ({ context }) => {
+  const first = await context.newPage();
+  const errors = watchErrors(first);
+  const sid = await newSession(first, "storyteller");
+  const second = await context.newPage();
+  errors.push(...watchErrors(second));
+  await second.goto("/");
+  await expect(second.getByTestId("session-id")).toHaveText(sid);
+  await first.locator("button.forget").first().click();
+  await expect(first.getByTestId("session-id")).toHaveCount(0);
+  await expect(second.getByTestId("session-id")).toHaveCount(0);
+  await expect(second.getByTestId("session-gone")).toContainText("forgotten in another tab");
+  await expect(second.getByTestId("composer")).toHaveCount(0);
+  expect(errors).toEqual([]);
+};

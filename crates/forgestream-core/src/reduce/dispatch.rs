@@ -18,8 +18,9 @@ use super::timestamp::Timestamp;
 use super::turn::TurnView;
 use super::turn_key;
 use super::view::{
-    ItemBody, ItemView, McpAuthServerView, McpServerView, PendingKind, RequiredCallView,
-    RequiredRecord, ThreadStatus, ThreadView, ToolResultView, TurnStatus, UsageView,
+    BreakdownView, ItemBody, ItemView, McpAuthServerView, McpServerView, PendingKind,
+    RequiredCallView, RequiredRecord, ThreadStatus, ThreadView, ToolResultView, TurnStatus,
+    UsageView,
 };
 use super::{RefKind, SessionView};
 use crate::id::Id;
@@ -352,14 +353,24 @@ impl SessionView {
         }
     }
 
-    /// Registers a subagent thread first seen through one of its events (never root).
+    /// Registers a subagent thread first seen through one of its events (never root), and
+    /// marks it interrupted when that event belongs to a turn already cancelled or failed (a
+    /// history may apply a turn's state before its thread's events).
     fn touch_thread(&mut self, thread_id: Option<&str>, turn_id: &str, cs: &mut ChangeSet) {
         let Some(thread) = is_subagent(thread_id) else {
             return;
         };
         if self.threads.contains_key(thread) {
+            if self.turn_interrupted(turn_id) {
+                self.interrupt_thread(thread, cs);
+            }
             return;
         }
+        let status = if self.turn_interrupted(turn_id) {
+            ThreadStatus::Interrupted
+        } else {
+            ThreadStatus::Running
+        };
         self.threads.insert(
             Id::from(thread),
             ThreadView {
@@ -368,7 +379,7 @@ impl SessionView {
                 agent_name: None,
                 parent_thread_id: None,
                 parent_tool_call_id: None,
-                status: ThreadStatus::Running,
+                status,
                 placeholder: true,
                 turn_id: String::from(turn_id),
                 output_message_id: None,
@@ -377,6 +388,49 @@ impl SessionView {
             },
         );
         cs.threads_changed = true;
+    }
+
+    /// The turn ended cancelled or in error (its threads cannot go on).
+    fn turn_interrupted(&self, turn_id: &str) -> bool {
+        self.turns.get(turn_id).is_some_and(|t| {
+            t.internal.terminal && matches!(t.status, TurnStatus::Cancelled | TurnStatus::Error)
+        })
+    }
+
+    /// A thread still `running` becomes `interrupted` (see [`ThreadStatus::Interrupted`]).
+    fn interrupt_thread(&mut self, thread_id: &str, cs: &mut ChangeSet) {
+        if let Some(thread) = self.threads.get_mut(thread_id) {
+            if thread.status == ThreadStatus::Running {
+                thread.status = ThreadStatus::Interrupted;
+                thread.version += 1;
+                cs.threads_changed = true;
+            }
+        }
+    }
+
+    /// A turn was cancelled or failed: every thread it ran (one of its items is the thread's,
+    /// or the thread was first seen in it) and that has not said `thread.done` is interrupted.
+    /// A trial saw the demo's subagent threads read `running` forever under a cancelled turn,
+    /// after a reload too.
+    fn interrupt_threads_of(&mut self, turn_id: &str, cs: &mut ChangeSet) {
+        let mut ran: Vec<String> = Vec::new();
+        if let Some(turn) = self.turns.get(turn_id) {
+            for item in turn.items.values() {
+                if let Some(id) = is_subagent(item.thread_id.as_deref()) {
+                    if !ran.iter().any(|r| r == id) {
+                        ran.push(String::from(id));
+                    }
+                }
+            }
+        }
+        for thread in self.threads.values() {
+            if thread.turn_id == turn_id && !ran.contains(&thread.thread_id) {
+                ran.push(thread.thread_id.clone());
+            }
+        }
+        for id in ran {
+            self.interrupt_thread(&id, cs);
+        }
     }
 
     /// Inserts or updates a non-message item (same body = no change). Returns its key.
@@ -952,6 +1006,11 @@ impl SessionView {
                 self.apply_required(turn_id, action, cs);
             }
         }
+        // Before `finalize`, which drops the empty placeholders that may be all a thread has
+        // in this turn.
+        if self.turn_interrupted(turn_id) {
+            self.interrupt_threads_of(turn_id, cs);
+        }
         self.finalize(turn_id, cs);
         if let Some(turn) = self.turns.get_keyed_mut(turn_id, turn_key) {
             // A live turn's items all arrived before its end: its map stops growing here.
@@ -1260,9 +1319,28 @@ impl SessionView {
             }
         }
         let usage = PackedUsage::from_view(&if turn.internal.has_metrics {
+            // The totals are the turn's metrics; the breakdown can only come from the messages.
+            // When those count more input than the metrics do (a turn cut short: its metrics
+            // leave out what streamed), the parts would exceed the whole — a trial read "Input
+            // 4,148" over parts adding up to 6,208 — so the breakdown is unknown (zero) then.
+            let totals = turn.usage.get();
+            let b = &sum.breakdown;
+            let parts = [
+                b.harness,
+                b.skills,
+                b.instructions,
+                b.tool_definitions,
+                b.messages,
+            ]
+            .iter()
+            .fold(0u64, |n, x| n.saturating_add(*x));
             UsageView {
-                breakdown: sum.breakdown,
-                ..turn.usage.get()
+                breakdown: if parts <= totals.input_tokens {
+                    sum.breakdown
+                } else {
+                    BreakdownView::default()
+                },
+                ..totals
             }
         } else {
             sum

@@ -237,6 +237,7 @@ encode_str_enum!(ThreadStatus {
     Running => "running",
     Done => "done",
     Error => "error",
+    Interrupted => "interrupted",
 });
 
 encode_struct!(ThreadView {

@@ -579,6 +579,11 @@ pub enum ThreadStatus {
     Done,
     /// `thread.done` with `error` (or another status).
     Error,
+    /// Its turn was cancelled or failed before the thread's `thread.done` came: it stopped
+    /// where it was (its unfinished text is `interrupted`, its calls uncertain) and will not go
+    /// on — a thread outlives its turn only across a pause (PROTOCOL §7). A `thread.done` that
+    /// comes after all the same (a late event) still sets `done` or `error`.
+    Interrupted,
 }
 
 /// A subagent thread. Bound to its parent only by `parent.tool_call_id`; a thread seen only
