@@ -51,6 +51,14 @@ fn live(view: &mut SessionView, turn: &str, frames: &[Value]) {
     }
 }
 
+/// The frames as decoded events (a persisted history's).
+fn events(frames: &[Value]) -> Vec<wire::Event> {
+    frames
+        .iter()
+        .map(|v| wire::Event::from_json(&v.to_string()).unwrap())
+        .collect()
+}
+
 fn status(view: &SessionView, thread: &str) -> ThreadStatus {
     view.thread(thread).expect("the thread is known").status
 }
@@ -131,21 +139,17 @@ fn a_thread_done_after_the_cancellation_still_says_how_it_ended() {
     view.apply_live("t1", Some(50), &turn_done("t1", cancelled()).to_string())
         .unwrap();
     assert_eq!(status(&view, "sub-a"), ThreadStatus::Interrupted);
-    let event: wire::Event = wire::Event::from_json(&thread_done("sub-a").to_string()).unwrap();
     let mut late = SessionView::new("s1", ReducerConfig::default());
-    // From the history, where its `thread.done` is persisted: applied in any order.
-    let mut events: Vec<wire::Event> = [
+    // From the history, where its `thread.done` is persisted after the turn's end.
+    let history = events(&[
         created("t1", None),
         spawn_call("x"),
         thread_created("sub-a", "call_1"),
         thread_message("sub-a", "ma"),
-    ]
-    .iter()
-    .map(|v| wire::Event::from_json(&v.to_string()).unwrap())
-    .collect();
-    events.push(wire::Event::from_json(&turn_done("t1", cancelled()).to_string()).unwrap());
-    events.push(event);
-    late.apply_turn_events("t1", events).unwrap();
+        turn_done("t1", cancelled()),
+        thread_done("sub-a"),
+    ]);
+    late.apply_turn_events("t1", history).unwrap();
     assert_eq!(status(&late, "sub-a"), ThreadStatus::Done);
 }
 
@@ -160,18 +164,15 @@ fn a_history_that_gives_the_turn_state_before_its_thread_events_shows_them_inter
     .unwrap();
     view.apply_turns(&[turn]);
     // Then its events: the thread it spawned never said `thread.done`.
-    let events: Vec<wire::Event> = [
+    let spawned = events(&[
         spawn_call("x"),
         thread_created("sub-a", "call_1"),
         thread_message("sub-a", "ma"),
-    ]
-    .iter()
-    .map(|v| wire::Event::from_json(&v.to_string()).unwrap())
-    .collect();
-    view.apply_turn_events("t1", events).unwrap();
+    ]);
+    view.apply_turn_events("t1", spawned).unwrap();
     assert_eq!(status(&view, "sub-a"), ThreadStatus::Interrupted);
     // And a thread first seen through one of its messages (its `thread.created` missed).
-    let more = vec![wire::Event::from_json(&thread_message("sub-c", "mc").to_string()).unwrap()];
-    view.apply_turn_events("t1", more).unwrap();
+    view.apply_turn_events("t1", events(&[thread_message("sub-c", "mc")]))
+        .unwrap();
     assert_eq!(status(&view, "sub-c"), ThreadStatus::Interrupted);
 }

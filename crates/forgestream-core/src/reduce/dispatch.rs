@@ -1324,18 +1324,8 @@ impl SessionView {
             // leave out what streamed), the parts would exceed the whole — a trial read "Input
             // 4,148" over parts adding up to 6,208 — so the breakdown is unknown (zero) then.
             let totals = turn.usage.get();
-            let b = &sum.breakdown;
-            let parts = [
-                b.harness,
-                b.skills,
-                b.instructions,
-                b.tool_definitions,
-                b.messages,
-            ]
-            .iter()
-            .fold(0u64, |n, x| n.saturating_add(*x));
             UsageView {
-                breakdown: if parts <= totals.input_tokens {
+                breakdown: if sum.breakdown.total() <= totals.input_tokens {
                     sum.breakdown
                 } else {
                     BreakdownView::default()

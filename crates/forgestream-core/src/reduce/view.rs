@@ -63,6 +63,21 @@ pub struct BreakdownView {
     pub messages: u64,
 }
 
+impl BreakdownView {
+    /// The parts added up (tokens; saturating): what they claim of the input total.
+    pub fn total(&self) -> u64 {
+        [
+            self.harness,
+            self.skills,
+            self.instructions,
+            self.tool_definitions,
+            self.messages,
+        ]
+        .iter()
+        .fold(0u64, |n, x| n.saturating_add(*x))
+    }
+}
+
 impl UsageView {
     /// A message's usage as a view: what [`PackedUsage::get`] must read back (its test).
     #[cfg(test)]
