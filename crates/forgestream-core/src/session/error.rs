@@ -153,8 +153,15 @@ impl SessionError {
                     None => error.to_string(),
                 },
                 retryable: error.is_retryable(),
-                status: match error {
-                    ConnectionError::Http(s) => Some(s),
+                // A connection that gave up after an HTTP answer (a create refused with 503, the
+                // attempts spent on 5xx) keeps that answer's status: a badge read "failed
+                // network" over a message that said HTTP 503 (a trial).
+                status: match (error, cause) {
+                    (ConnectionError::Http(s), _) => Some(s),
+                    (
+                        ConnectionError::TurnNotCreated | ConnectionError::TooManyAttempts,
+                        Some(c),
+                    ) => c.status,
                     _ => None,
                 },
             },
@@ -186,6 +193,13 @@ mod tests {
         // A create that definitely failed stays a plain network error.
         let e = SessionError::connection(ConnectionError::TurnNotCreated, Some(&cause));
         assert_eq!(e.code, ErrorCode::Network);
+        assert_eq!(e.status, None);
+        // Refused with an HTTP status: the status stays (the message says it too).
+        let refused = SessionError::http(503, br#"{"error":{"message":"busy"}}"#);
+        let e = SessionError::connection(ConnectionError::TurnNotCreated, Some(&refused));
+        assert_eq!(e.code, ErrorCode::Network);
+        assert_eq!(e.status, Some(503));
+        assert!(e.message.contains("HTTP 503"), "{}", e.message);
         assert_eq!(
             serde_json::to_string(&ErrorCode::OutcomeUnknown).unwrap(),
             "\"outcome-unknown\""
