@@ -240,14 +240,14 @@ export class ChatStore {
   /**
    * The error the chat shows while the core's badge reads `liveUnavailable`: the newest turn
    * still runs on the server but its live stream is gone (HTTP 412 on subscribe, PROTOCOL §4 and §8; a server restart
-   * does it to every live stream), so the view shows what the server persisted and will not
-   * move by itself. Without it `status` read `idle` over a reply cut off mid-sentence (found by
+   * does it to every live stream), so the view shows what had arrived merged with what the
+   * server persisted (after a crash the server may have kept less) and will not move by itself. Without it `status` read `idle` over a reply cut off mid-sentence (found by
    * a new-user trial). One object per turn, so the snapshot keeps its identity while it lasts.
    */
   #liveGone(c: ConnectionState): ForgestreamError | null {
     if (c.status !== "liveUnavailable") return null;
     if (this.#liveGoneError?.turnId !== c.turnId) {
-      const message = "the live stream of this turn is gone (HTTP 412): showing what the server persisted. refresh() checks again (nothing is re-sent); a new message cancels this turn";
+      const message = "the live stream of this turn is gone (HTTP 412): showing what had arrived and what the server kept of it. refresh() checks again (nothing is re-sent); a new message cancels this turn";
       this.#liveGoneError = { turnId: c.turnId, error: new ForgestreamError("http", message, { retryable: true, status: 412 }) };
     }
     return this.#liveGoneError.error;

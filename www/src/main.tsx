@@ -413,7 +413,7 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
         )}
         {status === "liveUnavailable" && (
           <div className="banner banner-info" data-testid="live-unavailable">
-            The live stream of this turn is gone (412): showing what the server persisted. Press Refresh to check again — nothing is re-sent — or send a new message, which cancels this turn.
+            The live stream of this turn is gone (412): showing what had arrived and what the server kept of it. Press Refresh to check again — nothing is re-sent — or send a new message, which cancels this turn.
           </div>
         )}
         {stalled && silence.since !== null && (
