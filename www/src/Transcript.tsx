@@ -100,9 +100,10 @@ const FOLLOWING = new Set(["connecting", "live", "reconnecting", "rebuilding"]);
 /**
  * The transcript of the turns in the SDK's history window (`snapshot.messages` holds the newest
  * screenful and every turn after them; `olderTurns` counts the rest), with "Show older" above
- * them calling `onShowOlder` (`showOlder()`), which keeps the reader's place.
+ * them calling `onShowOlder` (`showOlder()`, told whether the keyboard pressed it: `detail` 0),
+ * which keeps the reader's place.
  */
-export function Transcript({ snapshot, onShowOlder }: { snapshot: ChatSnapshot; onShowOlder: () => void }) {
+export function Transcript({ snapshot, onShowOlder }: { snapshot: ChatSnapshot; onShowOlder: (keyboard: boolean) => void }) {
   const { turns, local } = useMemo(() => byTurn(snapshot.messages), [snapshot.messages]);
   // Only the window's turns: the older ones' items are never read (they may not be in JS yet).
   const shown = useMemo(() => snapshot.turns.slice(snapshot.olderTurns), [snapshot.turns, snapshot.olderTurns]);
@@ -117,7 +118,7 @@ export function Transcript({ snapshot, onShowOlder }: { snapshot: ChatSnapshot; 
   return (
     <>
       {snapshot.olderTurns > 0 && (
-        <button type="button" className="show-older" data-testid="show-older" onClick={onShowOlder}>
+        <button type="button" className="show-older" data-testid="show-older" onClick={(e) => onShowOlder(e.detail === 0)}>
           Show older turns ({snapshot.olderTurns})
         </button>
       )}

@@ -45,6 +45,12 @@ function sendFailureOnItsMessage(snapshot: ChatSnapshot): boolean {
   return code === "network" && snapshot.messages.some((m) => m.kind === "user" && m.state === "failed");
 }
 
+/** The last-opened session, if the sessions list still holds it (else none: it was forgotten). */
+function listedCurrent(): string | null {
+  const id = loadCurrent();
+  return id !== null && loadSessions().some((s) => s.id === id) ? id : null;
+}
+
 function describe(e: unknown): string {
   const err = ForgestreamError.from(e);
   return `${err.code}${err.status ? ` ${err.status}` : ""}: ${err.message}`;
@@ -55,11 +61,11 @@ function App() {
   const [coreVersion, setCoreVersion] = useState<string>();
   const [fatal, setFatal] = useState<string | null>(null);
   const [sessions, setSessions] = useState<StoredSession[]>(loadSessions);
-  const [current, setCurrent] = useState<string | null>(loadCurrent);
+  const [current, setCurrent] = useState<string | null>(listedCurrent);
   const [creating, setCreating] = useState<string | null>(null);
   // Below 720 px one panel shows at a time (layout.tsx); a first visit starts on the sessions.
   const narrow = useNarrow();
-  const [tab, setTab] = useState<PanelName>(() => (loadCurrent() ? "chat" : "sessions"));
+  const [tab, setTab] = useState<PanelName>(() => (listedCurrent() ? "chat" : "sessions"));
   const [waiting, setWaiting] = useState(0);
 
   useEffect(() => {
@@ -85,6 +91,9 @@ function App() {
         if (current !== null && !list.some((s) => s.id === current)) {
           setCurrent(null);
           setGoneNotice(`Session ${current} was forgotten in another tab.`);
+          // The last-opened key is shared by the tabs: a reload must not reopen it (a re-check:
+          // either tab reloaded into a "?" chat of the forgotten session).
+          if (loadCurrent() === current) saveCurrent(null);
         }
       }),
     [current],
@@ -94,6 +103,7 @@ function App() {
     saveCurrent(id);
     setCurrent(id);
     setTab("chat");
+    setGoneNotice(null);
   }, []);
 
   const create = useCallback(
@@ -120,10 +130,10 @@ function App() {
     const next = sessions.filter((s) => s.id !== id);
     saveSessions(next);
     setSessions(next);
-    if (current === id) {
-      saveCurrent(null);
-      setCurrent(null);
-    }
+    setGoneNotice(null);
+    // The last-opened key is the tabs' (another tab may have opened this one last).
+    if (loadCurrent() === id) saveCurrent(null);
+    if (current === id) setCurrent(null);
   };
 
   // The server no longer has the session (an emulator restarted with `--db :memory:`, or a
@@ -141,7 +151,7 @@ function App() {
     [],
   );
 
-  const stored = sessions.find((s) => s.id === current) ?? (current ? { id: current, agent: "?", createdAt: 0 } : null);
+  const stored = sessions.find((s) => s.id === current) ?? null;
   const hasSession = !!client && !!stored;
   const active: PanelName = tab === "inspector" && !hasSession ? "chat" : tab;
   const layout: Layout = { narrow, active };
@@ -297,19 +307,33 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
   // "Show older", or a scroll up to the transcript's top, adds turns above what the user reads:
   // their distance from the transcript's bottom is restored once the longer list rendered
   // (before paint), so nothing moves on screen. One widening at a time.
+  // From the keyboard (Enter or Space on the button), the focus stays in view: the button, at the
+  // top of the longer list, or the transcript once nothing older is left (a re-check: the
+  // focused button went off-screen above, and focus fell to the page).
   const fromBottom = useRef<number | null>(null);
-  const showOlder = useCallback(() => {
-    const el = scroller.current;
-    if (fromBottom.current !== null) return;
-    if (el) fromBottom.current = el.scrollHeight - el.scrollTop;
-    handle.showOlder();
-  }, [handle]);
+  const byKeyboard = useRef(false);
+  const showOlder = useCallback(
+    (keyboard = false) => {
+      const el = scroller.current;
+      if (fromBottom.current !== null) return;
+      if (el) fromBottom.current = el.scrollHeight - el.scrollTop;
+      byKeyboard.current = keyboard;
+      handle.showOlder();
+    },
+    [handle],
+  );
   useLayoutEffect(() => {
     const el = scroller.current;
     if (!el || fromBottom.current === null) return;
     el.scrollTop = el.scrollHeight - fromBottom.current;
-    lastTop.current = el.scrollTop;
     fromBottom.current = null;
+    if (byKeyboard.current) {
+      byKeyboard.current = false;
+      const button = el.querySelector<HTMLElement>(".show-older");
+      if (button) button.scrollIntoView({ block: "nearest" });
+      else el.focus({ preventScroll: true });
+    }
+    lastTop.current = el.scrollTop;
   }, [snapshot.messages]);
 
   const run = useCallback(
@@ -448,7 +472,10 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
             if (el.scrollHeight - top - el.clientHeight < 80) stick.current = true;
             else if (top < lastTop.current - 1) {
               stick.current = false;
-              if (top < 80 && snapshot.olderTurns > 0) showOlder();
+              // Not when the scroll brought the focused "Show older" into view (Tab): that
+              // button is the keyboard's way, one press one window.
+              const focusedOlder = document.activeElement instanceof HTMLElement && document.activeElement.classList.contains("show-older");
+              if (top < 80 && snapshot.olderTurns > 0 && !focusedOlder) showOlder();
             }
             lastTop.current = top;
           }}

@@ -82,7 +82,9 @@ function useShowOlder(messages: readonly ChatMessage[], olderTurns: number, show
     if (olderTurns === 0) return;
     let lastY = window.scrollY;
     const onScroll = () => {
-      if (window.scrollY < lastY && window.scrollY < 80) older();
+      // Not when Tab brought the focused "Show older" into view: pressing it is the keyboard's way.
+      const tabbed = document.activeElement instanceof HTMLElement && document.activeElement.dataset.older !== undefined;
+      if (window.scrollY < lastY && window.scrollY < 80 && !tabbed) older();
       lastY = window.scrollY;
     };
     window.addEventListener("scroll", onScroll, { passive: true });
@@ -101,7 +103,7 @@ function Chat({ client }: { client: AgentClient }) {
     <main>
       <p>status: <span data-testid="status">{status}</span></p>
       {error && <p role="alert" data-testid="error">{error.code}: {error.message}</p>}
-      {olderTurns > 0 && <button data-testid="show-older" onClick={older}>Show older ({olderTurns})</button>}
+      {olderTurns > 0 && <button data-testid="show-older" data-older onClick={older}>Show older ({olderTurns})</button>}
       {messages.map((m) => <Message key={m.key} m={m} respond={respond} />)}
       <form
         onSubmit={(e) => {

@@ -388,9 +388,16 @@ export const longHistoryAfterReload: Check<"page"> = async ({ page }) => {
   await expect(page.getByTestId("text")).toHaveText(replies.slice(-20));
   await expect(page.getByTestId("user-message")).toHaveText(asked.slice(-20));
   await expect(page.getByTestId("show-older")).toHaveText("Show older (20)");
-  // The button (a click that does not scroll the page: a scroll to the top would widen the
-  // window by itself, `newestTurnsFirstOlderOnDemand`).
-  await page.getByTestId("show-older").evaluate((button: HTMLButtonElement) => button.click());
+  // The keyboard's way: focusing the button scrolls it into view, which widens nothing by itself
+  // (a re-check: Tab to it loaded a window the user never asked for); Enter does.
+  await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+  await expect.poll(() => page.evaluate(() => window.scrollY)).toBeGreaterThan(100);
+  await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+  await page.getByTestId("show-older").focus();
+  await expect.poll(() => page.evaluate(() => window.scrollY)).toBeLessThan(80);
+  await page.waitForTimeout(300);
+  await expect(page.getByTestId("text")).toHaveCount(20);
+  await page.keyboard.press("Enter");
   await expect(page.getByTestId("text")).toHaveText(replies);
   await expect(page.getByTestId("user-message")).toHaveText(asked);
   expect(asked[0]).toContain("number 1");

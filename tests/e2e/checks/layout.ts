@@ -339,9 +339,22 @@ export const scrollingUpTheHistoryMovesEvenly: Check = async ({ page, request })
   });
   expect(moves.length, "steps taken").toBeGreaterThan(5);
   expect(moves.filter((m) => Math.abs(m - 200) > 2), `moves: ${moves.join(" ")}`).toEqual([]);
-  // Up to the top at once (the steps above may have reached it, so from a fresh page): the 4
-  // older turns come above by themselves (no "Show older" click), and the turn that was first
-  // stays where it was on screen.
+  // The keyboard's way (from a fresh page: the steps above may have reached the top): Tab from
+  // the transcript to "Show older" brings it into view and loads nothing by itself; Enter loads
+  // the 4 older turns, and with nothing older left the focus goes to the transcript, not the page.
+  await page.reload();
+  await expect(page.getByTestId("turn")).toHaveCount(20);
+  await expect(page.getByTestId("connection")).toHaveText(/idle|done/);
+  await page.getByTestId("transcript").focus();
+  await page.keyboard.press("Tab");
+  await expect.poll(() => page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.testid ?? null)).toBe("show-older");
+  await page.waitForTimeout(300);
+  await expect(page.getByTestId("turn")).toHaveCount(20);
+  await page.keyboard.press("Enter");
+  await expect(page.getByTestId("turn")).toHaveCount(24);
+  await expect.poll(() => page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.testid ?? null)).toBe("transcript");
+  // Up to the top at once, from a fresh page: the 4 older turns come above by themselves (no
+  // "Show older" click), and the turn that was first stays where it was on screen.
   await page.reload();
   await expect(page.getByTestId("turn")).toHaveCount(20);
   await expect(page.getByTestId("connection")).toHaveText(/idle|done/);
@@ -349,6 +362,14 @@ export const scrollingUpTheHistoryMovesEvenly: Check = async ({ page, request })
   await expect.poll(() => page.evaluate(() => (document.querySelector('[data-testid="transcript"]') as HTMLElement).scrollTop)).toBeGreaterThan(200);
   const first = page.getByTestId("turn").first();
   const firstText = await first.textContent();
+  // As a user scrolls: first near the top (100 px: no widening yet), two frames for the turns
+  // now on screen to take their rendered size (`content-visibility`), then the last 100 px.
+  await page.evaluate(async () => {
+    const el = document.querySelector('[data-testid="transcript"]') as HTMLElement;
+    el.scrollTop = 100;
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  });
+  await expect(page.getByTestId("turn")).toHaveCount(20);
   const before = await page.evaluate(() => {
     const el = document.querySelector('[data-testid="transcript"]') as HTMLElement;
     el.scrollTop = 0;

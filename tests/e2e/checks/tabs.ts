@@ -544,5 +544,20 @@ export const forgottenInAnotherTab: Check<"context" | "request"> = async ({ cont
   await expect(second.getByTestId("session-id")).toHaveCount(0);
   await expect(second.getByTestId("session-gone")).toContainText("forgotten in another tab");
   await expect(second.getByTestId("composer")).toHaveCount(0);
+  // The second tab opens a session of its own (the tabs' last-opened one now), which the first
+  // tab forgets from its list: a reload of either tab must not reopen it (a re-check: both
+  // reloaded into a "?" chat of the forgotten session), and the old notice is gone.
+  const other = await newSession(second, "concierge");
+  await expect(second.getByTestId("session-gone")).toHaveCount(0);
+  await expect(first.getByTestId("session-list").getByTestId("session-item")).toHaveCount(1);
+  await first.locator("button.forget").first().click();
+  await expect(second.getByTestId("session-id")).toHaveCount(0);
+  for (const page of [first, second]) {
+    await page.reload();
+    await expect(page.getByTestId("new-session-storyteller")).toBeVisible();
+    await expect(page.getByTestId("session-id")).toHaveCount(0);
+    await expect(page.getByTestId("agent-name")).toHaveCount(0);
+  }
+  expect(other).not.toBe(sid);
   expect(errors).toEqual([]);
 };
