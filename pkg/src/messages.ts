@@ -133,6 +133,11 @@ export interface SubagentGroup {
   readonly agentName: string | null;
   /** The spawning call; `null` when its `thread.created` was not seen. */
   readonly parentToolCallId: string | null;
+  /**
+   * `running` until the thread's `thread.done`, then `done` or `error`; `interrupted` when its
+   * turn was cancelled or failed first (it will not go on; only a pause carries a thread into the
+   * next turn, PROTOCOL §7).
+   */
   readonly status: ThreadStatus;
   readonly parts: readonly AssistantPart[];
 }
