@@ -91,9 +91,6 @@ function App() {
         if (current !== null && !list.some((s) => s.id === current)) {
           setCurrent(null);
           setGoneNotice(`Session ${current} was forgotten in another tab.`);
-          // The last-opened key is shared by the tabs: a reload must not reopen it (a re-check:
-          // either tab reloaded into a "?" chat of the forgotten session).
-          if (loadCurrent() === current) saveCurrent(null);
         }
       }),
     [current],
@@ -131,7 +128,8 @@ function App() {
     saveSessions(next);
     setSessions(next);
     setGoneNotice(null);
-    // The last-opened key is the tabs' (another tab may have opened this one last).
+    // The last-opened key is the tabs' (another tab may have opened this one last): a reload
+    // of any tab must not reopen it (a re-check: both reloaded into a "?" chat of it).
     if (loadCurrent() === id) saveCurrent(null);
     if (current === id) setCurrent(null);
   };
@@ -372,9 +370,11 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
   const waitingAuth = snapshot.pending.some((p) => p.kind === "mcpAuth");
   const canDrop = status === "live" || status === "connecting";
   const canSend = !!session && !busy && !running && !waitingTools && !waitingAuth && draft.trim() !== "";
-  // Why Send is off while there is text to send: the placeholder said it, but it goes once the
-  // user types (a trial: a greyed-out Send with no reason).
-  const sendBlocked = draft.trim() === "" ? null : waitingTools ? "Answer the card above first" : waitingAuth ? "Authorize, then continue first" : running ? "Wait for the reply, or cancel it" : null;
+  // Why Send is off: the composer's placeholder says it while empty, the hint beside Send once
+  // there is text (the placeholder goes as the user types: a trial saw a greyed-out Send with
+  // no reason).
+  const blocked = waitingTools ? { hint: "Answer the card above first", placeholder: "Answer the card above to continue…" } : waitingAuth ? { hint: "Authorize, then continue first", placeholder: "Authorize, then continue…" } : running ? { hint: "Wait for the reply, or cancel it", placeholder: "The agent is answering…" } : null;
+  const sendBlocked = draft.trim() === "" ? null : (blocked?.hint ?? null);
 
   const submit = async () => {
     const text = draft.trim();
@@ -501,7 +501,7 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
             data-testid="composer"
             value={draft}
             rows={2}
-            placeholder={waitingTools ? "Answer the card above to continue…" : waitingAuth ? "Authorize, then continue…" : running ? "The agent is answering…" : info ? `e.g. ${info.example}` : "Message"}
+            placeholder={blocked?.placeholder ?? (info ? `e.g. ${info.example}` : "Message")}
             onChange={(e) => setDraft(e.target.value)}
             onKeyDown={(e) => {
               if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {

@@ -360,8 +360,10 @@ impl SessionView {
         let Some(thread) = is_subagent(thread_id) else {
             return;
         };
-        if self.threads.contains_key(thread) {
-            if self.turn_interrupted(turn_id) {
+        if let Some(known) = self.threads.get(thread) {
+            // The turn is looked up only for a thread still running (not per event of a
+            // finished one).
+            if known.status == ThreadStatus::Running && self.turn_interrupted(turn_id) {
                 self.interrupt_thread(thread, cs);
             }
             return;
