@@ -1126,13 +1126,7 @@ fn main() -> ExitCode {
     if cfg!(debug_assertions) {
         println!("warning: debug build; use --release for meaningful figures");
     }
-    let w1 = match bench_w1(&dir, runs) {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("bench_core: W1: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
+    // Alone: under callgrind only the per-frame loop should count.
     if std::env::var_os("FORGESTREAM_BENCH_FRAMES").is_some() {
         return match bench_frames(&dir, runs) {
             Ok(()) => ExitCode::SUCCESS,
@@ -1142,6 +1136,13 @@ fn main() -> ExitCode {
             }
         };
     }
+    let w1 = match bench_w1(&dir, runs) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("bench_core: W1: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     if std::env::var_os("FORGESTREAM_BENCH_W1_ONLY").is_some() {
         // Development loop: W1 figures on the console only; results-core.json is left alone.
         return ExitCode::SUCCESS;
