@@ -133,13 +133,13 @@ pub(crate) enum RefKind {
 
 /// A turn's own id, for [`IdMap::get_keyed`] over the turns (boxed in the map).
 #[allow(clippy::borrowed_box)]
-fn turn_key(turn: &Box<TurnView>) -> &str {
-    &turn.turn_id
+fn turn_key(turn: &Box<TurnView>) -> &[u8] {
+    turn.turn_id.as_bytes()
 }
 
 /// An item's own id (its key), for [`IdMap::get_keyed`] over a turn's items.
-fn item_key(item: &ItemView) -> &str {
-    &item.key
+fn item_key(item: &ItemView) -> &[u8] {
+    item.key.as_bytes()
 }
 
 /// The whole session as a UI renders it. See the module docs for the rules.
