@@ -55,7 +55,7 @@ pub(crate) fn text_delta(data: &str) -> Option<TextDelta<'_>> {
     };
     scan.ws();
     scan.eat(b'{')?;
-    let mut event_type = None;
+    let mut is_delta = false;
     let mut id = None;
     let mut delta = TextDelta {
         id: Cow::Borrowed(""),
@@ -65,38 +65,33 @@ pub(crate) fn text_delta(data: &str) -> Option<TextDelta<'_>> {
         refusal: None,
         reasoning_content: None,
     };
-    // Keys seen, as bits: a duplicate goes to the general decoder (serde's rule for it).
+    // Keys seen, as bits (`TYPE`…): a duplicate goes to the general decoder (serde's rule).
     let mut seen = 0u8;
     loop {
         scan.ws();
-        let key = scan.plain_key()?;
-        scan.ws();
-        scan.eat(b':')?;
-        scan.ws();
-        // Byte patterns, not `"type" => …`: string patterns compare through `memcmp`, which
-        // the size-optimised wasm build calls out of line for every key of every frame; slice
-        // patterns compile to a decision tree on the length and the bytes.
-        let (bit, slot) = match key.as_bytes() {
-            [b't', b'y', b'p', b'e'] => (1, &mut event_type),
-            [b'i', b'd'] => (2, &mut id),
-            [b'c', b'r', b'e', b'a', b't', b'e', b'd', b'_', b'a', b't'] => {
-                (4, &mut delta.created_at)
-            }
-            [b't', b'h', b'r', b'e', b'a', b'd', b'_', b'i', b'd'] => (8, &mut delta.thread_id),
-            [b'c', b'o', b'n', b't', b'e', b'n', b't'] => (16, &mut delta.content),
-            [b'r', b'e', b'f', b'u', b's', b'a', b'l'] => (32, &mut delta.refusal),
-            [b'r', b'e', b'a', b's', b'o', b'n', b'i', b'n', b'g', b'_', rest @ ..]
-                if rest == b"content" =>
-            {
-                (64, &mut delta.reasoning_content)
-            }
-            _ => return None,
-        };
+        let bit = scan.known_key()?;
         if seen & bit != 0 {
             return None;
         }
         seen |= bit;
-        *slot = scan.string_or_null()?;
+        scan.ws();
+        scan.eat(b':')?;
+        scan.ws();
+        if bit == TYPE {
+            // The one value the fast path takes, compared in place: no scan, no copy.
+            scan.delta_type()?;
+            is_delta = true;
+        } else {
+            let slot = match bit {
+                ID => &mut id,
+                CREATED_AT => &mut delta.created_at,
+                THREAD_ID => &mut delta.thread_id,
+                CONTENT => &mut delta.content,
+                REFUSAL => &mut delta.refusal,
+                _ => &mut delta.reasoning_content,
+            };
+            *slot = scan.string_or_null()?;
+        }
         scan.ws();
         match scan.next()? {
             b',' => continue,
@@ -105,24 +100,22 @@ pub(crate) fn text_delta(data: &str) -> Option<TextDelta<'_>> {
         }
     }
     scan.ws();
-    if scan.at != scan.bytes.len() || !event_type.as_deref().is_some_and(is_delta_type) {
+    if scan.at != scan.bytes.len() || !is_delta {
         return None;
     }
     delta.id = id?;
     Some(delta)
 }
 
-/// Whether `value` is `model.message.delta` (byte patterns: see the key match above).
-#[inline(always)]
-fn is_delta_type(value: &str) -> bool {
-    matches!(
-        value.as_bytes(),
-        [
-            b'm', b'o', b'd', b'e', b'l', b'.', b'm', b'e', b's', b's', b'a', b'g', b'e', b'.',
-            b'd', b'e', b'l', b't', b'a'
-        ]
-    )
-}
+// The keys the fast path reads, as bits of the `seen` set (a duplicate goes to the general
+// decoder: serde's rule for it).
+const TYPE: u8 = 1;
+const ID: u8 = 2;
+const CREATED_AT: u8 = 4;
+const THREAD_ID: u8 = 8;
+const CONTENT: u8 = 16;
+const REFUSAL: u8 = 32;
+const REASONING_CONTENT: u8 = 64;
 
 /// The index of the first byte in `bytes` that ends a plain JSON string run — `"`, `\\` or a
 /// control character (< 0x20) — or `None` if there is none.
@@ -195,18 +188,46 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// An object key without escapes (every key we accept is plain ASCII).
-    fn plain_key(&mut self) -> Option<&'a str> {
+    /// One of the keys the fast path reads (its bit), matched in place with the closing quote:
+    /// no scan for the key's end, no slicing. Any other key, or one written with escapes, is
+    /// `None` (the general decoder's case).
+    ///
+    /// Byte patterns, not `"type" => …`: string patterns compare through `memcmp`, which the
+    /// size-optimised wasm build calls out of line for every key of every frame; slice
+    /// patterns compile to a decision tree on the bytes.
+    #[inline(always)]
+    fn known_key(&mut self) -> Option<u8> {
         self.eat(b'"')?;
-        let start = self.at;
-        let end = start + special_at(self.bytes.get(start..)?)?;
-        // An escape or a control character sends the frame to the general decoder.
-        if !matches!(self.bytes.get(end), Some(b'"')) {
+        let (bit, len) = match self.bytes.get(self.at..)? {
+            [b't', b'y', b'p', b'e', b'"', ..] => (TYPE, 4),
+            [b'i', b'd', b'"', ..] => (ID, 2),
+            [b'c', b'r', b'e', b'a', b't', b'e', b'd', b'_', b'a', b't', b'"', ..] => {
+                (CREATED_AT, 10)
+            }
+            [b't', b'h', b'r', b'e', b'a', b'd', b'_', b'i', b'd', b'"', ..] => (THREAD_ID, 9),
+            [b'c', b'o', b'n', b't', b'e', b'n', b't', b'"', ..] => (CONTENT, 7),
+            [b'r', b'e', b'f', b'u', b's', b'a', b'l', b'"', ..] => (REFUSAL, 7),
+            [b'r', b'e', b'a', b's', b'o', b'n', b'i', b'n', b'g', b'_', b'c', b'o', b'n', b't', b'e', b'n', b't', b'"', ..] => {
+                (REASONING_CONTENT, 17)
+            }
+            _ => return None,
+        };
+        self.at += len + 1;
+        Some(bit)
+    }
+
+    /// The `type` value `"model.message.delta"`, written plainly; anything else (another type,
+    /// `null`, the same text with escapes) is `None` and goes to the general decoder.
+    #[inline(always)]
+    fn delta_type(&mut self) -> Option<()> {
+        // A byte pattern (see `known_key`): `==` on the slices would call `memcmp`.
+        let [b'"', b'm', b'o', b'd', b'e', b'l', b'.', b'm', b'e', b's', b's', b'a', b'g', b'e', b'.', b'd', b'e', b'l', b't', b'a', b'"', ..] =
+            self.bytes.get(self.at..)?
+        else {
             return None;
-        }
-        let key = self.text.get(start..end)?;
-        self.at = end + 1;
-        Some(key)
+        };
+        self.at += 21;
+        Some(())
     }
 
     /// `null` (→ `Some(None)`) or a string (→ `Some(Some(text))`).
@@ -356,6 +377,21 @@ mod tests {
             "{\"type\":\"model.message.delta\"",
         ] {
             assert!(text_delta(declined).is_none(), "{declined}");
+        }
+        // Keys and the type are matched in place with their closing quote: a longer key that
+        // starts like a known one, or the type written with an escape, is the general
+        // decoder's (which reads the same delta).
+        for general_only in [
+            r#"{"type":"model.message.delt\u0061","id":"m1","content":"x"}"#,
+            r#"{"type":"model.message.delta","id":"m1","content":"x","ids":"y"}"#,
+            r#"{"type":"model.message.delta","id":"m1","contents":"x"}"#,
+            r#"{"type":"model.message.deltas","id":"m1","content":"x"}"#,
+        ] {
+            assert!(text_delta(general_only).is_none(), "{general_only}");
+            assert!(matches!(
+                Event::from_json(general_only).unwrap(),
+                Event::ModelMessageDelta(_) | Event::Unknown { .. }
+            ));
         }
         let tool = r#"{"type":"model.message.delta","id":"m1","tool_calls":[{"index":0}]}"#;
         assert!(text_delta(tool).is_none());
