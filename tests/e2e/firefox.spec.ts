@@ -9,6 +9,7 @@ import { vueReopensAfterReload, vueStreamsATurn } from "./checks/vue";
 import { dropConnectionMidStream, rebuildAfter412, refreshMidStream, refreshWhilePaused } from "./checks/resume";
 import { eightSessionsAllStream, eightTabsOneStream, forgottenInAnotherTab, leaderCancels, leaderLiveStreamGone, leaderClosedMidStream, serverDownBothTabsReconnect, soloLeaderPostsNoFrames, stuckTurnEndsInBothTabs, twoTabs } from "./checks/tabs";
 import { twoTabsApproveAtOnce } from "./checks/actions";
+import { turnsMadeElsewhere } from "./checks/elsewhere";
 import { cancelEndsStuckTurn, crashStuckTurnShowsLiveUnavailable, newTurnCancelsStuckTurn, stuckTurnThreadsEndInterrupted } from "./checks/lifecycle";
 import { interruptShowsCancelled, concurrentRestoresShareOneSubscribe, stalePointerRestoresNull, respondRightAfterRestore, reconnectGapsAboveFloor, twoHandlesOneStream, disconnectShowsIdleAtOnce, reactHandleCloseLeavesNoLiveBadge } from "./checks/engine";
 import { agentsScopeRestore, forgetInScope, historyShowsWhileLoading, liveStreamGoneIsAnError, liveTurnGoesOnWhileHistoryLoads, longHistoryAfterReload, newestTurnsFirstOlderOnDemand, optimisticWhileServerDown, rememberedAtOnce, stopKeepsText, strictModeOneSession } from "./checks/chat";
@@ -33,6 +34,7 @@ test("refresh while paused keeps the approval card, and approving works", ({ fx 
 test("dropping the connection mid-stream reconnects without losing text", ({ fx }) => dropConnectionMidStream(fx));
 test("412 on resubscribe: the SDK rebuilds the turn from the listings", ({ fx }) => rebuildAfter412(fx));
 test("two tabs on one session show the same final text", ({ fx }) => twoTabs(fx));
+test("turns another browser made show on a return to the page, and a message refused for one waiting there brings its approval card", ({ fx }) => turnsMadeElsewhere(fx));
 test("a session forgotten in one tab closes in the other, with a notice", ({ fx }) => forgottenInAnotherTab(fx));
 test("8 tabs on one session: one live stream at a time, all 8 transcripts equal the persisted text", ({ fx }) => eightTabsOneStream(fx));
 test("the leader tab closes mid-stream: a follower takes over from its cursor, text intact", ({ fx }) => leaderClosedMidStream(fx));

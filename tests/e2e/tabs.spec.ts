@@ -1,4 +1,5 @@
 import { test } from "@playwright/test";
+import { turnsMadeElsewhere } from "./checks/elsewhere";
 import { eightSessionsAllStream, eightTabsOneStream, forgottenInAnotherTab, leaderCancels, leaderLiveStreamGone, leaderClosedMidStream, leaderFrozenMidStream, serverDownBothTabsReconnect, soloLeaderPostsNoFrames, stuckTurnEndsInBothTabs, twoTabs } from "./checks/tabs";
 
 // The checks live in checks/tabs.ts so that firefox.spec.ts runs the same code in Firefox.
@@ -15,3 +16,4 @@ test("the leader's live stream is gone (412): the follower shows it too and may 
 test("the leader cancels a turn whose live stream is gone: the follower shows it cancelled too", ({ context, request }) => stuckTurnEndsInBothTabs("cancel")({ context, request }));
 test("the leader sends over a turn whose live stream is gone: the follower shows it cancelled and the new turn done", ({ context, request }) => stuckTurnEndsInBothTabs("send")({ context, request }));
 test("the server goes down mid-stream: the follower reads reconnecting with the leader within seconds, and both finish with the server's text", ({ context, request }) => serverDownBothTabsReconnect({ context, request }));
+test("turns another browser made show on a return to the page, and a message refused for one waiting there brings its approval card", ({ page, request }) => turnsMadeElsewhere({ page, request }));

@@ -114,7 +114,7 @@ function Chat({ client }: { client: AgentClient }) {
         }}
       >
         <input aria-label="Message" data-testid="composer" value={draft} onChange={(e) => setDraft(e.target.value)} />
-        <button data-testid="send" disabled={!draft || status === "loading" || status === "submitting" || status === "streaming" || status === "reconnecting"}>Send</button>
+        <button data-testid="send" disabled={!draft || (status !== "idle" && status !== "error")}>Send</button>
         {status === "streaming" && <button type="button" data-testid="stop" onClick={() => void cancel().catch(() => {})}>Stop</button>}
       </form>
     </main>

@@ -527,7 +527,8 @@ fn arm_timer(engine: &Rc<Engine>) {
 /// An engine's page listeners, each feeding one input; all removed on drop (on close):
 /// `online` / `offline` on the window (pause retries while offline), `pageshow` with `persisted`
 /// on the window (back from the back/forward cache: [`Lifecycle::Restored`]) and `resume` on
-/// the document (after a freeze: [`Lifecycle::Resumed`]). What follows is the engine's rule
+/// the document (after a freeze: [`Lifecycle::Resumed`]), `visibilitychange` on the document
+/// (shown again: [`Input::Visible`], a look for turns made elsewhere). What follows is the engine's rule
 /// (read the turn, then resubscribe or rebuild); a wake from sleep needs no listener, the
 /// engine sees the clock jump. `pagehide` on the window ([`Input::PageHide`]) writes a
 /// checkpoint the write interval still deferred (synchronously: localStorage), so a reload
@@ -538,6 +539,8 @@ struct PageListeners {
     pageshow: Closure<dyn FnMut(web_sys::Event)>,
     pagehide: Closure<dyn FnMut()>,
     resume: Closure<dyn FnMut()>,
+    /// `visibilitychange` on the document, fed as [`Input::Visible`] when the page shows again.
+    visible: Closure<dyn FnMut()>,
 }
 
 impl PageListeners {
@@ -562,6 +565,22 @@ impl PageListeners {
             }),
             pagehide: make(|| Input::PageHide),
             resume: make(|| Input::Lifecycle(Lifecycle::Resumed)),
+            visible: {
+                let weak = weak.clone();
+                Closure::new(move || {
+                    // Read by name: `document.visibilityState` needs no web-sys feature so.
+                    let shown = web_sys::window()
+                        .and_then(|w| w.document())
+                        .and_then(|d| {
+                            js_sys::Reflect::get(&d, &JsValue::from_str("visibilityState")).ok()
+                        })
+                        .and_then(|v| v.as_string())
+                        .is_some_and(|v| v == "visible");
+                    if shown {
+                        feed_weak(&weak, Input::Visible);
+                    }
+                })
+            },
         };
         for (name, f) in this.window_listeners() {
             let _ = window.add_event_listener_with_callback(name, f);
@@ -569,6 +588,10 @@ impl PageListeners {
         if let Some(document) = window.document() {
             let _ = document
                 .add_event_listener_with_callback("resume", this.resume.as_ref().unchecked_ref());
+            let _ = document.add_event_listener_with_callback(
+                "visibilitychange",
+                this.visible.as_ref().unchecked_ref(),
+            );
         }
         Some(this)
     }
@@ -595,6 +618,10 @@ impl Drop for PageListeners {
             let _ = document.remove_event_listener_with_callback(
                 "resume",
                 self.resume.as_ref().unchecked_ref(),
+            );
+            let _ = document.remove_event_listener_with_callback(
+                "visibilitychange",
+                self.visible.as_ref().unchecked_ref(),
             );
         }
     }

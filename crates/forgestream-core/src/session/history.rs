@@ -290,6 +290,7 @@ impl Session {
         if h.for_restore {
             self.resume_restore();
         }
+        self.follow_synced();
     }
 
     /// A restore follows its turn once the view shows it, while older pages still load: the
@@ -353,6 +354,8 @@ impl Session {
             return;
         };
         self.dirty = true;
+        // A sync's load that failed follows nothing (the next Refresh syncs again).
+        self.follow_after_load = false;
         for c in h.waiters {
             self.settle(c, Err(error.clone()));
         }

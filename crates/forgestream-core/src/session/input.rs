@@ -192,6 +192,10 @@ pub enum Input<'a> {
     /// so a reload shows the turn from where the page was (a restore shows nothing of its
     /// replay short of the checkpoint, [`CATCH_UP_MAX_MS`](super::CATCH_UP_MAX_MS)).
     PageHide,
+    /// The page became visible again (`visibilitychange`): when no turn is followed, the
+    /// engine looks for turns made elsewhere (another browser or device; `sync.rs`), at most
+    /// once per [`SYNC_VISIBLE_MS`](super::SYNC_VISIBLE_MS).
+    Visible,
     /// The other tabs of the origin: a role, a relayed frame, a leader's heartbeat
     /// ([`tabs`](super::tabs)).
     Tab(TabInput<'a>),

@@ -58,6 +58,11 @@ mod changes;
 /// lateness of throttled timers (hidden pages: 1 s; intensive throttling: once a minute).
 pub const WAKE_GAP_MS: u64 = 90_000;
 
+/// The least time between two looks for turns made elsewhere when the page comes back into view
+/// ([`Input::Visible`], `sync.rs`), ms: one small listing per return, not one per quick switch
+/// between tabs.
+pub const SYNC_VISIBLE_MS: u64 = 5_000;
+
 /// Least time between two notifications of one undrained change set (ms), unless the
 /// connection status changed in between (see the module docs).
 pub const RENOTIFY_MS: u64 = 100;
@@ -88,6 +93,7 @@ mod options;
 mod paging;
 mod requests;
 mod stream;
+mod sync;
 pub mod tabs;
 
 pub use crate::resume::Lifecycle;
@@ -291,6 +297,8 @@ enum Purpose {
     /// The newest-turn listing of an action that waited for another tab's (`AfterWait`; the
     /// action is kept in `Session::waited_actions` under this request's id).
     ActionCheck,
+    /// The newest-turn listing of a sync with turns made elsewhere (`sync.rs`).
+    Sync,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -426,6 +434,11 @@ pub struct Session {
     waited_actions: Vec<(RequestId, CommandId, Command)>,
     /// Re-reads of replaced turns: (due ms, turn id, attempt).
     checks_due: Vec<(u64, String, u32)>,
+    /// The history load in flight was started by a sync: its end follows the newest turn if it
+    /// runs (`sync.rs`).
+    follow_after_load: bool,
+    /// When the page's last return to view looked for turns made elsewhere (ms).
+    visible_synced_ms: Option<u64>,
     /// The last request's own error (kept as the cause of a failure).
     cause: Option<SessionError>,
     /// The error the active run failed with.
@@ -480,6 +493,8 @@ impl Session {
             exports: Vec::new(),
             waited_actions: Vec::new(),
             checks_due: Vec::new(),
+            follow_after_load: false,
+            visible_synced_ms: None,
             cause: None,
             last_error: None,
             online: true,
@@ -801,6 +816,7 @@ impl Session {
                     self.on_tab(input);
                 }
             }
+            Input::Visible => self.on_visible(),
             Input::PageHide => {
                 if !self.closed {
                     self.feed_conn(resume::Input::PageHide);
@@ -880,7 +896,17 @@ impl Session {
                 self.settle(id, Ok(Settled::Done));
             }
             Command::Refresh => {
+                // A connection to try again is tried again; otherwise look for turns made
+                // elsewhere (another browser or device: `sync.rs`).
+                let retry = self.run.as_ref().is_some_and(|r| match &r.status {
+                    ConnectionStatus::LiveUnavailable => true,
+                    ConnectionStatus::Failed(error) => error.is_retryable(),
+                    _ => false,
+                });
                 self.feed_conn(resume::Input::Refresh);
+                if !retry {
+                    self.sync();
+                }
                 self.settle(id, Ok(Settled::Done));
             }
             Command::AwaitCreateOutcome => self.await_create_outcome(id),

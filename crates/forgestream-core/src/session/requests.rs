@@ -437,6 +437,9 @@ impl Session {
                 self.take_request(id);
                 self.action_checked(id, None);
             }
+            Purpose::Sync => {
+                self.take_request(id);
+            }
         }
     }
 
@@ -486,6 +489,11 @@ impl Session {
                     self.tell_live_gone();
                 }
                 self.run_response(step, status, retry_after_ms, body);
+                // A new turn refused because the session moved on elsewhere (a turn running,
+                // or one waiting for its approvals, that this page never saw): catch up.
+                if step == RunStep::Post && matches!(status, 409 | 422) {
+                    self.sync();
+                }
             }
             Purpose::History => self.history_response(status, body),
             Purpose::Cancel(command) => {
@@ -528,6 +536,13 @@ impl Session {
                     .filter(|_| ok)
                     .map(|page| page.data);
                 self.action_checked(id, listed);
+            }
+            Purpose::Sync => {
+                let listed = parse_json::<wire::Listing<wire::Turn>>(body)
+                    .ok()
+                    .filter(|_| ok)
+                    .map(|page| page.data);
+                self.synced(listed);
             }
         }
     }

@@ -14,6 +14,9 @@ mod support;
 /// Which turns' items cross (`held.rs`): a child module, so it shares the driver below.
 #[path = "held_tests.rs"]
 mod held;
+/// Catching up with turns made elsewhere (`sync.rs`).
+#[path = "sync_tests.rs"]
+mod sync;
 use support::{request_to, requests, settled};
 
 fn user_text(text: &str) -> crate::wire::InputItem {
