@@ -3,7 +3,7 @@
  * message, watch it stream, show the connection status. Render functions only (no runtime
  * template compiler, so it runs under the CSP without 'unsafe-eval').
  */
-import { computed, createApp, defineComponent, h, markRaw, ref, shallowRef, type PropType } from "vue";
+import { computed, createApp, defineComponent, h, markRaw, onBeforeUpdate, onUpdated, ref, shallowRef, type PropType } from "vue";
 import { AgentClient, ForgestreamError, init, version, type ContentView } from "forgestream";
 import { useAgentSession } from "forgestream/vue";
 import "./styles.css";
@@ -20,6 +20,17 @@ const Chat = defineComponent({
     const draft = ref("");
     const sendError = ref<string | null>(null);
     const running = computed(() => snapshot.value.turns.at(-1)?.status === "running");
+    // Follows a growing reply as a chat does: a page scrolled to its end before an update stays
+    // at its end, so the reply and Cancel stay in view; one the user scrolled up keeps its place.
+    // (A trial at 375 px: the page stayed at the top while the reply grew past the screen.)
+    let atEnd = true;
+    onBeforeUpdate(() => {
+      const page = document.documentElement;
+      atEnd = page.scrollHeight - (window.scrollY + window.innerHeight) < 80;
+    });
+    onUpdated(() => {
+      if (atEnd) window.scrollTo(0, document.documentElement.scrollHeight);
+    });
     const submit = async () => {
       sendError.value = null;
       try {

@@ -56,3 +56,29 @@ export const vueReopensAfterReload: Check<"page" | "request"> = async ({ page, r
   expect(await page.getByTestId("message-text").last().textContent()).toBe(await persistedText(request, sid, turnId as string));
   expect(errors).toEqual([]);
 };
+
+/**
+ * At a phone's width the Vue page follows a growing reply (Cancel stays in view), and a user who
+ * scrolled up keeps their place. A trial at 375 px: the page stayed at the top while the reply
+ * grew to four screens, Cancel out of sight.
+ */
+export const vueFollowsTheStreamAtPhoneWidth: Check<"page" | "request"> = async ({ page }) => {
+  const errors = watchErrors(page);
+  await page.setViewportSize({ width: 375, height: 740 });
+  await page.goto("/vue.html");
+  await expect(page.getByTestId("session-id")).toHaveText(/^[0-9a-z]{26}$/);
+  await page.getByTestId("composer").fill("Tell a story, 500 words, 15 ms");
+  await page.getByTestId("send").click();
+  await expect(page.getByTestId("connection")).toHaveText("live");
+  const gap = () => page.evaluate(() => document.documentElement.scrollHeight - (window.scrollY + window.innerHeight));
+  const tall = () => page.evaluate(() => document.documentElement.scrollHeight > 2 * window.innerHeight);
+  await expect.poll(tall, { timeout: 20_000 }).toBe(true);
+  expect(await gap(), "at the end of the page while the reply grows").toBeLessThan(80);
+  // Scrolled up, the page stays where the user put it while the reply goes on.
+  await page.evaluate(() => window.scrollTo(0, 0));
+  const height = await page.evaluate(() => document.documentElement.scrollHeight);
+  await expect.poll(() => page.evaluate(() => document.documentElement.scrollHeight), { timeout: 10_000 }).toBeGreaterThan(height + 100);
+  expect(await page.evaluate(() => window.scrollY)).toBe(0);
+  await expect(page.getByTestId("connection")).toHaveText("done", { timeout: 60_000 });
+  expect(errors).toEqual([]);
+};
