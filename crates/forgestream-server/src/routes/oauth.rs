@@ -119,8 +119,9 @@ pub async fn decide(State(rt): State<Arc<Runtime>>, Form(form): Form<Consent>) -
             &format!("{server} not authorized"),
             &format!(
                 "<h1 id=\"title\">{server} was not authorized</h1>\
-                 <p id=\"outcome\">You can close this tab. The turn stays paused until you \
-                 authorize {server} and continue.{back}</p>"
+                 <p id=\"outcome\">You can close this tab. A real provider would leave \
+                 {server} unusable; this emulator does not remember the decision, so \
+                 continuing the paused turn in the app still runs {server}'s tools.{back}</p>"
             ),
         ),
         _ => page(
