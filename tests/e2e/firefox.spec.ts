@@ -8,7 +8,7 @@ import { gracefulShutdownShowsAbandoned } from "./checks/shutdown";
 import { vueReopensAfterReload, vueStreamsATurn } from "./checks/vue";
 import { dropConnectionMidStream, rebuildAfter412, refreshMidStream, refreshWhilePaused } from "./checks/resume";
 import { eightSessionsAllStream, eightTabsOneStream, forgottenInAnotherTab, leaderCancels, leaderLiveStreamGone, leaderClosedMidStream, serverDownBothTabsReconnect, soloLeaderPostsNoFrames, stuckTurnEndsInBothTabs, twoTabs } from "./checks/tabs";
-import { twoTabsApproveAtOnce } from "./checks/actions";
+import { demoAnswerRaceSaysWhoWon, twoTabsApproveAtOnce } from "./checks/actions";
 import { turnsMadeElsewhere } from "./checks/elsewhere";
 import { cancelEndsStuckTurn, crashStuckTurnShowsLiveUnavailable, newTurnCancelsStuckTurn, stuckTurnThreadsEndInterrupted } from "./checks/lifecycle";
 import { interruptShowsCancelled, concurrentRestoresShareOneSubscribe, stalePointerRestoresNull, respondRightAfterRestore, reconnectGapsAboveFloor, twoHandlesOneStream, disconnectShowsIdleAtOnce, reactHandleCloseLeavesNoLiveBadge } from "./checks/engine";
@@ -46,6 +46,7 @@ test("the server goes down mid-stream: the follower reads reconnecting with the 
 test("a tab alone on its session posts no frames on the channel; a follower heard gets them from then on", ({ fx }) => soloLeaderPostsNoFrames(fx));
 test("8 tabs on 8 different sessions all stream a turn to done; no idle tab holds a connection", ({ fx }) => eightSessionsAllStream(fx));
 test("two tabs approving at once → one continuation POST; the other tab's promise says conflict; both views end done with the same text", ({ fx }) => twoTabsApproveAtOnce(fx));
+test("the demo: Allow in one tab and Deny in the other at once → one answer sent; the tab that lost says so", ({ fx }) => demoAnswerRaceSaysWhoWon(fx));
 test("interrupt: the old turn shows cancelled / cancelled-for-next-turn at once, its late deltas ignored", ({ fx }) => interruptShowsCancelled(fx));
 test("two restores at once: one session, one subscribe", ({ fx }) => concurrentRestoresShareOneSubscribe(fx));
 test("a stale or corrupt last-session pointer: restore() resolves null and the pointer is cleared; the adapter creates", ({ fx }) => stalePointerRestoresNull(fx));

@@ -259,6 +259,8 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
   const [draft, setDraft] = useState("");
   const [busy, setBusy] = useState(false);
   const [actionError, setActionError] = useState<string | null>(null);
+  // An action another tab did first (`conflict`): not an error, but the click did nothing here.
+  const [actionNotice, setActionNotice] = useState<string | null>(null);
   const scroller = useRef<HTMLDivElement>(null);
   const content = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
@@ -338,13 +340,16 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
     async (action: () => Promise<string | void>) => {
       setBusy(true);
       setActionError(null);
+      setActionNotice(null);
       try {
         await action();
         return true;
       } catch (e) {
         // `conflict`: another tab of this page's origin did it first (the approval is answered,
-        // its turn streams here too): nothing to show.
-        if ((e as { code?: unknown } | null)?.code !== "conflict") setActionError(describe(e));
+        // its turn streams here too). Said as a notice: two trials clicked Deny, saw "Approved"
+        // and no word of why.
+        if ((e as { code?: unknown } | null)?.code === "conflict") setActionNotice("Another tab answered first, so this answer was not sent: the transcript shows what was decided there.");
+        else setActionError(describe(e));
         return false;
       } finally {
         setBusy(false);
@@ -447,6 +452,14 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
         )}
         {status === "offline" && (
           <div className="banner banner-info">You are offline; the stream resumes when the network is back.</div>
+        )}
+        {actionNotice && (
+          <div className="banner banner-info" role="status" data-testid="action-conflict">
+            {actionNotice}
+            <button type="button" className="link" onClick={() => setActionNotice(null)}>
+              dismiss
+            </button>
+          </div>
         )}
         {actionError && (
           <div className="banner banner-error" role="alert" data-testid="action-error">

@@ -1,7 +1,7 @@
 import type { BrowserContext, Page } from "@playwright/test";
 import { expect } from "../expect";
 import type { Check } from "./types";
-import { persistedText, watchErrors } from "../helpers";
+import { newSession, persistedText, sendMessage, watchErrors } from "../helpers";
 import { openSdk } from "./engine";
 
 // One action at a time per session across tabs (issue 14). Run in Chromium by
@@ -130,5 +130,47 @@ export const twoTabsApproveAtOnce: Check<"context" | "request"> = async ({ conte
   }
   expect(JSON.stringify(a.digest)).toBe(JSON.stringify(b.digest));
   for (const page of [first, second]) await page.evaluate(() => window.release(window.s));
+  expect(errors).toEqual([]);
+};
+
+/**
+ * The same race in the demo: Allow in one tab and Deny in the other at once. One answer is sent;
+ * the tab whose click lost says so (a notice, not an error) — two trials clicked Deny, then saw
+ * "Approved" with no word of why. Both tabs end with the same turn statuses.
+ */
+export const demoAnswerRaceSaysWhoWon: Check<"context" | "request"> = async ({ context }) => {
+  const first = await context.newPage();
+  const errors = watchErrors(first);
+  await newSession(first, "support");
+  await sendMessage(first, "Refund €1.10 on ORD-2031, it arrived broken");
+  await expect(first.getByTestId("approval-card")).toBeVisible();
+  const second = await context.newPage();
+  errors.push(...watchErrors(second));
+  await second.goto("/");
+  await expect(second.getByTestId("approval-card")).toBeVisible();
+  // One signal to both tabs (a timer would be throttled in the background tab).
+  for (const [page, button] of [[first, "approve"], [second, "deny"]] as const) {
+    await page.evaluate((button) => {
+      const go = new BroadcastChannel("e2e-demo-answer-race");
+      go.onmessage = () => {
+        go.close();
+        document.querySelector<HTMLButtonElement>(`[data-testid="${button}"]`)?.click();
+      };
+    }, button);
+  }
+  await first.evaluate(() => {
+    const go = new BroadcastChannel("e2e-demo-answer-race");
+    go.postMessage("go");
+    go.close();
+  });
+  for (const page of [first, second]) {
+    await expect(page.getByTestId("turn")).toHaveCount(2);
+    await expect(page.getByTestId("turn").last()).toHaveAttribute("data-status", "done");
+    await expect(page.getByTestId("action-error")).toHaveCount(0);
+  }
+  const notices = await Promise.all([first, second].map((p) => p.getByTestId("action-conflict").count()));
+  expect([...notices].sort()).toEqual([0, 1]);
+  const loser = notices[0] === 1 ? first : second;
+  await expect(loser.getByTestId("action-conflict")).toHaveText(/Another tab answered first/);
   expect(errors).toEqual([]);
 };
