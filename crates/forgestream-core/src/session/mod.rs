@@ -63,6 +63,12 @@ pub const WAKE_GAP_MS: u64 = 90_000;
 /// between tabs.
 pub const SYNC_VISIBLE_MS: u64 = 5_000;
 
+/// How long a running turn a sync found waits before this engine follows it, ms: a turn another
+/// tab of this browser just started is announced to this tab and followed through its relay
+/// within this time (following it from the listing first raced that tab for the session's
+/// stream lock, in an 8-tab e2e check), while a turn from another browser is announced by no one.
+pub const SYNC_FOLLOW_MS: u64 = 1_000;
+
 /// Least time between two notifications of one undrained change set (ms), unless the
 /// connection status changed in between (see the module docs).
 pub const RENOTIFY_MS: u64 = 100;
@@ -439,6 +445,9 @@ pub struct Session {
     follow_after_load: bool,
     /// When the page's last return to view looked for turns made elsewhere (ms).
     visible_synced_ms: Option<u64>,
+    /// A running turn a sync found, followed at this time (ms) unless something follows it by
+    /// then (`sync.rs`, [`SYNC_FOLLOW_MS`]).
+    sync_follow: Option<(u64, String)>,
     /// The last request's own error (kept as the cause of a failure).
     cause: Option<SessionError>,
     /// The error the active run failed with.
@@ -495,6 +504,7 @@ impl Session {
             checks_due: Vec::new(),
             follow_after_load: false,
             visible_synced_ms: None,
+            sync_follow: None,
             cause: None,
             last_error: None,
             online: true,
@@ -546,6 +556,7 @@ impl Session {
         // Set only while catching up (`end_catch_up` clears it at the end of every input).
         let catch_up = self.run.as_ref().and_then(|r| r.catch_up_until_ms);
         let history_retry = self.history.as_ref().and_then(|h| h.retry_at_ms);
+        let sync_follow = self.sync_follow.as_ref().map(|(at, _)| *at);
         // A fold of plain `Option`s: `[…; 5].into_iter().flatten().min()` compiled natively into
         // ~16 KB of vector code that took ~40% of a one-frame read (the executor asks after every
         // input; `FORGESTREAM_BENCH_FRAMES=1` under callgrind).
@@ -554,7 +565,8 @@ impl Session {
             (a, b) => a.or(b),
         };
         let timers = earliest(earliest(run, checks), self.tabs.poll_timeout());
-        earliest(earliest(timers, catch_up), history_retry)
+        let timers = earliest(earliest(timers, catch_up), history_retry);
+        earliest(timers, sync_follow)
     }
 
     /// Whether the history is being read (a `Load`, or a `Restore` before it follows a turn).
@@ -1468,6 +1480,7 @@ impl Session {
         let now = self.now_ms;
         self.feed_conn(resume::Input::Tick);
         self.on_tab_timer();
+        self.follow_synced_due();
         let (due, later): (Vec<_>, Vec<_>) = core::mem::take(&mut self.checks_due)
             .into_iter()
             .partition(|(at, _, _)| *at <= now);

@@ -14,7 +14,7 @@ use alloc::vec::Vec;
 
 use super::{
     ConnectionStatus, ErrorCode, Method, Purpose, ResponseKind, Session, SessionError, StartMode,
-    SYNC_VISIBLE_MS,
+    SYNC_FOLLOW_MS, SYNC_VISIBLE_MS,
 };
 use crate::reduce::TurnStatus;
 use crate::wire;
@@ -94,7 +94,27 @@ impl Session {
             return;
         };
         if !self.follows(&turn) {
-            self.start_run(StartMode::Attach { after: Some(0) }, Some(turn), None);
+            let at = self.now_ms.saturating_add(SYNC_FOLLOW_MS);
+            self.sync_follow = Some((at, turn));
         }
+    }
+
+    /// The wait of [`SYNC_FOLLOW_MS`] is over: follow the turn unless something follows it now
+    /// (another tab announced it) or it is no longer the newest running one.
+    pub(super) fn follow_synced_due(&mut self) {
+        let due = self
+            .sync_follow
+            .as_ref()
+            .is_some_and(|(at, _)| *at <= self.now_ms);
+        if !due {
+            return;
+        }
+        let Some((_, turn)) = self.sync_follow.take() else {
+            return;
+        };
+        if self.closed || self.follows(&turn) || self.newest_running_turn() != Some(turn.as_str()) {
+            return;
+        }
+        self.start_run(StartMode::Attach { after: Some(0) }, Some(turn), None);
     }
 }

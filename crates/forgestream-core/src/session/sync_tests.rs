@@ -58,6 +58,11 @@ fn a_refresh_catches_up_with_a_turn_made_elsewhere_and_follows_it() {
     let out = reload_with(&mut d, &out, "t2", RUNNING);
     assert!(d.s.view().turn("t2").is_some(), "the other browser's turn");
     assert_eq!(message_texts(&d.s, "t1"), ["first reply"], "merged, once");
+    // Followed after a wait in which another tab of this browser would have announced it.
+    assert!(requests(&out).is_empty(), "{out:?}");
+    assert_eq!(d.s.poll_timeout(), Some(d.now + SYNC_FOLLOW_MS));
+    d.now += SYNC_FOLLOW_MS;
+    let out = d.feed(Input::Timer);
     request_to(&out, Method::Get, "/turns/t2");
     assert_eq!(d.s.connection().turn_id, Some("t2"));
     assert!(requests(&d.effects)
@@ -141,6 +146,33 @@ fn a_return_to_view_looks_for_turns_made_elsewhere_now_and_then() {
     let out = d.feed(Input::Visible);
     assert!(
         requests(&out).iter().all(|r| !r.url.contains("order=desc")),
+        "{out:?}"
+    );
+}
+
+/// A running turn the sync found that another tab of this browser announces meanwhile is
+/// followed once, through that announcement (`Attach`), not again when the wait is over.
+#[test]
+fn a_turn_announced_during_the_wait_is_not_followed_twice() {
+    let mut d = Driver::new();
+    loaded(&mut d);
+    let (_, out) = d.command(Command::Refresh);
+    let list = request_to(&out, Method::Get, "/turns?limit=1&order=desc").id;
+    let out = d.respond(
+        list,
+        200,
+        &turn_page(&[turn_json("t2", Some("t1"), RUNNING)]),
+    );
+    reload_with(&mut d, &out, "t2", RUNNING);
+    let (_, out) = d.command(Command::Attach {
+        turn_id: "t2".into(),
+    });
+    let followed = requests(&out).len();
+    assert!(followed > 0, "the announcement is followed: {out:?}");
+    d.now += SYNC_FOLLOW_MS;
+    let out = d.feed(Input::Timer);
+    assert!(
+        requests(&out).iter().all(|r| !r.url.contains("/turns/t2")),
         "{out:?}"
     );
 }
