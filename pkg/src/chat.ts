@@ -208,7 +208,8 @@ export class ChatStore {
   /** Bumped when the window is widened or resized, so `getSnapshot` makes a new snapshot. */
   #windowVersion = 0;
   /** The window version and start `#snapshot` was made with. */
-  #derivedWindow = { version: 0, start: 0 };
+  #derivedVersion = 0;
+  #derivedStart = 0;
   #next = 0;
   #unsubscribe: () => void;
 
@@ -258,14 +259,15 @@ export class ChatStore {
     const prev = this.#snapshot;
     // The same object while nothing it is made of changed (`useSyncExternalStore` needs that).
     const connection = this.#connectionOf(base);
-    const sameWindow = this.#base === base && this.#derivedWindow.version === this.#windowVersion;
+    const sameWindow = this.#base === base && this.#derivedVersion === this.#windowVersion;
     if (prev && sameWindow && this.#derivedFrom === outbox && prev.status === status && prev.error === error && prev.connection === connection) return prev;
-    const start = sameWindow ? this.#derivedWindow.start : this.#windowStart(base.turns, base.connection.status === "loading");
+    const start = sameWindow ? this.#derivedStart : this.#windowStart(base.turns, base.connection.status === "loading");
     // Only the window's turns reach the deriver: the others' items are never read.
     const next = chatSnapshot(base, connection, status, error, start, () => this.#messages.update(start === 0 ? base : { ...base, turns: base.turns.slice(start) }, outbox));
     this.#base = base;
     this.#derivedFrom = outbox;
-    this.#derivedWindow = { version: this.#windowVersion, start };
+    this.#derivedVersion = this.#windowVersion;
+    this.#derivedStart = start;
     this.#snapshot = next;
     return next;
   }
@@ -316,7 +318,8 @@ export class ChatStore {
       start = Math.min(start, p >= 0 ? p : Math.max(0, n - first.count));
     }
     while (start > 0 && !startsStep(turns[start]!)) start--;
-    this.#first = start < n ? { turnId: turns[start]!.turnId, pos: start, count: n - start } : first;
+    // Kept as it is when it did not move (every snapshot of a streaming turn).
+    if (start < n && !(first && first.pos === start && first.count === n - start && first.turnId === turns[start]!.turnId)) this.#first = { turnId: turns[start]!.turnId, pos: start, count: n - start };
     return start;
   }
 

@@ -271,7 +271,11 @@ function contributionOf(turn: TurnSnapshot): Contribution {
   const cached = contributions.get(turn);
   if (cached) return cached;
   const c: Contribution = { decisions: [], results: [], threadItems: [], spawned: [] };
-  for (const item of inputOf(turn) ?? []) {
+  const input: readonly unknown[] = Array.isArray(turn.input) ? turn.input : NONE;
+  for (const x of input) {
+    // The well-formed ones (`inputOf`), without its filtered copy.
+    if (typeof x !== "object" || x === null) continue;
+    const item = x as InputItem;
     if (item.type === "user.tool_approval") {
       c.decisions.push([item.tool_call_id, item.approval.status === "allow" ? { kind: "allow" } : { kind: "deny", reason: item.approval.reason ?? null }]);
     } else if (item.type === "user.tool_response") {
@@ -488,9 +492,11 @@ function deriveTurn(turn: TurnSnapshot, local: OutboxEntry | undefined, detached
       out.push({ kind: "user", key: local?.key ?? `user:${turn.turnId}`, state: "sent", turnId: turn.turnId, error: null, text: textOfUser(input), input });
     }
   }
-  const mainItems = turn.items.filter((i) => isMain(i.threadId));
+  const mainItems: ItemView[] = [];
+  for (const item of turn.items) if (isMain(item.threadId)) mainItems.push(item);
   const parts = partsOf(mainItems, index, 0);
-  const interrupted = parts.some((p) => p.kind !== "tool" && p.kind !== "mcp-auth" && p.interrupted);
+  let interrupted = false;
+  for (const p of parts) if (p.kind !== "tool" && p.kind !== "mcp-auth" && p.interrupted) interrupted = true;
   if (parts.length > 0 || turn.status === "running" || turn.status === "error") {
     out.push({ kind: "assistant", key: `assistant:${turn.turnId}`, turnId: turn.turnId, status: turn.status, interrupted, error: turn.errorMessage, parts });
   }
@@ -560,15 +566,23 @@ function keyOf(v: unknown): string | undefined {
 function share(prev: unknown, next: unknown, depth: number): unknown {
   if (prev === next || depth > 64) return next;
   if (Array.isArray(prev) && Array.isArray(next)) {
-    const byKey = new Map<string, unknown>();
-    for (const p of prev) {
-      const k = keyOf(p);
-      if (k !== undefined) byKey.set(k, p);
-    }
+    // Keyed entries by key (keys are unique in a list), made only when one moved: usually each
+    // entry's previous version is at its own position.
+    let byKey: Map<string, unknown> | undefined;
     let same = prev.length === next.length;
     const out = next.map((n, i) => {
       const k = keyOf(n);
-      const p = k !== undefined && byKey.has(k) ? byKey.get(k) : prev[i];
+      let p: unknown = prev[i];
+      if (k !== undefined && keyOf(p) !== k) {
+        if (!byKey) {
+          byKey = new Map();
+          for (const x of prev) {
+            const xk = keyOf(x);
+            if (xk !== undefined) byKey.set(xk, x);
+          }
+        }
+        if (byKey.has(k)) p = byKey.get(k);
+      }
       const v = p === n ? n : share(p, n, depth + 1);
       if (v !== prev[i]) same = false;
       // The message list's entries: remember what stands for a derived message, so the next

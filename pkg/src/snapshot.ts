@@ -163,14 +163,13 @@ export class SnapshotStore {
       return;
     }
     this.#scheduled = true;
-    const run = () => this.#scheduled && this.flush();
     if (hidden) {
       const wait = HIDDEN_MS - (Date.now() - this.#flushedAt);
       // The trailing timer (throttled: 1 s or more) only matters when the stream falls silent
       // within HIDDEN_MS of the last snapshot without a status change; while changes keep
       // coming the core's next call publishes first.
       if (statusChanged || wait <= 0 || wait > HIDDEN_MS) this.#post();
-      else this.#timer = setTimeout(run, wait);
+      else this.#timer = setTimeout(this.#run, wait);
       return;
     }
     if (typeof requestAnimationFrame === "function") {
@@ -180,18 +179,26 @@ export class SnapshotStore {
       // run a second one: the fallback runs only an update that has waited its full delay).
       // The frame that runs is no longer pending: `flush` has nothing to cancel (a
       // cancelAnimationFrame per published snapshot was ~1% of the SDK's W3 time).
-      this.#frame = requestAnimationFrame(() => {
-        this.#frame = undefined;
-        run();
-      });
+      this.#frame = requestAnimationFrame(this.#onFrame);
       this.#scheduledAt = Date.now();
       // One timer at a time, re-armed when it fires, instead of a setTimeout + clearTimeout per
       // frame (at 60 updates a second those were a visible share of the SDK's main-thread time).
       this.#fallback ??= setTimeout(this.#onFallback, FALLBACK_MS);
     } else {
-      this.#timer = setTimeout(run, 0);
+      this.#timer = setTimeout(this.#run, 0);
     }
   }
+
+  /** Publishes the scheduled update (if `flush` has not already). One function for every schedule. */
+  readonly #run = (): void => {
+    if (this.#scheduled) this.flush();
+  };
+
+  /** The frame that runs is no longer pending (nothing for `flush` to cancel). */
+  readonly #onFrame = (): void => {
+    this.#frame = undefined;
+    this.#run();
+  };
 
   /** Publishes from a message task (a timer where `MessageChannel` is missing). */
   #post(): void {
