@@ -621,6 +621,55 @@ function freezeDeep(v: unknown, depth: number): unknown {
   return v;
 }
 
+/**
+ * The messages of turn `now`, given those of `was` (the same turn as derived before, with the same
+ * input, outbox entry, detached threads and index lookups), when the two differ only by the text
+ * of main-thread messages (each text part still there or still absent; no tool call changed):
+ * `messages` with those parts' `text` replaced — what deriving `now` and sharing it with
+ * `messages` gives. `undefined` when anything else differs.
+ */
+function withGrownText(was: TurnSnapshot, now: TurnSnapshot, messages: readonly ChatMessage[]): readonly ChatMessage[] | undefined {
+  if (was.turnId !== now.turnId || was.status !== now.status || was.errorMessage !== now.errorMessage) return undefined;
+  const a = was.items;
+  const b = now.items;
+  if (a.length !== b.length) return undefined;
+  const texts = new Map<string, string>();
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (x === y) continue;
+    if (x.key !== y.key || x.turnId !== y.turnId || !isMain(x.threadId) || !isMain(y.threadId)) return undefined;
+    const p = x.body;
+    const q = y.body;
+    if (p.kind !== "message" || q.kind !== "message" || p.id !== q.id || p.complete !== q.complete || p.interrupted !== q.interrupted) return undefined;
+    if (p.toolCalls !== q.toolCalls && (p.toolCalls.length > 0 || q.toolCalls.length > 0)) return undefined;
+    // Plain-text content only (content parts are joined by `contentText`).
+    if ((p.content !== null && typeof p.content !== "string") || (q.content !== null && typeof q.content !== "string")) return undefined;
+    const k = `${y.turnId}:${q.id}`;
+    for (const [kind, before, after] of [
+      ["reasoning", p.reasoning, q.reasoning],
+      ["text", p.content, q.content],
+      ["refusal", p.refusal, q.refusal],
+    ] as const) {
+      if (!before !== !after) return undefined;
+      if (after && after !== before) texts.set(`${k}:${kind}`, after);
+    }
+  }
+  if (texts.size === 0) return messages;
+  return messages.map((m) => {
+    if (m.kind !== "assistant") return m;
+    let changed = false;
+    const parts = m.parts.map((part) => {
+      if (part.kind === "tool" || part.kind === "mcp-auth") return part;
+      const text = texts.get(part.key);
+      if (text === undefined || text === part.text) return part;
+      changed = true;
+      return Object.freeze({ ...part, text });
+    });
+    return changed ? Object.freeze({ ...m, parts: Object.freeze(parts) }) : m;
+  });
+}
+
 /** Whether the turns from `k` on have the same ids in `old` and `now` and add the same to the index. */
 function sameContributions(old: readonly TurnSnapshot[], now: readonly TurnSnapshot[], k: number): boolean {
   for (let p = k; p < now.length; p++) {
@@ -955,11 +1004,21 @@ export class MessageDeriver {
         // message (what deriving and sharing it again would give) is the one shown before.
         const before = slot?.turn.turnId === turn.turnId ? slot.derived : undefined;
         const user = before && before.input === turn.input && before.local === local ? before.user : undefined;
-        const messages = deriveTurn(turn, local, detached, reader, user).map((m) => share(was.get(m.key), m, 1) as ChatMessage);
-        const first = messages[0];
-        slot = { turn, derived: { deps: reader.deps, local, detached, messages, input: turn.input, user: first?.kind === "user" ? first : null } };
+        // Only text grew (the common snapshot of a streaming reply), and nothing the turn looked
+        // up changed: the messages shown before with those parts' text replaced.
+        const grown = before && user !== undefined && sameList(before.detached, detached) && depsHold(before.deps, this.#index) ? withGrownText(slot!.turn, turn, before.messages) : undefined;
+        let deps: readonly Dep[];
+        if (grown) {
+          deps = before!.deps;
+          slot = { turn, derived: { ...before!, messages: grown } };
+        } else {
+          const messages = deriveTurn(turn, local, detached, reader, user).map((m) => share(was.get(m.key), m, 1) as ChatMessage);
+          const first = messages[0];
+          deps = reader.deps;
+          slot = { turn, derived: { deps, local, detached, messages, input: turn.input, user: first?.kind === "user" ? first : null } };
+        }
         this.#slots[p] = slot;
-        for (const [name, key] of reader.deps) {
+        for (const [name, key] of deps) {
           const k = depKey(name, key);
           let set = this.#dependents.get(k);
           if (!set) this.#dependents.set(k, (set = new Set()));
