@@ -226,6 +226,10 @@ interface Derived {
   /** The detached subagent threads shown after the turn. */
   detached: readonly string[];
   messages: readonly ChatMessage[];
+  /** The turn's `input` (identity) the user message was derived from. */
+  input?: unknown;
+  /** The user message among `messages` (`null`: the turn has none). */
+  user?: UserMessage | null;
 }
 
 // Both caches are keyed by the snapshot's turn objects, which the store replaces whenever
@@ -267,7 +271,11 @@ function contributionOf(turn: TurnSnapshot): Contribution {
   const cached = contributions.get(turn);
   if (cached) return cached;
   const c: Contribution = { decisions: [], results: [], threadItems: [], spawned: [] };
-  for (const item of inputOf(turn) ?? []) {
+  const input: readonly unknown[] = Array.isArray(turn.input) ? turn.input : NONE;
+  for (const x of input) {
+    // The well-formed ones (`inputOf`), without its filtered copy.
+    if (typeof x !== "object" || x === null) continue;
+    const item = x as InputItem;
     if (item.type === "user.tool_approval") {
       c.decisions.push([item.tool_call_id, item.approval.status === "allow" ? { kind: "allow" } : { kind: "deny", reason: item.approval.reason ?? null }]);
     } else if (item.type === "user.tool_response") {
@@ -417,14 +425,16 @@ function partsOf(items: readonly ItemView[], index: Reader, depth: number): Assi
   for (const item of items) {
     const body = item.body;
     if (body.kind === "message") {
+      const messageId = body.id;
       const streaming = !body.complete && !body.interrupted;
-      const common = { messageId: body.id, streaming, interrupted: body.interrupted };
-      const k = `${item.turnId}:${body.id}`;
+      const interrupted = body.interrupted;
+      const k = `${item.turnId}:${messageId}`;
       const { text, refusal } = contentText(body.content);
-      if (body.reasoning) parts.push({ kind: "reasoning", key: `${k}:reasoning`, text: body.reasoning, ...common });
-      if (text) parts.push({ kind: "text", key: `${k}:text`, text, ...common });
+      // Literals with every field named (a spread of shared fields took V8's generic copy path).
+      if (body.reasoning) parts.push({ kind: "reasoning", key: `${k}:reasoning`, text: body.reasoning, messageId, streaming, interrupted });
+      if (text) parts.push({ kind: "text", key: `${k}:text`, text, messageId, streaming, interrupted });
       const refusalText = (body.refusal ?? "") + refusal;
-      if (refusalText) parts.push({ kind: "refusal", key: `${k}:refusal`, text: refusalText, ...common });
+      if (refusalText) parts.push({ kind: "refusal", key: `${k}:refusal`, text: refusalText, messageId, streaming, interrupted });
       for (const call of body.toolCalls) parts.push(toolPart(item.turnId, body.id, item.threadId ?? MAIN, call, body.complete, body.interrupted, index, depth));
     } else if (body.kind === "mcpAuthRequired") {
       const waiting = index.mcpPending && body.servers.length > 0;
@@ -467,17 +477,26 @@ function detachedThreads(snapshot: SessionSnapshot, index: Index): Map<string, s
   return byTurn;
 }
 
-/** The messages of one turn: the user's, the assistant's, then detached subagent groups. */
-function deriveTurn(turn: TurnSnapshot, local: OutboxEntry | undefined, detached: readonly string[], index: Reader): ChatMessage[] {
+/**
+ * The messages of one turn: the user's, the assistant's, then detached subagent groups. `user`,
+ * when given, is the turn's user message (`null`: none) as derived before from the same `input`
+ * and outbox entry — it depends on nothing else, so it is taken as it is.
+ */
+function deriveTurn(turn: TurnSnapshot, local: OutboxEntry | undefined, detached: readonly string[], index: Reader, user?: UserMessage | null): ChatMessage[] {
   const out: ChatMessage[] = [];
-  const input = inputOf(turn) ?? (local ? [...local.input] : []);
-  const text = textOfUser(input);
-  if (input.some((i) => i.type === "user.message")) {
-    out.push({ kind: "user", key: local?.key ?? `user:${turn.turnId}`, state: "sent", turnId: turn.turnId, error: null, text, input });
+  if (user !== undefined) {
+    if (user) out.push(user);
+  } else {
+    const input = inputOf(turn) ?? (local ? [...local.input] : []);
+    if (input.some((i) => i.type === "user.message")) {
+      out.push({ kind: "user", key: local?.key ?? `user:${turn.turnId}`, state: "sent", turnId: turn.turnId, error: null, text: textOfUser(input), input });
+    }
   }
-  const mainItems = turn.items.filter((i) => isMain(i.threadId));
+  const mainItems: ItemView[] = [];
+  for (const item of turn.items) if (isMain(item.threadId)) mainItems.push(item);
   const parts = partsOf(mainItems, index, 0);
-  const interrupted = parts.some((p) => p.kind !== "tool" && p.kind !== "mcp-auth" && p.interrupted);
+  let interrupted = false;
+  for (const p of parts) if (p.kind !== "tool" && p.kind !== "mcp-auth" && p.interrupted) interrupted = true;
   if (parts.length > 0 || turn.status === "running" || turn.status === "error") {
     out.push({ kind: "assistant", key: `assistant:${turn.turnId}`, turnId: turn.turnId, status: turn.status, interrupted, error: turn.errorMessage, parts });
   }
@@ -547,16 +566,24 @@ function keyOf(v: unknown): string | undefined {
 function share(prev: unknown, next: unknown, depth: number): unknown {
   if (prev === next || depth > 64) return next;
   if (Array.isArray(prev) && Array.isArray(next)) {
-    const byKey = new Map<string, unknown>();
-    for (const p of prev) {
-      const k = keyOf(p);
-      if (k !== undefined) byKey.set(k, p);
-    }
+    // Keyed entries by key (keys are unique in a list), made only when one moved: usually each
+    // entry's previous version is at its own position.
+    let byKey: Map<string, unknown> | undefined;
     let same = prev.length === next.length;
     const out = next.map((n, i) => {
       const k = keyOf(n);
-      const p = k !== undefined && byKey.has(k) ? byKey.get(k) : prev[i];
-      const v = share(p, n, depth + 1);
+      let p: unknown = prev[i];
+      if (k !== undefined && keyOf(p) !== k) {
+        if (!byKey) {
+          byKey = new Map();
+          for (const x of prev) {
+            const xk = keyOf(x);
+            if (xk !== undefined) byKey.set(xk, x);
+          }
+        }
+        if (byKey.has(k)) p = byKey.get(k);
+      }
+      const v = p === n ? n : share(p, n, depth + 1);
       if (v !== prev[i]) same = false;
       // The message list's entries: remember what stands for a derived message, so the next
       // derivation of an unchanged turn hands back this very object (and sharing is O(1)).
@@ -570,8 +597,11 @@ function share(prev: unknown, next: unknown, depth: number): unknown {
     let same = keys.length === Object.keys(prev).length;
     const out: Record<string, unknown> = {};
     for (const k of keys) {
-      const v = share(prev[k], next[k], depth + 1);
-      if (v !== prev[k] || !(k in prev)) same = false;
+      // Most fields are the very same value (a call less each).
+      const p = prev[k];
+      const n = next[k];
+      const v = p === n ? n : share(p, n, depth + 1);
+      if (v !== p || !(k in prev)) same = false;
       out[k] = v;
     }
     return same ? prev : Object.freeze(out);
@@ -590,6 +620,89 @@ function freezeDeep(v: unknown, depth: number): unknown {
   }
   return v;
 }
+
+/**
+ * The messages of turn `now`, given those of `was` (the same turn as derived before, with the same
+ * input, outbox entry, detached threads and index lookups), when the two differ only by the text
+ * of main-thread messages (each text part still there or still absent; no tool call changed):
+ * `messages` with those parts' `text` replaced — what deriving `now` and sharing it with
+ * `messages` gives. `undefined` when anything else differs.
+ */
+function withGrownText(was: TurnSnapshot, now: TurnSnapshot, messages: readonly ChatMessage[]): readonly ChatMessage[] | undefined {
+  if (was.turnId !== now.turnId || was.status !== now.status || was.errorMessage !== now.errorMessage) return undefined;
+  const a = was.items;
+  const b = now.items;
+  if (a.length !== b.length) return undefined;
+  const texts = new Map<string, string>();
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (x === y) continue;
+    if (x.key !== y.key || x.turnId !== y.turnId || !isMain(x.threadId) || !isMain(y.threadId)) return undefined;
+    const p = x.body;
+    const q = y.body;
+    if (p.kind !== "message" || q.kind !== "message" || p.id !== q.id || p.complete !== q.complete || p.interrupted !== q.interrupted) return undefined;
+    if (p.toolCalls !== q.toolCalls && (p.toolCalls.length > 0 || q.toolCalls.length > 0)) return undefined;
+    // Plain-text content only (content parts are joined by `contentText`).
+    if ((p.content !== null && typeof p.content !== "string") || (q.content !== null && typeof q.content !== "string")) return undefined;
+    const k = `${y.turnId}:${q.id}`;
+    for (const [kind, before, after] of [
+      ["reasoning", p.reasoning, q.reasoning],
+      ["text", p.content, q.content],
+      ["refusal", p.refusal, q.refusal],
+    ] as const) {
+      if (!before !== !after) return undefined;
+      if (after && after !== before) texts.set(`${k}:${kind}`, after);
+    }
+  }
+  if (texts.size === 0) return messages;
+  return messages.map((m) => {
+    if (m.kind !== "assistant") return m;
+    let changed = false;
+    const parts = m.parts.map((part) => {
+      if (part.kind === "tool" || part.kind === "mcp-auth") return part;
+      const text = texts.get(part.key);
+      if (text === undefined || text === part.text) return part;
+      changed = true;
+      return Object.freeze({ ...part, text });
+    });
+    return changed ? Object.freeze({ ...m, parts: Object.freeze(parts) }) : m;
+  });
+}
+
+/** Whether the turns from `k` on have the same ids in `old` and `now` and add the same to the index. */
+function sameContributions(old: readonly TurnSnapshot[], now: readonly TurnSnapshot[], k: number): boolean {
+  for (let p = k; p < now.length; p++) {
+    if (old[p]!.turnId !== now[p]!.turnId) return false;
+    const a = contributionOf(old[p]!);
+    const b = contributionOf(now[p]!);
+    if (!samePairs(a.results, b.results) || !samePairs(a.threadItems, b.threadItems) || !sameList(a.spawned, b.spawned)) return false;
+    if (a.decisions.length !== b.decisions.length) return false;
+    for (let i = 0; i < a.decisions.length; i++) {
+      const [ida, da] = a.decisions[i]!;
+      const [idb, db] = b.decisions[i]!;
+      if (ida !== idb || !sameDecision(da, db)) return false;
+    }
+  }
+  return true;
+}
+
+/** Same ids with the very same items, in the same order. */
+function samePairs(a: readonly (readonly [string, ItemView])[], b: readonly (readonly [string, ItemView])[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i]![0] !== b[i]![0] || a[i]![1] !== b[i]![1]) return false;
+  return true;
+}
+
+/** Decisions are made afresh from a turn's input each time: equal by value. */
+function sameDecision(a: Decision, b: Decision): boolean {
+  if (a.kind !== b.kind) return false;
+  if (a.kind === "deny") return a.reason === (b as typeof a).reason;
+  if (a.kind === "answer") return a.content === (b as typeof a).content;
+  return true;
+}
+
+const NO_REDO: ReadonlySet<number> = new Set();
 
 const emptyIndex = (): Index => ({ results: new Map(), decisions: new Map(), pending: new Map(), mcpPending: false, threads: new Map(), threadItems: new Map() });
 const depKey = (name: Dep[0], key: string) => `${name}\u0000${key}`;
@@ -651,6 +764,15 @@ export class MessageDeriver {
     let k = 0;
     const common = Math.min(old.length, turns.length);
     while (k < common && old[k] === turns[k]) k++;
+    // The usual snapshot while a reply streams: the turns from `k` on are new objects, but what
+    // they add to the index (results, decisions, subagent items, spawned threads) is the same,
+    // and nothing else changed. Then the index, the detached threads and every other turn's
+    // messages stay as they are (no lookup can find anything else), and only those turns are
+    // derived again — what the steps below would conclude, without rebuilding their sets.
+    if (old.length === turns.length && snapshot.pending === this.#pendingFrom && snapshot.threads === this.#threadsFrom && outbox === this.#outbox && sameContributions(old, turns, k)) {
+      this.#turns = turns;
+      return this.#emit(snapshot, outbox, k, NO_REDO, k);
+    }
     const changed = new Set<string>();
     const idx = this.#index;
 
@@ -658,15 +780,7 @@ export class MessageDeriver {
     const threadDrop = new Map<string, ItemView[]>();
     for (let p = k; p < old.length; p++) {
       const c = contributionOf(old[p]!);
-      for (const [name, list] of [["results", c.results], ["decisions", c.decisions]] as const) {
-        for (const [id] of list) {
-          const n = this.#counts[name].get(id) ?? 0;
-          if (n > 1) return this.#rebuild(snapshot, outbox);
-          this.#counts[name].delete(id);
-          (idx[name] as Map<string, unknown>).delete(id);
-          changed.add(depKey(name, id));
-        }
-      }
+      if (!this.#take("results", c.results, changed) || !this.#take("decisions", c.decisions, changed)) return this.#rebuild(snapshot, outbox);
       for (const [id, item] of c.threadItems) {
         let l = threadDrop.get(id);
         if (!l) threadDrop.set(id, (l = []));
@@ -694,7 +808,7 @@ export class MessageDeriver {
       for (const t of c.spawned) this.#claimed.set(t, (this.#claimed.get(t) ?? 0) + 1);
       this.#pos.set(turn.turnId, p);
     }
-    for (const id of new Set([...threadDrop.keys(), ...threadAdd.keys()])) {
+    for (const id of threadDrop.size + threadAdd.size === 0 ? NONE : new Set([...threadDrop.keys(), ...threadAdd.keys()])) {
       const was = idx.threadItems.get(id) ?? [];
       const drop = threadDrop.get(id) ?? [];
       const keep = was.length - drop.length;
@@ -706,14 +820,13 @@ export class MessageDeriver {
       changed.add(depKey("threadItems", id));
     }
     this.#turns = turns;
-    this.#slots.length = Math.min(this.#slots.length, k);
     this.#readViews(snapshot, changed);
 
     // 2. Turns before `k` whose lookups, outbox entry or detached threads may have changed.
     const suspects = new Set<number>();
     for (const key of changed) for (const p of this.#dependents.get(key) ?? []) if (p < k) suspects.add(p);
     const byTurn = this.#detachedNow();
-    for (const id of new Set([...this.#detached.keys(), ...byTurn.keys()])) {
+    for (const id of this.#detached.size + byTurn.size === 0 ? NONE : new Set([...this.#detached.keys(), ...byTurn.keys()])) {
       if (!sameList(this.#detached.get(id) ?? NONE, byTurn.get(id) ?? NONE)) this.#suspect(id, k, suspects);
     }
     this.#detached = byTurn;
@@ -732,7 +845,22 @@ export class MessageDeriver {
       redo.add(p);
       from = Math.min(from, p);
     }
-    return this.#emit(snapshot, outbox, from, redo);
+    return this.#emit(snapshot, outbox, from, redo, k);
+  }
+
+  /**
+   * Takes a dropped turn's results or decisions out of the index (marking them in `changed`);
+   * `false` when another turn contributes one of them too (the update cannot undo that).
+   */
+  #take(name: "results" | "decisions", list: readonly (readonly [string, unknown])[], changed: Set<string>): boolean {
+    for (const [id] of list) {
+      const n = this.#counts[name].get(id) ?? 0;
+      if (n > 1) return false;
+      this.#counts[name].delete(id);
+      (this.#index[name] as Map<string, unknown>).delete(id);
+      changed.add(depKey(name, id));
+    }
+    return true;
   }
 
   /** Derives everything again (the first snapshot, or a change the update cannot undo). */
@@ -763,7 +891,7 @@ export class MessageDeriver {
     this.#detached = this.#detachedNow();
     this.#localKey = new Map();
     for (const e of outbox) if (e.turnId) this.#localKey.set(e.turnId, e);
-    return this.#emit(snapshot, outbox, 0, new Set());
+    return this.#emit(snapshot, outbox, 0, new Set(), 0);
   }
 
   /** Sets a result / decision (a later turn's wins, as in {@link buildIndex}). */
@@ -846,8 +974,12 @@ export class MessageDeriver {
     }
   }
 
-  /** Writes the list: `#out` up to slot `from` as it was, then each turn's messages (derived again from `from` on where new or in `redo`), then the unsent outbox. */
-  #emit(snapshot: SessionSnapshot, outbox: readonly OutboxEntry[], from: number, redo: Set<number>): readonly ChatMessage[] {
+  /**
+   * Writes the list: `#out` up to slot `from` as it was, then each turn's messages (derived
+   * again from `from` on where new — every slot from `fresh` on, whose turn changed — or in
+   * `redo`), then the unsent outbox.
+   */
+  #emit(snapshot: SessionSnapshot, outbox: readonly OutboxEntry[], from: number, redo: ReadonlySet<number>, fresh: number): readonly ChatMessage[] {
     const turns = snapshot.turns;
     const prev = this.#out;
     const cut = this.#starts[Math.min(from, this.#starts.length - 1)] ?? prev.length;
@@ -862,16 +994,31 @@ export class MessageDeriver {
     for (let p = from; p < turns.length; p++) {
       this.#starts[p] = out.length;
       let slot = this.#slots[p];
-      if (!slot || redo.has(p)) {
+      if (!slot || p >= fresh || redo.has(p)) {
         this.#forget(p);
         const turn = turns[p]!;
         const reader = new Reader(this.#index);
         const local = this.#localKey.get(turn.turnId);
         const detached = this.#detached.get(turn.turnId) ?? NONE;
-        const messages = deriveTurn(turn, local, detached, reader).map((m) => share(was.get(m.key), m, 1) as ChatMessage);
-        slot = { turn, derived: { deps: reader.deps, local, detached, messages } };
+        // A turn streaming text changes its object every snapshot but not its input: its user
+        // message (what deriving and sharing it again would give) is the one shown before.
+        const before = slot?.turn.turnId === turn.turnId ? slot.derived : undefined;
+        const user = before && before.input === turn.input && before.local === local ? before.user : undefined;
+        // Only text grew (the common snapshot of a streaming reply), and nothing the turn looked
+        // up changed: the messages shown before with those parts' text replaced.
+        const grown = before && user !== undefined && sameList(before.detached, detached) && depsHold(before.deps, this.#index) ? withGrownText(slot!.turn, turn, before.messages) : undefined;
+        let deps: readonly Dep[];
+        if (grown) {
+          deps = before!.deps;
+          slot = { turn, derived: { ...before!, messages: grown } };
+        } else {
+          const messages = deriveTurn(turn, local, detached, reader, user).map((m) => share(was.get(m.key), m, 1) as ChatMessage);
+          const first = messages[0];
+          deps = reader.deps;
+          slot = { turn, derived: { deps, local, detached, messages, input: turn.input, user: first?.kind === "user" ? first : null } };
+        }
         this.#slots[p] = slot;
-        for (const [name, key] of reader.deps) {
+        for (const [name, key] of deps) {
           const k = depKey(name, key);
           let set = this.#dependents.get(k);
           if (!set) this.#dependents.set(k, (set = new Set()));
@@ -884,6 +1031,7 @@ export class MessageDeriver {
       }
     }
     this.#starts[turns.length] = out.length;
+    this.#slots.length = turns.length;
     for (const e of outbox) {
       if (e.turnId && this.#pos.has(e.turnId)) continue;
       const base = { kind: "user" as const, key: e.key, text: textOfUser(e.input), input: e.input, turnId: null };

@@ -53,6 +53,19 @@ export interface AgentSessionHandle {
 
 const noSession = (): Promise<never> =>
   Promise.reject(new ForgestreamError("invalid-input", "the session is not open yet", { retryable: true }));
+
+/** The handle's actions on `open` (rejecting, or doing nothing, while no session is open). */
+function boundActions(open: AgentSession | null): Pick<AgentSessionHandle, "send" | "respond" | "continueAfterAuth" | "cancel" | "disconnect" | "refresh"> {
+  return {
+    send: (m, o) => (open ? open.send(m, o) : noSession()),
+    respond: (d) => (open ? open.respond(d) : noSession()),
+    continueAfterAuth: () => (open ? open.continueAfterAuth() : noSession()),
+    cancel: () => (open ? open.cancel() : noSession()),
+    disconnect: () => open?.disconnect(),
+    refresh: () => open?.refresh(),
+  };
+}
+
 const subscribeNothing = () => () => {};
 const getEmpty = () => EMPTY_CHAT_SNAPSHOT;
 const getLoading = () => LOADING_CHAT_SNAPSHOT;
@@ -123,12 +136,9 @@ export function useAgentSession(client: AgentClient | null, options: OpenSession
 
   // Actions wait for the open to finish (a restore resolves once it follows the live turn).
   const open = opening ? null : session;
-  const send = useCallback((m: string | InputItem[], o?: { interrupt?: boolean }) => (open ? open.send(m, o) : noSession()), [open]);
-  const respond = useCallback((d: Decision[]) => (open ? open.respond(d) : noSession()), [open]);
-  const continueAfterAuth = useCallback(() => (open ? open.continueAfterAuth() : noSession()), [open]);
-  const cancel = useCallback(() => (open ? open.cancel() : noSession()), [open]);
-  const disconnect = useCallback(() => open?.disconnect(), [open]);
-  const refresh = useCallback(() => open?.refresh(), [open]);
+  // One set per `open` (what six `useCallback`s gave), made only when it changes: `useCallback`
+  // takes a new closure on every render, and a streaming reply renders once per snapshot.
+  const { send, respond, continueAfterAuth, cancel, disconnect, refresh } = useMemo(() => boundActions(open), [open]);
   // The window is view state, not an action: it can widen while the history still loads.
   const showOlder = useCallback((count?: ShownTurns) => session?.showOlder(count), [session]);
 
@@ -138,6 +148,18 @@ export function useAgentSession(client: AgentClient | null, options: OpenSession
     const handle = { session: open, snapshot, olderTurns: snapshot.olderTurns, status, error: shown, send, respond, continueAfterAuth, cancel, disconnect, refresh, showOlder };
     // `messages` is derived on first read (snapshot.messages): an app that renders only the
     // turns/items view never pays for it.
-    return Object.defineProperty(handle, "messages", { enumerable: true, get: () => snapshot.messages }) as AgentSessionHandle;
+    return Object.defineProperty(handle, "messages", handleMessages) as AgentSessionHandle;
   }, [open, snapshot, status, shown, send, respond, continueAfterAuth, cancel, disconnect, refresh, showOlder]);
 }
+
+/**
+ * The handle's `messages` accessor, one for every handle: it reads the handle's own `snapshot`.
+ * A closure per handle (one per render while streaming) gave each handle its own hidden class
+ * in V8 — a new map per render and megamorphic reads of the handle in the app.
+ */
+const handleMessages: PropertyDescriptor = {
+  enumerable: true,
+  get(this: { readonly snapshot: ChatSnapshot }): readonly ChatMessage[] {
+    return this.snapshot.messages;
+  },
+};

@@ -53,7 +53,7 @@ export class SnapshotStore {
   readonly #onWarning: (w: Warning) => void;
   readonly #listeners = new Set<() => void>();
   #snapshot: SessionSnapshot;
-  #headers = new Map<string, TurnHeader>();
+  #headers = new Map<string, Held>();
   /** Items by key of the turns held here: every turn with `turnItems: "all"`, else those read. */
   #items = new Map<string, Map<string, ItemView>>();
   /** `turnItems: "all"`: every item arrives with the change sets; no turn is read lazily. */
@@ -75,6 +75,12 @@ export class SnapshotStore {
   /** A message task that publishes (hidden pages): not throttled like timers, no frame needed. */
   #port: MessagePort | undefined;
   #posted = false;
+  /**
+   * Whether the page is hidden, kept by `visibilitychange` (which fires whenever
+   * `document.visibilityState` changes) instead of read on every call of `schedule`: the DOM
+   * getter, once per change notification, was ~1% of the SDK's W3 time.
+   */
+  #hidden = pageHidden();
 
   constructor(core: WasmSession, onWarning: (w: Warning) => void, eager = false) {
     this.#core = core;
@@ -151,20 +157,19 @@ export class SnapshotStore {
    * at a bounded rate and shows a turn's end at once, with no throttled timer in the way.
    */
   schedule(statusChanged = false): void {
-    const hidden = pageHidden();
+    const hidden = this.#hidden;
     if (this.#scheduled) {
       if (hidden) this.#post();
       return;
     }
     this.#scheduled = true;
-    const run = () => this.#scheduled && this.flush();
     if (hidden) {
       const wait = HIDDEN_MS - (Date.now() - this.#flushedAt);
       // The trailing timer (throttled: 1 s or more) only matters when the stream falls silent
       // within HIDDEN_MS of the last snapshot without a status change; while changes keep
       // coming the core's next call publishes first.
       if (statusChanged || wait <= 0 || wait > HIDDEN_MS) this.#post();
-      else this.#timer = setTimeout(run, wait);
+      else this.#timer = setTimeout(this.#run, wait);
       return;
     }
     if (typeof requestAnimationFrame === "function") {
@@ -174,18 +179,26 @@ export class SnapshotStore {
       // run a second one: the fallback runs only an update that has waited its full delay).
       // The frame that runs is no longer pending: `flush` has nothing to cancel (a
       // cancelAnimationFrame per published snapshot was ~1% of the SDK's W3 time).
-      this.#frame = requestAnimationFrame(() => {
-        this.#frame = undefined;
-        run();
-      });
+      this.#frame = requestAnimationFrame(this.#onFrame);
       this.#scheduledAt = Date.now();
       // One timer at a time, re-armed when it fires, instead of a setTimeout + clearTimeout per
       // frame (at 60 updates a second those were a visible share of the SDK's main-thread time).
       this.#fallback ??= setTimeout(this.#onFallback, FALLBACK_MS);
     } else {
-      this.#timer = setTimeout(run, 0);
+      this.#timer = setTimeout(this.#run, 0);
     }
   }
+
+  /** Publishes the scheduled update (if `flush` has not already). One function for every schedule. */
+  readonly #run = (): void => {
+    if (this.#scheduled) this.flush();
+  };
+
+  /** The frame that runs is no longer pending (nothing for `flush` to cancel). */
+  readonly #onFrame = (): void => {
+    this.#frame = undefined;
+    this.#run();
+  };
 
   /** Publishes from a message task (a timer where `MessageChannel` is missing). */
   #post(): void {
@@ -213,7 +226,8 @@ export class SnapshotStore {
 
   /** Becoming visible: the first frame shows everything that arrived while hidden. */
   readonly #onVisibility = (): void => {
-    if (!pageHidden() && this.#scheduled) this.flush();
+    this.#hidden = pageHidden();
+    if (!this.#hidden && this.#scheduled) this.flush();
   };
 
   /** The fallback timer fired: flush an update that has waited too long, or wait out the rest. */
@@ -235,7 +249,7 @@ export class SnapshotStore {
     if (
       c.drain === this.#drain + 1 &&
       (c.items ?? []).every((i) => !i.append || this.#canAppend(i.turnId, i.key, i.append)) &&
-      (c.cursors ?? []).every((t) => this.#headers.get(t.turnId)?.version === t.version)
+      (c.cursors ?? []).every((t) => this.#headers.get(t.turnId)?.fields.version === t.version)
     ) {
       this.#drain = c.drain;
       return c;
@@ -261,7 +275,6 @@ export class SnapshotStore {
   /** The new item: `prev` plus the appended text (string concatenation is cheap in JS engines). */
   static #appended(prev: ItemView, a: ItemAppend): ItemView {
     const body = prev.body as Extract<ItemView["body"], { kind: "message" }>;
-    const grow = <T extends string | null | undefined>(old: T, suffix: string | undefined) => (suffix === undefined ? old : (old ?? "") + suffix);
     return {
       ...prev,
       version: a.version,
@@ -278,7 +291,7 @@ export class SnapshotStore {
    * A turn whose items stay in the wasm until `items` is first read (then cached: every read of
    * one object gives the same array).
    */
-  #lazyTurn(rest: Omit<TurnHeader, "itemKeys">, itemKeys: readonly string[]): TurnSnapshot {
+  #lazyTurn(rest: TurnFields, itemKeys: readonly string[]): TurnSnapshot {
     const turn = { ...rest } as TurnSnapshot;
     Object.defineProperty(turn, "items", SnapshotStore.#itemsGetter);
     const unread: Unread = { store: this, itemKeys };
@@ -333,15 +346,16 @@ export class SnapshotStore {
     if (this.#whole) for (const id of this.#items.keys()) this.#items.set(id, new Map());
     this.#whole = false;
     for (const h of c.turns ?? []) {
-      this.#headers.set(h.turnId, h);
+      const { itemKeys, ...fields } = h;
+      this.#headers.set(h.turnId, { fields, itemKeys });
       if (this.#eager && !this.#items.has(h.turnId)) this.#items.set(h.turnId, new Map());
       touched.add(h.turnId);
     }
     // A turn that only gained text keeps its header (checked in `#drainCore`: same version).
     for (const t of c.cursors ?? []) {
-      const header = this.#headers.get(t.turnId);
-      if (!header) continue;
-      if (header.lastSequenceNumber !== t.lastSequenceNumber) this.#headers.set(t.turnId, { ...header, lastSequenceNumber: t.lastSequenceNumber });
+      const held = this.#headers.get(t.turnId);
+      if (!held) continue;
+      if (held.fields.lastSequenceNumber !== t.lastSequenceNumber) this.#headers.set(t.turnId, { fields: { ...held.fields, lastSequenceNumber: t.lastSequenceNumber }, itemKeys: held.itemKeys });
       touched.add(t.turnId);
     }
     for (const change of c.items ?? []) {
@@ -356,18 +370,17 @@ export class SnapshotStore {
       else items.set(change.key, Object.freeze(change.value));
     }
     for (const id of touched) {
-      const header = this.#headers.get(id);
-      if (!header) continue;
+      const held = this.#headers.get(id);
+      if (!held) continue;
       const items = this.#items.get(id);
-      const { itemKeys, ...rest } = header;
-      if (items) this.#turns.set(id, Object.freeze({ ...rest, items: listOf(itemKeys, items) }) as TurnSnapshot);
-      else this.#turns.set(id, this.#lazyTurn(rest, itemKeys));
+      if (items) this.#turns.set(id, Object.freeze({ ...held.fields, items: listOf(held.itemKeys, items) }) as TurnSnapshot);
+      else this.#turns.set(id, this.#lazyTurn(held.fields, held.itemKeys));
     }
     const orderChanged = c.order !== undefined;
     if (c.order) this.#order = c.order;
 
     const prev = this.#snapshot;
-    const turns = touched.size > 0 || orderChanged ? Object.freeze(this.#order.map((id) => this.#turns.get(id)).filter((t): t is TurnSnapshot => t !== undefined)) : prev.turns;
+    const turns = touched.size > 0 || orderChanged ? this.#turnList() : prev.turns;
     const error = c.error ? (prev.error && prev.error.message === c.error.message ? prev.error : new ForgestreamError(c.error.code, c.error.message, { retryable: c.error.retryable, ...(c.error.status === undefined ? {} : { status: c.error.status }) })) : null;
     // Absent: the badge did not change since the last drain.
     const connection = c.connection === undefined || sameConnection(prev.connection, c.connection) ? prev.connection : Object.freeze(c.connection);
@@ -380,10 +393,39 @@ export class SnapshotStore {
       connection,
       error,
     };
-    const changed = (Object.keys(next) as (keyof SessionSnapshot)[]).some((k) => next[k] !== prev[k]);
+    const changed =
+      next.sessionId !== prev.sessionId || turns !== prev.turns || next.pending !== prev.pending || next.threads !== prev.threads || next.usage !== prev.usage || connection !== prev.connection || error !== prev.error;
     if (changed) this.#snapshot = Object.freeze(next);
     return changed;
   }
+
+  /** `turns`: the held turn objects in chain order (a turn named in the order but not held yet is left out). */
+  #turnList(): readonly TurnSnapshot[] {
+    const list: TurnSnapshot[] = [];
+    for (const id of this.#order) {
+      const turn = this.#turns.get(id);
+      if (turn !== undefined) list.push(turn);
+    }
+    return Object.freeze(list);
+  }
+}
+
+/** A turn header without `itemKeys`: the fields a turn object copies. */
+type TurnFields = Omit<TurnHeader, "itemKeys">;
+
+/**
+ * A turn's header as held: its fields apart from `itemKeys` (what the turn object copies, split
+ * once per header from the core, not per snapshot: V8's object rest was the costliest step of
+ * building a turn object) and the keys of its items in stream order.
+ */
+interface Held {
+  readonly fields: TurnFields;
+  readonly itemKeys: readonly string[];
+}
+
+/** The text after an append: `old` plus `suffix` (`old` as it was when nothing was appended). */
+function grow<T extends string | null | undefined>(old: T, suffix: string | undefined): T | string {
+  return suffix === undefined ? old : (old ?? "") + suffix;
 }
 
 const NO_ITEMS: readonly ItemView[] = Object.freeze([]);
@@ -404,7 +446,12 @@ const UNREAD: unique symbol = Symbol("forgestream.unread");
 
 /** The items named by `keys` (a header's `itemKeys`, stream order), as a frozen array. */
 function listOf(keys: readonly string[], items: ReadonlyMap<string, ItemView>): readonly ItemView[] {
-  return Object.freeze(keys.map((k) => items.get(k)).filter((v): v is ItemView => v !== undefined));
+  const list: ItemView[] = [];
+  for (const k of keys) {
+    const item = items.get(k);
+    if (item !== undefined) list.push(item);
+  }
+  return Object.freeze(list);
 }
 
 /** Same badge: the same fields with the same values (every field of the badge is a primitive). */
