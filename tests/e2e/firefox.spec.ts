@@ -5,7 +5,7 @@ import { hiddenPageKeepsUp } from "./checks/hidden";
 import { cancelStopsRunningTurn, errorTurnThenRetry, mcpAuthFakeOauth, questionFreeText, questionOptionAnswers, subagentThreadsNest, switchingSessions } from "./checks/scenarios";
 import { markupRendersAsText, servedWithCsp, unsafeAuthUrlNotLinked } from "./checks/security";
 import { gracefulShutdownShowsAbandoned } from "./checks/shutdown";
-import { vueReopensAfterReload, vueStreamsATurn } from "./checks/vue";
+import { vueFollowsTheStreamAtPhoneWidth, vueReopensAfterReload, vueStreamsATurn } from "./checks/vue";
 import { dropConnectionMidStream, rebuildAfter412, refreshMidStream, refreshWhilePaused } from "./checks/resume";
 import { eightSessionsAllStream, eightTabsOneStream, forgottenInAnotherTab, leaderCancels, leaderLiveStreamGone, leaderClosedMidStream, serverDownBothTabsReconnect, soloLeaderPostsNoFrames, stuckTurnEndsInBothTabs, twoTabs } from "./checks/tabs";
 import { demoAnswerRaceSaysWhoWon, twoTabsApproveAtOnce } from "./checks/actions";
@@ -71,6 +71,7 @@ test("an error turn shows its message, then a retry succeeds", ({ fx }) => error
 test("cancel stops a running turn", ({ fx }) => cancelStopsRunningTurn(fx));
 test("switching sessions opens each with its own history", ({ fx }) => switchingSessions(fx));
 test("the Vue page creates a storyteller session and streams a turn", ({ fx }) => vueStreamsATurn(fx));
+test("at a phone's width the Vue page follows a growing reply, and keeps the place of a user who scrolled up", ({ fx }) => vueFollowsTheStreamAtPhoneWidth(fx));
 test("the Vue page reopens its session after a reload mid-stream and finishes the turn", ({ fx }) => vueReopensAfterReload(fx));
 test("the page is served with the CSP, has no inline scripts and no violations", ({ fx }) => servedWithCsp(fx));
 test("markup in the user's message and in model text renders as text", ({ fx }) => markupRendersAsText(fx));

@@ -33,8 +33,10 @@ export const turnsMadeElsewhere: Check = async ({ page, request }) => {
   expect(text.length).toBeGreaterThan(10);
   await expect(page.getByTestId("message-text").last()).toHaveText(text);
 
-  // Elsewhere, a refund waits for its approval; this page's message is refused for it.
-  await elsewhere("Please refund ORD-2031");
+  // Elsewhere, a refund waits for its approval; this page's message is refused for it. A small
+  // amount: the emulator keeps refunds per server run (both engines' suites share one), and a
+  // refund without an amount takes the order's whole balance, which other checks refund from.
+  await elsewhere("Refund €1.05 on ORD-2031, it arrived broken");
   await sendMessage(page, "Hello?");
   await expect(page.getByTestId("approval-card")).toBeVisible();
   await expect(page.getByTestId("turn")).toHaveCount(2);
