@@ -37,6 +37,18 @@ export function useNow(on: boolean, ms = 1000): number {
   return now;
 }
 
+/** A banner the user can dismiss: an error is an alert, a notice a status message. */
+export function Dismissible({ kind, testId, text, onDismiss }: { kind: "error" | "info"; testId: string; text: string; onDismiss: () => void }) {
+  return (
+    <div className={`banner banner-${kind}`} role={kind === "error" ? "alert" : "status"} data-testid={testId}>
+      {text}
+      <button type="button" className="link" onClick={onDismiss}>
+        dismiss
+      </button>
+    </div>
+  );
+}
+
 /**
  * The connection badge: `data-testid="connection"` holds the status as a word (`data-status` the
  * bare status); details sit beside it.

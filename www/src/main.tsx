@@ -6,7 +6,7 @@ import { AGENTS, agentInfo } from "./agents";
 import { LiveRegions, useAnnouncements } from "./announce";
 import { formatSilence, shortId, silenceOf } from "./format";
 import { type Layout, type PanelName, type TabSpec, PanelTabs, panelProps, useNarrow } from "./layout";
-import { ConnectionBadge, Timeline, UsagePanel, useNow } from "./Panels";
+import { ConnectionBadge, Dismissible, Timeline, UsagePanel, useNow } from "./Panels";
 import { PendingPanel } from "./Pending";
 import { loadCurrent, loadSessions, onStorageChange, saveCurrent, saveSessions, type StoredSession } from "./sessions";
 import { Transcript } from "./Transcript";
@@ -205,14 +205,7 @@ function App() {
           ))}
         </ul>
       </aside>
-      {fatal && (
-        <div className="banner banner-error" role="alert" data-testid="fatal">
-          {fatal}
-          <button type="button" className="link" onClick={() => setFatal(null)}>
-            dismiss
-          </button>
-        </div>
-      )}
+      {fatal && <Dismissible kind="error" testId="fatal" text={fatal} onDismiss={() => setFatal(null)} />}
       {client && stored ? (
         <SessionView key={stored.id} client={client} stored={stored} onGone={gone} layout={layout} onWaiting={setWaiting} />
       ) : (
@@ -453,22 +446,8 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
         {status === "offline" && (
           <div className="banner banner-info">You are offline; the stream resumes when the network is back.</div>
         )}
-        {actionNotice && (
-          <div className="banner banner-info" role="status" data-testid="action-conflict">
-            {actionNotice}
-            <button type="button" className="link" onClick={() => setActionNotice(null)}>
-              dismiss
-            </button>
-          </div>
-        )}
-        {actionError && (
-          <div className="banner banner-error" role="alert" data-testid="action-error">
-            {actionError}
-            <button type="button" className="link" onClick={() => setActionError(null)}>
-              dismiss
-            </button>
-          </div>
-        )}
+        {actionNotice && <Dismissible kind="info" testId="action-conflict" text={actionNotice} onDismiss={() => setActionNotice(null)} />}
+        {actionError && <Dismissible kind="error" testId="action-error" text={actionError} onDismiss={() => setActionError(null)} />}
         <div
           className="transcript"
           ref={scroller}

@@ -1,19 +1,20 @@
 //! Catching up with turns made elsewhere (`sync.rs`): a child of `tests`, sharing its driver.
 use super::*;
 
+/// The timeline of one finished turn `t1`, newest first.
+fn first_turn() -> [(&'static str, String); 3] {
+    [
+        ("t1", done_event("t1")),
+        ("t1", complete_message("m1", "first reply")),
+        ("t1", created("t1", None)),
+    ]
+}
+
 /// A view loaded from a history of one finished turn `t1`.
 fn loaded(d: &mut Driver) {
     let (load, out) = d.command(Command::Load);
     let events = request_to(&out, Method::Get, "/events").id;
-    let page = timeline_page(
-        &[
-            ("t1", done_event("t1")),
-            ("t1", complete_message("m1", "first reply")),
-            ("t1", created("t1", None)),
-        ],
-        None,
-    );
-    let out = d.respond(events, 200, &page);
+    let out = d.respond(events, 200, &timeline_page(&first_turn(), None));
     let list = request_to(&out, Method::Get, "/turns?limit=25").id;
     let out = d.respond(list, 200, &turn_listing(&[("t1", None, DONE_STATE)]));
     assert_eq!(settled(&out, load), Some(&Ok(Settled::Done)));
@@ -23,16 +24,9 @@ fn loaded(d: &mut Driver) {
 /// then the newer turn, which another browser made.
 fn reload_with(d: &mut Driver, out: &[Effect], newest: &str, state: &str) -> Vec<Effect> {
     let events = request_to(out, Method::Get, "/events").id;
-    let page = timeline_page(
-        &[
-            (newest, created(newest, Some("t1"))),
-            ("t1", done_event("t1")),
-            ("t1", complete_message("m1", "first reply")),
-            ("t1", created("t1", None)),
-        ],
-        None,
-    );
-    let out = d.respond(events, 200, &page);
+    let mut items = vec![(newest, created(newest, Some("t1")))];
+    items.extend(first_turn());
+    let out = d.respond(events, 200, &timeline_page(&items, None));
     let list = request_to(&out, Method::Get, "/turns?limit=25").id;
     d.respond(
         list,
