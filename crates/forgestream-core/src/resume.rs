@@ -288,6 +288,15 @@ impl Connection {
         }
     }
 
+    /// Whether [`Input::Refresh`] tries again: after `LiveUnavailable` or a retryable failure.
+    pub fn restartable(&self) -> bool {
+        match self.phase {
+            Phase::LiveUnavailable => true,
+            Phase::Failed(error) => error.is_retryable(),
+            _ => false,
+        }
+    }
+
     /// The status last emitted (`None` before `Start`).
     pub fn status(&self) -> Option<&ConnectionStatus> {
         self.status.as_ref()
@@ -550,12 +559,7 @@ impl Connection {
                 self.phase = Phase::Disconnected;
             }
             Input::Refresh => {
-                let restartable = match self.phase {
-                    Phase::LiveUnavailable => true,
-                    Phase::Failed(error) => error.is_retryable(),
-                    _ => false,
-                };
-                if restartable {
+                if self.restartable() {
                     self.restart();
                 }
             }

@@ -66,6 +66,7 @@ impl Session {
             apply_failed: false,
             waiters: command.into_iter().collect(),
             for_restore,
+            for_sync: false,
             token: None,
             failures: 0,
             retry_at_ms: None,
@@ -290,7 +291,9 @@ impl Session {
         if h.for_restore {
             self.resume_restore();
         }
-        self.follow_synced();
+        if h.for_sync {
+            self.follow_synced();
+        }
     }
 
     /// A restore follows its turn once the view shows it, while older pages still load: the
@@ -354,8 +357,6 @@ impl Session {
             return;
         };
         self.dirty = true;
-        // A sync's load that failed follows nothing (the next Refresh syncs again).
-        self.follow_after_load = false;
         for c in h.waiters {
             self.settle(c, Err(error.clone()));
         }

@@ -407,6 +407,9 @@ struct History {
     waiters: Vec<CommandId>,
     /// A restore waits for this load.
     for_restore: bool,
+    /// A sync started or joined this load: its end follows the newest turn if it runs
+    /// (`sync.rs`).
+    for_sync: bool,
     /// The page token of the request in flight (`None`: a listing's first page).
     token: Option<String>,
     /// Failed attempts at the page in flight, and when it is asked for again (`now_ms`); a
@@ -440,9 +443,6 @@ pub struct Session {
     waited_actions: Vec<(RequestId, CommandId, Command)>,
     /// Re-reads of replaced turns: (due ms, turn id, attempt).
     checks_due: Vec<(u64, String, u32)>,
-    /// The history load in flight was started by a sync: its end follows the newest turn if it
-    /// runs (`sync.rs`).
-    follow_after_load: bool,
     /// When the page's last return to view looked for turns made elsewhere (ms).
     visible_synced_ms: Option<u64>,
     /// A running turn a sync found, followed at this time (ms) unless something follows it by
@@ -502,7 +502,6 @@ impl Session {
             exports: Vec::new(),
             waited_actions: Vec::new(),
             checks_due: Vec::new(),
-            follow_after_load: false,
             visible_synced_ms: None,
             sync_follow: None,
             cause: None,
@@ -910,11 +909,7 @@ impl Session {
             Command::Refresh => {
                 // A connection to try again is tried again; otherwise look for turns made
                 // elsewhere (another browser or device: `sync.rs`).
-                let retry = self.run.as_ref().is_some_and(|r| match &r.status {
-                    ConnectionStatus::LiveUnavailable => true,
-                    ConnectionStatus::Failed(error) => error.is_retryable(),
-                    _ => false,
-                });
+                let retry = self.run.as_ref().is_some_and(|r| r.conn.restartable());
                 self.feed_conn(resume::Input::Refresh);
                 if !retry {
                     self.sync();

@@ -66,8 +66,10 @@ impl Session {
             Some(turn) => turn.status == TurnStatus::Running && newest.state.is_terminal(),
         };
         if stale {
-            self.follow_after_load = true;
             self.load(None, false);
+            if let Some(h) = self.history.as_mut() {
+                h.for_sync = true;
+            }
         }
     }
 
@@ -76,9 +78,6 @@ impl Session {
     /// shows the turns the load found; and the newest turn, if it runs and nothing follows it
     /// yet, is followed.
     pub(super) fn follow_synced(&mut self) {
-        if !core::mem::take(&mut self.follow_after_load) {
-            return;
-        }
         let refused = self.run.as_ref().is_some_and(|r| {
             r.turn_id.is_none() && matches!(r.status, ConnectionStatus::Failed(_))
         });
