@@ -927,6 +927,8 @@ async function profileRun(page, cdp, name, mode) {
     const res = await page.evaluate(([n, m]) => globalThis.__bench.run(n, m), [name, mode]);
     const { profile } = await cdp.send('Profiler.stop');
     await cdp.send('Profiler.disable');
+    // BENCH_PROFILE_DUMP=1 keeps each profile (DevTools' Performance panel opens it).
+    if (process.env.BENCH_PROFILE_DUMP) writeFileSync(join(OUT, `${name}-${mode}-${i}.cpuprofile`), JSON.stringify(profile));
     profiles.push(profile);
     ms.push(res.ms);
     ok &&= res.ok;

@@ -913,6 +913,39 @@ struct W2Figures {
     budget_s: f64,
 }
 
+/// `FORGESTREAM_BENCH_W2_ONLY`: W2 decode + apply `runs` times (the first verified), the
+/// median printed.
+fn w2_only(dir: &std::path::Path, runs: usize) -> Fallible<()> {
+    let meta = read_json(&dir.join("w2.json"))?;
+    let path = dir.join("w2-pages.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let pages: Vec<&str> = text
+        .lines()
+        .map(|l| l.trim_end_matches(','))
+        .filter(|l| l.starts_with('{'))
+        .collect();
+    let session_id = field_str(&meta, "session_id")?.to_string();
+    let mut secs = Vec::with_capacity(runs);
+    for run in 0..runs {
+        let done = reduce_w2(&pages, &session_id, Duration::from_secs(600))?;
+        if run == 0 {
+            let errors = verify_w2(&done.view, &meta);
+            if !errors.is_empty() {
+                return Err(errors.join("; "));
+            }
+        }
+        secs.push(done.secs);
+    }
+    let events = field_u64(&meta, "events")?;
+    let secs = median(&mut secs);
+    println!(
+        "W2 decode + apply: median of {runs} {:.0} ms = {:.0} events/s (verified)",
+        secs * 1e3,
+        events as f64 / secs
+    );
+    Ok(())
+}
+
 fn bench_w2(dir: &std::path::Path, runs: usize) -> Fallible<W2Figures> {
     let meta = read_json(&dir.join("w2.json"))?;
     let path = dir.join("w2-pages.json");
@@ -1132,6 +1165,18 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("bench_core: frames: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    // Development loop for W2: decode + apply only (no W1, no extras), nothing written. Under
+    // `valgrind --tool=callgrind --toggle-collect='bench_core::reduce_w2'` it counts the
+    // instructions of a history load.
+    if std::env::var_os("FORGESTREAM_BENCH_W2_ONLY").is_some() {
+        return match w2_only(&dir, runs) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("bench_core: W2: {e}");
                 ExitCode::FAILURE
             }
         };

@@ -106,27 +106,25 @@ enum Index {
 }
 
 impl Index {
-    fn get(&self, id: &str) -> Option<u32> {
+    fn get(&self, id: &[u8]) -> Option<u32> {
         self.find(id).map(|(_, slot)| slot)
     }
 
     /// The stored id equal to `id`.
-    fn key(&self, id: &str) -> Option<&Id> {
+    fn key(&self, id: &[u8]) -> Option<&Id> {
         self.find(id).map(|(key, _)| key)
     }
 
     /// The entry of `id` (one search for both [`Index::get`] and [`Index::key`]: one copy of
     /// the code in the wasm).
-    fn find(&self, id: &str) -> Option<(&Id, u32)> {
+    fn find(&self, id: &[u8]) -> Option<(&Id, u32)> {
         match self {
             Index::Small(v) => v
                 .binary_search_by(|(k, _)| id_order(k, id))
                 .ok()
                 .and_then(|i| v.get(i))
                 .map(|(k, slot)| (k, *slot)),
-            Index::Large(m) => m
-                .get_key_value(id.as_bytes())
-                .map(|(k, slot)| (&k.0, *slot)),
+            Index::Large(m) => m.get_key_value(id).map(|(k, slot)| (&k.0, *slot)),
         }
     }
 
@@ -165,13 +163,13 @@ impl Index {
         }
     }
 
-    fn remove(&mut self, id: &str) -> Option<u32> {
+    fn remove(&mut self, id: &[u8]) -> Option<u32> {
         match self {
             Index::Small(v) => {
                 let i = v.binary_search_by(|(k, _)| id_order(k, id)).ok()?;
                 Some(v.remove(i).1)
             }
-            Index::Large(m) => m.remove(id.as_bytes()),
+            Index::Large(m) => m.remove(id),
         }
     }
 
@@ -255,22 +253,29 @@ impl<V> IdMap<V> {
         self.slots.get(i as usize).and_then(Option::as_ref)
     }
 
+    // Lookups take any id text as bytes (`&str`, `String`, [`Id`]): an `Id` passed as `&str`
+    // had its inline text's UTF-8 checked on every lookup (`Id::as_str`), ~3% of a long
+    // history's load (W2, callgrind). The wrappers are inlined; the searches are not generic.
+
     /// The value of `id`.
-    pub fn get(&self, id: &str) -> Option<&V> {
-        self.slot(self.index.get(id)?)
+    #[inline]
+    pub fn get<K: AsRef<[u8]> + ?Sized>(&self, id: &K) -> Option<&V> {
+        self.slot(self.index.get(id.as_ref())?)
     }
 
     /// The value of `id`, mutably.
-    pub fn get_mut(&mut self, id: &str) -> Option<&mut V> {
-        let i = self.index.get(id)?;
+    #[inline]
+    pub fn get_mut<K: AsRef<[u8]> + ?Sized>(&mut self, id: &K) -> Option<&mut V> {
+        let i = self.index.get(id.as_ref())?;
         self.slots.get_mut(i as usize).and_then(Option::as_mut)
     }
 
     /// The slot of `id`'s value: names the entry in 4 bytes, without its id. Stable while the
     /// entry stays; a removed entry's slot is reused by a later insert, so a holder of slots
     /// must either never outlive a removal or check what it finds ([`IdMap::at`]).
-    pub(crate) fn slot_of(&self, id: &str) -> Option<u32> {
-        self.index.get(id)
+    #[inline]
+    pub(crate) fn slot_of<K: AsRef<[u8]> + ?Sized>(&self, id: &K) -> Option<u32> {
+        self.index.get(id.as_ref())
     }
 
     /// The value in `slot` (from [`IdMap::slot_of`]), if it is filled.
@@ -286,22 +291,28 @@ impl<V> IdMap<V> {
     /// and falls back to the index: never a wrong answer. `key_of` gives bytes ([`Id::as_bytes`]):
     /// through `Id::as_str` every lookup checked the inline id's UTF-8 again (≈4% of W1's
     /// instructions natively, callgrind).
-    pub(crate) fn get_keyed(&self, id: &str, key_of: impl Fn(&V) -> &[u8]) -> Option<&V> {
-        let i = self.keyed_slot(id, key_of)?;
+    #[inline]
+    pub(crate) fn get_keyed<K: AsRef<[u8]> + ?Sized>(
+        &self,
+        id: &K,
+        key_of: impl Fn(&V) -> &[u8],
+    ) -> Option<&V> {
+        let i = self.keyed_slot(id.as_ref(), key_of)?;
         self.slot(i)
     }
 
     /// [`IdMap::get_keyed`], mutably.
-    pub(crate) fn get_keyed_mut(
+    #[inline]
+    pub(crate) fn get_keyed_mut<K: AsRef<[u8]> + ?Sized>(
         &mut self,
-        id: &str,
+        id: &K,
         key_of: impl Fn(&V) -> &[u8],
     ) -> Option<&mut V> {
-        let i = self.keyed_slot(id, key_of)?;
+        let i = self.keyed_slot(id.as_ref(), key_of)?;
         self.slots.get_mut(i as usize).and_then(Option::as_mut)
     }
 
-    fn keyed_slot(&self, id: &str, key_of: impl Fn(&V) -> &[u8]) -> Option<u32> {
+    fn keyed_slot(&self, id: &[u8], key_of: impl Fn(&V) -> &[u8]) -> Option<u32> {
         let recent = self.recent.get();
         if self.slot(recent).is_some_and(|v| same_id(key_of(v), id)) {
             return Some(recent);
@@ -312,8 +323,9 @@ impl<V> IdMap<V> {
     }
 
     /// The map's own copy of `id`, when it has a value: holders of the same id share it.
-    pub fn key(&self, id: &str) -> Option<&Id> {
-        self.index.key(id)
+    #[inline]
+    pub fn key<K: AsRef<[u8]> + ?Sized>(&self, id: &K) -> Option<&Id> {
+        self.index.key(id.as_ref())
     }
 
     /// The value in `slot`, mutably.
@@ -322,13 +334,14 @@ impl<V> IdMap<V> {
     }
 
     /// Whether `id` has a value.
-    pub fn contains_key(&self, id: &str) -> bool {
-        self.index.get(id).is_some()
+    #[inline]
+    pub fn contains_key<K: AsRef<[u8]> + ?Sized>(&self, id: &K) -> bool {
+        self.index.get(id.as_ref()).is_some()
     }
 
     /// Sets the value of `id`; returns the value it replaced.
     pub fn insert(&mut self, id: Id, value: V) -> Option<V> {
-        let i = match self.index.get(id.as_str()) {
+        let i = match self.index.get(id.as_bytes()) {
             Some(i) => i as usize,
             None => {
                 let i = self.vacant();
@@ -341,7 +354,7 @@ impl<V> IdMap<V> {
 
     /// The value of `id`, inserting `make()` first when it has none (`entry().or_insert_with`).
     pub fn get_or_insert_with(&mut self, id: &str, make: impl FnOnce() -> V) -> &mut V {
-        let i = match self.index.get(id) {
+        let i = match self.index.get(id.as_bytes()) {
             Some(i) => i as usize,
             None => {
                 let i = self.vacant();
@@ -374,8 +387,9 @@ impl<V> IdMap<V> {
     }
 
     /// Removes `id`; returns its value.
-    pub fn remove(&mut self, id: &str) -> Option<V> {
-        let i = self.index.remove(id)?;
+    #[inline]
+    pub fn remove<K: AsRef<[u8]> + ?Sized>(&mut self, id: &K) -> Option<V> {
+        let i = self.index.remove(id.as_ref())?;
         let value = self.slots.get_mut(i as usize)?.take();
         // The last slot is dropped rather than counted as a hole, so a map that only grows and
         // shrinks at its newest entry (held deltas) keeps no empty slots.

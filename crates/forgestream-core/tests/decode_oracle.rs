@@ -136,7 +136,42 @@ fn agree_all(text: &str) -> Result<(), String> {
     agree::<wire::TurnState>(text)?;
     agree::<wire::ModelMessage>(text)?;
     agree::<Value>(text)?;
+    agree::<wire::ToolInfo>(text)?;
+    // `json::check` (validity without building the value) answers as reading a value does.
+    let (checked, read) = (json::check(text), json::from_str::<Value>(text));
+    if checked != read.as_ref().map(|_| ()).map_err(Clone::clone) {
+        return Err(format!("check {checked:?} but value {read:?}: {text}"));
+    }
     agree_sdk(text)
+}
+
+/// `tool_info` read in place (the known kinds) and through a value (the rest) both classify
+/// as serde does: repeated keys (the last counts), fields that are not strings, escapes,
+/// unknown kinds, and not an object at all.
+#[test]
+fn tool_info_is_classified_as_serde_does() {
+    for text in [
+        r#"{"type":"mcp","server_id":"orders","server_name":"Orders","name":"get_order"}"#,
+        r#"{"name":"x","type":"truefoundry-system","extra":[1,{"a":null}]}"#,
+        r#"{"type":"truefoundry-system"}"#,
+        r#"{"type":"mcp","name":"a"}"#,
+        r#"{"type":"mcp","server_id":7,"server_name":"s","name":"n"}"#,
+        r#"{"type":"mcp","server_id":"a","server_id":7,"server_name":"s","name":"n"}"#,
+        r#"{"type":"mcp","server_id":7,"server_id":"a","server_name":"s","name":"n"}"#,
+        r#"{"type":"truefoundry-system","name":"caf\u00e9 \"q\""}"#,
+        r#"{"type":"m\u0063p","server_id":"","server_name":"","name":""}"#,
+        r#"{"type":"mcp","type":"other","name":"n"}"#,
+        r#"{"type":7,"name":"n"}"#,
+        r#"{"type":"sandbox","name":"n","cpu":2}"#,
+        r#"{"type":"mcp","name":"n","x":1e999}"#,
+        r#"{"type":"mcp","name":"\ud800"}"#,
+        r#"{"type":"mcp","name":"n""#,
+        r#""mcp""#,
+        r#"[]"#,
+        r#"{}"#,
+    ] {
+        agree::<wire::ToolInfo>(text).unwrap();
+    }
 }
 
 /// The recorded corpus: whole JSON bodies and every SSE `data` line.

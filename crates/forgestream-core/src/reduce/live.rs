@@ -94,7 +94,7 @@ fn append_to_turn(
     {
         return None;
     }
-    let item = turn.items.get_keyed_mut(&delta.id, item_key)?;
+    let item = turn.items.get_keyed_mut(&*delta.id, item_key)?;
     let ItemBody::Message(message) = &mut item.body else {
         return None;
     };

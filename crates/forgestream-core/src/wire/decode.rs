@@ -318,8 +318,78 @@ impl Decode for ContentPart {
 
 impl Decode for ToolInfo {
     fn decode(r: &mut Reader<'_>) -> Result<Self, JsonError> {
+        // The two known kinds are read in place: every tool call of a listed message has one,
+        // and going through a `Value` first was ~5% of decoding a long history (W2). Anything
+        // else — another kind, a field that is not a string, bad JSON — is read again from the
+        // start as a value and classified as before, so results and errors are unchanged.
+        let start = r.mark();
+        if let Ok(Some(info)) = known_tool_info(r) {
+            return Ok(info);
+        }
+        r.rewind(start);
         r.value().map(ToolInfo::from_value)
     }
+}
+
+/// One member of a `tool_info` object as [`ToolInfo::from_value`] sees it.
+enum InfoField<'a> {
+    Missing,
+    Text(alloc::borrow::Cow<'a, str>),
+    NotText,
+}
+
+impl<'a> InfoField<'a> {
+    /// The text, `""` when missing; `None` when not a string.
+    fn text(self) -> Option<String> {
+        match self {
+            InfoField::Missing => Some(String::new()),
+            InfoField::Text(text) => Some(text.into_owned()),
+            InfoField::NotText => None,
+        }
+    }
+}
+
+/// A `truefoundry-system` or `mcp` tool info read in place; `None` for anything
+/// [`ToolInfo::from_value`] would keep as `Unknown` (the caller reads it again as a value).
+fn known_tool_info(r: &mut Reader<'_>) -> Result<Option<ToolInfo>, JsonError> {
+    let mut seq = r.object("an object")?;
+    let (mut info_type, mut name) = (InfoField::Missing, InfoField::Missing);
+    let (mut server_id, mut server_name) = (InfoField::Missing, InfoField::Missing);
+    while let Some(key) = r.next_key(&mut seq)? {
+        let slot = match key.as_ref() {
+            "type" => &mut info_type,
+            "name" => &mut name,
+            "server_id" => &mut server_id,
+            "server_name" => &mut server_name,
+            _ => {
+                // Read as `value()` would, so what it refuses is refused here too.
+                r.value()?;
+                continue;
+            }
+        };
+        // A repeated key: the last one counts, as in a JSON object read into a map.
+        *slot = if r.at_string() {
+            InfoField::Text(r.str()?)
+        } else {
+            r.value()?;
+            InfoField::NotText
+        };
+    }
+    let InfoField::Text(info_type) = info_type else {
+        return Ok(None);
+    };
+    Ok(match info_type.as_ref() {
+        "truefoundry-system" => name.text().map(|name| ToolInfo::System { name }),
+        "mcp" => match (server_id.text(), server_name.text(), name.text()) {
+            (Some(server_id), Some(server_name), Some(name)) => Some(ToolInfo::Mcp {
+                server_id,
+                server_name,
+                name,
+            }),
+            _ => None,
+        },
+        _ => None,
+    })
 }
 
 impl Decode for InputItem {

@@ -316,7 +316,14 @@ impl<'a> Reader<'a> {
                     });
                 }
                 b'\\' => {
-                    let text = owned.get_or_insert_with(String::new);
+                    let text = match &mut owned {
+                        Some(text) => text,
+                        // Sized once for the whole string (decoded, it is at most as long as
+                        // escaped): no regrowth per escape, no slack kept in a value.
+                        None => owned.insert(String::with_capacity(
+                            self.string_end(self.at).saturating_sub(start),
+                        )),
+                    };
                     text.push_str(&self.text[run..self.at]);
                     self.at += 1;
                     self.escape(text)?;
@@ -325,6 +332,20 @@ impl<'a> Reader<'a> {
                 _ => return Err(self.syntax("control character in a string")),
             }
         }
+    }
+
+    /// Where the string around `from` ends (its closing `"`), escapes stepped over; the end of
+    /// the text if it does not end, or the first control character (the caller refuses it).
+    /// Only a size hint: nothing is checked.
+    fn string_end(&self, mut from: usize) -> usize {
+        while let Some(offset) = self.bytes.get(from..).and_then(special_at) {
+            from += offset;
+            if self.bytes.get(from) != Some(&b'\\') {
+                return from;
+            }
+            from += 2;
+        }
+        self.bytes.len()
     }
 
     /// Decodes one escape (the cursor just past its `\\`) onto `text`.
@@ -640,6 +661,39 @@ impl<'a> Reader<'a> {
         })
     }
 
+    /// Reads one value by exactly the rules of [`Reader::value`] (syntax, escapes and
+    /// surrogates, number range, nesting depth) without building it: nothing is allocated but
+    /// a string that holds escapes. For texts kept as they are once known valid ([`check`]).
+    pub fn check_value(&mut self) -> Result<(), JsonError> {
+        match self.peek() {
+            Some(b'"') => {
+                self.string_body()?;
+            }
+            Some(b'{') => {
+                let mut seq = self.object("an object")?;
+                while self.next_key(&mut seq)?.is_some() {
+                    self.check_value()?;
+                }
+            }
+            Some(b'[') => {
+                let mut seq = self.array("an array")?;
+                while self.next_element(&mut seq)? {
+                    self.check_value()?;
+                }
+            }
+            Some(b't') => self.literal(b"true")?,
+            Some(b'f') => self.literal(b"false")?,
+            Some(b'n') => self.literal(b"null")?,
+            // `number` refuses what `value` would (a float out of `f64` range).
+            Some(b'-' | b'0'..=b'9') => {
+                self.number()?;
+            }
+            None => return Err(self.syntax("EOF while parsing a value")),
+            Some(_) => return Err(self.syntax("expected a value")),
+        }
+        Ok(())
+    }
+
     /// The position of the reader (a byte offset), to come back to with [`Reader::rewind`].
     pub fn mark(&self) -> (usize, usize) {
         (self.at, self.depth)
@@ -691,6 +745,14 @@ pub fn from_str<T: Decode>(text: &str) -> Result<T, JsonError> {
     let value = T::decode(&mut reader)?;
     reader.finish()?;
     Ok(value)
+}
+
+/// Whether `text` is one JSON value that [`from_str`] would read as a `serde_json::Value`
+/// (the same [`JsonError`] when not), without building the value.
+pub fn check(text: &str) -> Result<(), JsonError> {
+    let mut reader = Reader::new(text);
+    reader.check_value()?;
+    reader.finish()
 }
 
 impl Decode for String {
