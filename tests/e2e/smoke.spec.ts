@@ -1,4 +1,5 @@
-import { test } from "@playwright/test";
+import { expect, test } from "@playwright/test";
+import { newSession, sendMessage } from "./helpers";
 import { demoLoads, demoOptimisticSend, demoNotSentFoundWhenTheServerIsBack, demoUnknownFoundWhenTheServerIsBack, demoUnknownRetryFindsTheTurn, switchAfterQuietKeepsPage, vuePageLoads } from "./checks/demo";
 
 // The checks live in checks/demo.ts so that firefox.spec.ts runs the same code in Firefox.
@@ -9,3 +10,65 @@ test("a message whose answer was lost with the server down says so within the lo
 test("a message whose answer was lost reads \"Maybe not sent\" while the server is down and becomes its turn's by itself once the server is back (no Retry)", ({ page, request }) => demoUnknownFoundWhenTheServerIsBack({ page, request }));
 test("a lost message the server never got reads \"Not sent\" by itself once the server is back, on the message only (no connection banner); Retry sends it once", ({ page, request }) => demoNotSentFoundWhenTheServerIsBack({ page, request }));
 test("switching sessions after a quiet moment keeps the page (the inspector reads no closed handle)", ({ page }) => switchAfterQuietKeepsPage({ page }));
+
+// What a developer sees in the network panel: the turn's POST stream (and any subscribe) ends
+// as the server closes it after `turn.done`, not cancelled by the SDK (`net::ERR_ABORTED` on
+// every turn, a trial's finding). Chromium only: Playwright reports request failures there.
+test("a finished turn's stream completes: not cancelled by the SDK (no net::ERR_ABORTED)", async ({ page }) => {
+  const failed: string[] = [];
+  const finished: string[] = [];
+  const isTurnStream = (url: string) => /\/turns(\/[^/]+\/subscribe)?$/.test(new URL(url).pathname);
+  page.on("requestfailed", (r) => {
+    if (isTurnStream(r.url())) failed.push(`${r.method()} ${r.url()}: ${r.failure()?.errorText}`);
+  });
+  page.on("requestfinished", (r) => {
+    if (r.method() === "POST" && isTurnStream(r.url())) finished.push(r.url());
+  });
+  await newSession(page, "support");
+  await sendMessage(page, "Refund €1.20 on ORD-2031, it arrived broken");
+  await expect(page.getByTestId("approval-card")).toBeVisible();
+  await expect(page.getByTestId("connection")).toHaveText("paused");
+  // The POST's body ends (the server closes it right after `turn.done`).
+  await expect.poll(() => finished.length, { timeout: 5_000 }).toBe(1);
+  expect(failed).toEqual([]);
+});
+
+// Stop pressed while offline (a trial: the cancel request failed at once, nothing said so, and
+// the reply ran to its end once back online): the cancel waits for the connection and the turn
+// ends cancelled once the page is back online. Chromium only (Playwright's offline switch).
+test("Stop pressed while offline cancels the turn once back online", async ({ page, context }) => {
+  const cancels: string[] = [];
+  page.on("request", (r) => {
+    if (new URL(r.url()).pathname.endsWith("/cancel")) cancels.push(r.method());
+  });
+  await newSession(page, "storyteller");
+  await sendMessage(page, "Tell a story, 3000 words, 20 ms");
+  await expect(page.getByTestId("connection")).toHaveText("live");
+  await context.setOffline(true);
+  await expect(page.getByTestId("connection")).toHaveText("offline");
+  await page.getByTestId("cancel").click();
+  await new Promise((r) => setTimeout(r, 1_000));
+  expect(cancels, "nothing is sent while offline").toEqual([]);
+  await context.setOffline(false);
+  const turn = page.getByTestId("turn").last();
+  await expect(turn.getByTestId("turn-status")).toHaveText("cancelled", { timeout: 15_000 });
+  expect(cancels).toEqual(["POST"]);
+});
+
+// Enter pressed while a new session still opens (its turns listing slow to answer): the message
+// is kept, the page says it goes once open, and it is sent then (a trial: Enter did nothing and
+// said nothing). Chromium only (the listing is slowed with page.route).
+test("a message sent while the session still opens is sent once it is open", async ({ page }) => {
+  await page.route(/\/turns\?limit=/, async (route) => {
+    await new Promise((r) => setTimeout(r, 1_500));
+    await route.continue();
+  });
+  await page.goto("/");
+  await page.getByTestId("new-session-support").click();
+  await page.getByTestId("composer").fill("Where is ORD-4821?");
+  await page.getByTestId("composer").press("Enter");
+  await expect(page.getByTestId("composer-hint")).toHaveText("Sending once the session is open…");
+  await expect(page.getByTestId("turn")).toHaveCount(1, { timeout: 10_000 });
+  await expect(page.getByTestId("turn").first()).toContainText("Where is ORD-4821?");
+  await expect(page.getByTestId("composer")).toHaveValue("");
+});

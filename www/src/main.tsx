@@ -368,14 +368,23 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
   const waitingAuth = snapshot.pending.some((p) => p.kind === "mcpAuth");
   const canDrop = status === "live" || status === "connecting";
   const canSend = !!session && !busy && !running && !waitingTools && !waitingAuth && draft.trim() !== "";
+  // Enter or Send while the session still opens (its newest turns being read) is kept and sent
+  // once it is open, not dropped (a trial: on a slow server, Enter did nothing and said nothing).
+  const [sendOnOpen, setSendOnOpen] = useState(false);
+  const opening = !session && !openError;
+  const canSubmit = canSend || (opening && !sendOnOpen && draft.trim() !== "");
   // Why Send is off: the composer's placeholder says it while empty, the hint beside Send once
   // there is text (the placeholder goes as the user types: a trial saw a greyed-out Send with
   // no reason).
-  const blocked = waitingTools ? { hint: "Answer the card above first", placeholder: "Answer the card above to continue…" } : waitingAuth ? { hint: "Authorize, then continue first", placeholder: "Authorize, then continue…" } : running ? { hint: "Wait for the reply, or cancel it", placeholder: "The agent is answering…" } : null;
+  const blocked = waitingTools ? { hint: "Answer the card above first", placeholder: "Answer the card above to continue…" } : waitingAuth ? { hint: "Authorize, then continue first", placeholder: "Authorize, then continue…" } : running ? { hint: "Wait for the reply, or cancel it", placeholder: "The agent is answering…" } : sendOnOpen ? { hint: "Sending once the session is open…", placeholder: "Opening the session…" } : null;
   const sendBlocked = draft.trim() === "" ? null : (blocked?.hint ?? null);
 
   const submit = async () => {
     const text = draft.trim();
+    if (opening && text !== "") {
+      setSendOnOpen(true);
+      return;
+    }
     if (!canSend) return;
     expectTurn();
     const sent = await run(() => handle.send(text, stalled ? { interrupt: true } : {}));
@@ -387,6 +396,14 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
     if (!sent) setActionError(null);
     setFocusNext("composer");
   };
+  // The session opened with a message waiting: send it now (or show why it cannot go: a card
+  // the history brought back, say).
+  useEffect(() => {
+    if (!session || !sendOnOpen) return;
+    setSendOnOpen(false);
+    void submit();
+    // `submit` is this render's (it reads this render's `canSend`); only the opening matters.
+  }, [session, sendOnOpen]);
   const respond = async (action: () => Promise<string | void>) => {
     expectTurn();
     setFocusNext((await run(action)) ? "composer" : "pending");
@@ -513,7 +530,7 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
                 {sendBlocked}
               </span>
             )}
-            <button type="submit" className="primary" data-testid="send" disabled={!canSend} aria-describedby={sendBlocked ? "composer-hint" : undefined}>
+            <button type="submit" className="primary" data-testid="send" disabled={!canSubmit} aria-describedby={sendBlocked ? "composer-hint" : undefined}>
               Send
             </button>
           </div>

@@ -47,8 +47,11 @@
 //!   subscribe again at once with the cursor in the query only (and never send the header again
 //!   for this turn); refused again (or without the header), rebuild from the listings once; each
 //!   step is a [`Command::ResumeFallback`] (issue 14).
-//! - `turn.done` → `Abort` (if still open), `ClearPersisted`, `Status(Done)`; after `Done` or
-//!   `Disconnect` nothing more is emitted.
+//! - `turn.done` → `ClearPersisted`, `Status(Done)`. The stream that carried it is left to end
+//!   by itself (the server closes it right after; an abort here showed every turn's request as
+//!   cancelled, `net::ERR_ABORTED`, in the browser's network panel): `Abort` only if it is still
+//!   open [`DONE_DRAIN_MS`] later, or on `Disconnect`. After `Done` that `Abort` is the only
+//!   command; after `Disconnect` nothing more is emitted.
 //! - At most one request is open at a time: a new one is always preceded by `Abort` of the
 //!   previous one if it was still open (C16c).
 
@@ -63,6 +66,15 @@ pub use input::{Input, Lifecycle, StartMode};
 
 use alloc::collections::VecDeque;
 use backoff::Jitter;
+
+/// How long the stream that delivered `turn.done` may stay open to end by itself before it is
+/// aborted (ms): a server that keeps it open (PROTOCOL §9 shows hanging streams) does not hold
+/// a connection past the turn.
+pub const DONE_DRAIN_MS: u64 = 2_000;
+
+/// How many times one turn's `PostCancel` is sent at most: the first and the resends after
+/// [`Input::CancelFailed`] (a cancel endpoint that keeps failing is not retried frame by frame).
+pub const MAX_CANCEL_SENDS: u32 = 4;
 
 /// A request the machine issues; also "what to do next" after a wait or a pause.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,7 +112,8 @@ enum Phase {
     LiveUnavailable,
     /// Stopped with an error; `Refresh` may restart a retryable one.
     Failed(ConnectionError),
-    /// The turn settled. Final.
+    /// The turn settled. Final; the stream that delivered `turn.done` may still be open until
+    /// `drain_until_ms` ([`DONE_DRAIN_MS`]).
     Done,
     /// The app disconnected. Final.
     Disconnected,
@@ -157,6 +170,8 @@ pub struct Connection {
     auth_refreshed: bool,
     cancel_requested: bool,
     cancel_sent: bool,
+    /// `PostCancel`s sent (see [`MAX_CANCEL_SENDS`]).
+    cancel_sends: u32,
     /// The last sequence number of the open stream (a step back within one stream is out of
     /// order; a new stream may replay from below the cursor).
     stream_last: Option<u64>,
@@ -194,6 +209,9 @@ pub struct Connection {
     /// In `Failed(CreateOutcomeUnknown)`: when the next quiet lookup starts (ms; `None`: none
     /// scheduled) — see [`Config::outcome_recheck_ms`].
     recheck_at_ms: Option<u64>,
+    /// In `Done`: the stream that delivered `turn.done` is still open and is aborted at this
+    /// time (ms) unless it ends first.
+    drain_until_ms: Option<u64>,
     /// Quiet lookups since the last `Refresh` / `Online` that got no answer (the wait doubles).
     rechecks: u32,
     /// The lookup in flight is a quiet re-check: a failure of it goes straight back to
@@ -227,6 +245,7 @@ impl Connection {
             auth_refreshed: false,
             cancel_requested: false,
             cancel_sent: false,
+            cancel_sends: 0,
             stream_last: None,
             order_rebuilt: false,
             resubscribe_after_rebuild: false,
@@ -240,6 +259,7 @@ impl Connection {
             lifecycle_probe: false,
             lookup_deadline_ms: None,
             recheck_at_ms: None,
+            drain_until_ms: None,
             rechecks: 0,
             quiet_lookup: false,
         }
@@ -278,7 +298,8 @@ impl Connection {
             _ => None,
         };
         let persist = if self.is_finished() {
-            None
+            // The only timer after the end: the drain of the stream that delivered `turn.done`.
+            self.drain_until_ms
         } else {
             self.persist_due_ms
         };
@@ -364,7 +385,8 @@ impl Connection {
         grown.min(self.config.max_idle_timeout_ms.max(idle))
     }
 
-    /// `Done` or disconnected: the machine will never emit another command.
+    /// `Done` or disconnected: the turn is over for this machine. After `Done` its only
+    /// command can be the `Abort` of a stream that did not end within [`DONE_DRAIN_MS`].
     pub fn is_finished(&self) -> bool {
         matches!(self.phase, Phase::Done | Phase::Disconnected)
     }
@@ -374,6 +396,7 @@ impl Connection {
     pub fn handle(&mut self, input: Input, now_ms: u64) {
         self.now_ms = self.now_ms.max(now_ms);
         if self.is_finished() {
+            self.drain(&input);
             return;
         }
         match input {
@@ -455,6 +478,8 @@ impl Connection {
                         self.begin_with(Step::Rebuild, !quiet);
                     } else {
                         self.begin(Step::Subscribe);
+                        // The turn runs: a cancel still to be delivered goes now.
+                        self.maybe_send_cancel();
                     }
                 }
             }
@@ -526,6 +551,10 @@ impl Connection {
             }
             Input::Tick => self.on_tick(),
             Input::CheckTurn => self.on_check_turn(),
+            Input::CancelFailed => {
+                // Sent again when the turn is next seen running (see `Input::CancelFailed`).
+                self.cancel_sent = false;
+            }
             Input::Lifecycle(_) => self.on_lifecycle(),
             // Only a write that is due: none after `turn.done` (its checkpoint is cleared).
             Input::PageHide => {
@@ -1163,8 +1192,36 @@ impl Connection {
         self.set_status(ConnectionStatus::LiveUnavailable);
     }
 
+    /// After `Done`: the draining stream ends by itself (its end, or a failure), or is aborted
+    /// once [`DONE_DRAIN_MS`] have passed, or when the app disconnects.
+    fn drain(&mut self, input: &Input) {
+        let Some(until) = self.drain_until_ms else {
+            return;
+        };
+        match input {
+            Input::Eof | Input::NetworkError | Input::InvalidResponse => self.drain_until_ms = None,
+            Input::Tick if self.now_ms >= until => {
+                self.drain_until_ms = None;
+                self.queue.push_back(Command::Abort);
+            }
+            Input::Disconnect => {
+                self.drain_until_ms = None;
+                self.queue.push_back(Command::Abort);
+            }
+            _ => {}
+        }
+    }
+
     fn finish_done(&mut self) {
-        self.abort_if_open();
+        // A stream that carried `turn.done` is left to end by itself (see the module docs);
+        // any other open request is closed now.
+        match self.phase {
+            Phase::InFlight { step, .. } if step.is_stream() => {
+                self.phase = Phase::Closed;
+                self.drain_until_ms = Some(self.now_ms.saturating_add(DONE_DRAIN_MS));
+            }
+            _ => self.abort_if_open(),
+        }
         self.persist_due_ms = None;
         self.phase = Phase::Done;
         self.queue.push_back(Command::ClearPersisted);
@@ -1174,8 +1231,16 @@ impl Connection {
     fn maybe_send_cancel(&mut self) {
         // Cancel targets the session's running turn; before our POST was accepted it could
         // hit an older turn, so it waits until the turn surely exists.
-        if self.cancel_requested && !self.cancel_sent && (self.turn_known || self.post_accepted) {
+        // Not while offline: the request would fail at once and the cancel be lost (a trial:
+        // Stop pressed offline, the reply ran to the end once back online).
+        if self.cancel_requested
+            && !self.cancel_sent
+            && self.online
+            && self.cancel_sends < MAX_CANCEL_SENDS
+            && (self.turn_known || self.post_accepted)
+        {
             self.cancel_sent = true;
+            self.cancel_sends += 1;
             self.queue.push_back(Command::PostCancel);
         }
     }

@@ -47,7 +47,7 @@ fn a_lifecycle_event_on_a_live_stream_reads_the_turn_then_resubscribes() {
             "{event:?}"
         );
         assert_eq!(d.headers(200), Vec::<Command>::new(), "{event:?}");
-        assert_eq!(d.done(6), vec![Abort, ClearPersisted, status(Done)]);
+        assert_eq!(d.done(6), vec![ClearPersisted, status(Done)]);
     }
 }
 

@@ -6,6 +6,7 @@ mod harness;
 
 use forgestream_core::resume::{
     Command, Config, ConnectionError, ConnectionStatus, Input, ResumeFallback, StartMode,
+    DONE_DRAIN_MS, MAX_CANCEL_SENDS,
 };
 use harness::{config, persist, reconnecting, status, subscribe, Driver};
 use Command::{Abort, ClearPersisted, GetTurn, LookupNewestTurn, PostCancel, PostTurn, Rebuild};
@@ -70,8 +71,14 @@ fn create_streams_coalesces_checkpoints_and_settles() {
         Some(200 + 45_000),
         "only the idle watchdog remains"
     );
-    assert_eq!(d.done(4), vec![Abort, ClearPersisted, status(Done)]);
+    // The stream that carried `turn.done` is left to end by itself (no `net::ERR_ABORTED` in
+    // the browser for every turn); a server that keeps it open is cut DONE_DRAIN_MS later.
+    assert_eq!(d.done(4), vec![ClearPersisted, status(Done)]);
     assert!(d.conn.is_finished());
+    assert!(!d.conn.is_stream_open());
+    assert_eq!(d.conn.poll_timeout(), Some(d.now + DONE_DRAIN_MS));
+    assert_eq!(d.feed(Input::Tick), vec![], "not due yet");
+    assert_eq!(d.fire_timeout(), vec![Abort]);
     assert_eq!(d.conn.poll_timeout(), None);
     for input in [
         Input::Eof,
@@ -591,7 +598,50 @@ fn cancel_posts_once_and_keeps_streaming_until_turn_done() {
     d.now = 5_000;
     assert_eq!(d.event(3), vec![persist(3)]);
     assert!(d.conn.is_stream_open());
-    assert_eq!(d.done(4), vec![Abort, ClearPersisted, status(Done)]);
+    assert_eq!(d.done(4), vec![ClearPersisted, status(Done)]);
+    // An app that disconnects while the stream drains closes it at once.
+    assert_eq!(d.feed(Input::Disconnect), vec![Abort]);
+    assert_eq!(d.conn.poll_timeout(), None);
+    assert_eq!(d.advance(1_000_000), vec![]);
+}
+
+/// Stop pressed while offline (a trial: the cancel was lost and the reply ran to its end once
+/// back online): the cancel waits for the connection, then goes out as soon as the turn is read
+/// and found still running.
+#[test]
+fn cancel_while_offline_waits_and_goes_out_once_the_turn_is_seen_running() {
+    let mut d = live_created(config(), 2);
+    d.now = 1_000;
+    d.feed(Input::Offline);
+    assert_eq!(d.feed(Input::Cancel), vec![], "nothing sent offline");
+    let back = d.feed(Input::Online);
+    assert!(back.contains(&GetTurn), "{back:?}");
+    assert!(!back.contains(&PostCancel), "{back:?}");
+    assert_eq!(
+        d.feed(Input::TurnFetched { terminal: false }),
+        vec![subscribe(2), PostCancel]
+    );
+    assert_eq!(d.feed(Input::Cancel), vec![], "one cancel request");
+}
+
+/// A cancel that did not reach the server (network failure, 5xx) is sent again with the next
+/// sign that the turn runs (a frame, or a read of the turn), at most MAX_CANCEL_SENDS in all.
+#[test]
+fn a_failed_cancel_is_sent_again_with_the_next_frame_a_bounded_number_of_times() {
+    let mut d = live_created(config(), 2);
+    assert_eq!(d.feed(Input::Cancel), vec![PostCancel]);
+    let mut seq = 3;
+    for _ in 1..MAX_CANCEL_SENDS {
+        assert_eq!(d.feed(Input::CancelFailed), vec![]);
+        let out = d.event(seq);
+        seq += 1;
+        assert!(out.contains(&PostCancel), "{out:?}");
+    }
+    assert_eq!(d.feed(Input::CancelFailed), vec![]);
+    let out = d.event(seq);
+    assert!(!out.contains(&PostCancel), "bounded: {out:?}");
+    // The turn still ends as usual.
+    assert_eq!(d.done(seq + 1), vec![ClearPersisted, status(Done)]);
 }
 
 #[test]

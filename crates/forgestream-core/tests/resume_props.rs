@@ -1,7 +1,7 @@
 //! Property tests: random input sequences against the connection machine's invariants.
 
 use forgestream_core::resume::{
-    Command, Config, Connection, ConnectionStatus, Input, Lifecycle, StartMode,
+    Command, Config, Connection, ConnectionStatus, Input, Lifecycle, StartMode, MAX_CANCEL_SENDS,
 };
 use proptest::prelude::*;
 
@@ -68,6 +68,7 @@ fn input() -> impl Strategy<Value = Input> {
         1 => Just(Input::Online),
         1 => Just(Input::Offline),
         1 => Just(Input::Cancel),
+        1 => Just(Input::CancelFailed),
         1 => Just(Input::Refresh),
         1 => Just(Input::CheckTurn),
         1 => prop_oneof![
@@ -148,6 +149,12 @@ struct Model {
     last_persist: Option<u64>,
     cleared: bool,
     finished: bool,
+    /// `PostCancel`s emitted, and whether the browser is offline (the model's view).
+    cancels: u32,
+    offline: bool,
+    /// After `Done`: the stream that delivered `turn.done` is still open, left to end by
+    /// itself (at most one `Abort` may follow, for it).
+    draining: bool,
     last_status: Option<ConnectionStatus>,
     awaiting_refresh: bool,
     last_cursor: Option<u64>,
@@ -174,6 +181,11 @@ impl Model {
                 false
             }
             (Input::Eof, Some(Open::Stream { .. })) => true,
+            (Input::Eof | Input::NetworkError | Input::InvalidResponse, None) if self.draining => {
+                // The draining stream ended by itself: no abort is due any more.
+                self.draining = false;
+                false
+            }
             (Input::NetworkError, Some(_)) => true,
             (Input::TurnFetched { .. } | Input::TurnFetchFailed { .. }, Some(Open::GetTurn)) => {
                 true
@@ -185,16 +197,30 @@ impl Model {
         if closes {
             self.open = None;
         }
+        match input {
+            Input::Offline => self.offline = true,
+            Input::Online => self.offline = false,
+            _ => {}
+        }
         if matches!(input, Input::HeadersRefreshed | Input::HeadersRefreshFailed) {
             self.awaiting_refresh = false;
         }
     }
 
     fn after_input(&mut self, input: &Input, commands: &[Command], conn: &Connection, now: u64) {
+        let drain_abort = self.finished && self.draining && commands == [Command::Abort];
         assert!(
-            !self.finished || commands.is_empty(),
+            !self.finished || commands.is_empty() || drain_abort,
             "commands after Done/Disconnect: {commands:?}"
         );
+        if drain_abort {
+            // Only when due, or when the app disconnects.
+            assert!(
+                matches!(input, Input::Tick | Input::Disconnect),
+                "drain abort on {input:?}"
+            );
+            self.draining = false;
+        }
         for command in commands {
             let opens = match command {
                 Command::PostTurn => {
@@ -227,7 +253,16 @@ impl Model {
                     self.awaiting_refresh = true;
                     None
                 }
-                Command::PostCancel => None,
+                Command::PostCancel => {
+                    self.cancels += 1;
+                    assert!(
+                        self.cancels <= MAX_CANCEL_SENDS,
+                        "{} PostCancels",
+                        self.cancels
+                    );
+                    assert!(!self.offline, "PostCancel while offline (it would be lost)");
+                    None
+                }
                 Command::ResumeFallback(_) => None,
                 Command::OutcomeStillUnknown => {
                     // Only for a quiet look, which leaves the status as it was.
@@ -259,6 +294,12 @@ impl Model {
                     }
                     if *status == ConnectionStatus::Done {
                         self.finished = true;
+                        // A stream still open now is the one that carried `turn.done`: the
+                        // machine no longer counts it as open, and it must end or be aborted.
+                        if matches!(self.open, Some(Open::Stream { .. })) {
+                            self.open = None;
+                            self.draining = true;
+                        }
                     }
                     self.last_status = Some(status.clone());
                     None
@@ -271,6 +312,10 @@ impl Model {
         }
         if matches!(input, Input::Disconnect) {
             self.finished = true;
+        }
+        // A draining stream is never left open for good: a deadline is pending.
+        if self.draining {
+            assert!(conn.poll_timeout().is_some(), "draining with no deadline");
         }
         // The cursor never moves back.
         if let (Some(before), Some(after)) = (self.last_cursor, conn.cursor()) {
@@ -317,6 +362,9 @@ fn run(config: Config, mode: StartMode, ops: Vec<Op>) {
         },
         cleared: false,
         finished: false,
+        draining: false,
+        cancels: 0,
+        offline: false,
         last_status: None,
         awaiting_refresh: false,
         last_cursor: None,

@@ -164,8 +164,15 @@ pub enum Input {
     Online,
     /// The browser reports no connectivity (`offline` event): abort and pause retries.
     Offline,
-    /// The user stops the turn: `PostCancel` once, keep streaming until `turn.done`.
+    /// The user stops the turn: `PostCancel` once, keep streaming until `turn.done`. While
+    /// offline the `PostCancel` waits for the connection to come back: it goes out once the turn
+    /// is read and found still running, or with the next frame.
     Cancel,
+    /// The web layer's `PostCancel` got no answer (a network failure) or a server error (5xx,
+    /// 429): the cancel did not reach the turn. It is sent again the same way as a deferred one
+    /// (the next read that finds the turn running, or the next frame), at most
+    /// [`MAX_CANCEL_SENDS`](super::MAX_CANCEL_SENDS) times in all.
+    CancelFailed,
     /// Read the turn's state now (issue 14): the web layer's cancel request returned 2xx, so the
     /// server may already have ended the turn — and a cancel of a turn whose owner crashed writes
     /// no `turn.done` to any stream. An open stream (or a backoff wait) gives way to `GetTurn`:

@@ -421,8 +421,11 @@ impl Session {
             }
             Purpose::Cancel(command) => {
                 self.take_request(id);
-                if let Some(c) = command {
-                    self.settle(c, Err(network()));
+                match command {
+                    Some(c) => self.settle(c, Err(network())),
+                    // The running turn's cancel did not reach the server: its connection sends
+                    // it again once the turn is seen running (offline: after reconnecting).
+                    None => self.feed_conn(resume::Input::CancelFailed),
                 }
             }
             Purpose::CheckTurn { turn_id, attempt } => {
@@ -514,6 +517,9 @@ impl Session {
                         Err(SessionError::http(status, body))
                     };
                     self.settle(c, outcome);
+                } else if status >= 500 || status == 429 {
+                    // A server error is no answer: sent again as after a network failure.
+                    self.feed_conn(resume::Input::CancelFailed);
                 }
             }
             Purpose::CheckTurn { turn_id, attempt } => {

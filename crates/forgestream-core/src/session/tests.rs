@@ -2602,3 +2602,67 @@ fn waiting_for_an_outcome_there_is_none_of_is_aborted() {
     let e = settled(&out, wait).unwrap().as_ref().unwrap_err();
     assert_eq!(e.code, ErrorCode::Aborted);
 }
+
+/// The stream that delivered `turn.done` is left to end by itself: the browser shows the turn's
+/// request as completed, not cancelled (`net::ERR_ABORTED` for every turn, a trial's finding).
+/// A server that keeps it open is cut `DONE_DRAIN_MS` later; a stream that ends is forgotten.
+#[test]
+fn the_stream_that_delivered_turn_done_ends_by_itself_or_is_cut_after_the_drain() {
+    use crate::resume::DONE_DRAIN_MS;
+    let done = "id: 4\ndata: {\"type\":\"turn.done\",\"id\":\"e-done\",\"thread_id\":null,\"state\":{\"status\":\"done\",\"output\":null,\"required_actions\":[]}}\n\n";
+    let aborts = |out: &[Effect]| {
+        out.iter()
+            .filter(|e| matches!(e, Effect::Abort { .. }))
+            .count()
+    };
+    for ends in [true, false] {
+        let mut d = Driver::new();
+        let (post, _) = running_turn(&mut d, "t1", None);
+        let out = d.feed(Input::Bytes {
+            request: post,
+            bytes: done.as_bytes(),
+        });
+        assert_eq!(d.s.connection().status, Some(&ConnectionStatus::Done));
+        assert_eq!(aborts(&out), 0, "{out:?}");
+        if ends {
+            let out = d.feed(Input::End { request: post });
+            assert_eq!(aborts(&out), 0, "{out:?}");
+            d.now += DONE_DRAIN_MS;
+            let out = d.feed(Input::Timer);
+            assert_eq!(aborts(&out), 0, "nothing left to cut: {out:?}");
+        } else {
+            assert_eq!(d.s.poll_timeout(), Some(d.now + DONE_DRAIN_MS));
+            d.now += DONE_DRAIN_MS;
+            let out = d.feed(Input::Timer);
+            assert_eq!(out, vec![Effect::Abort { id: post }]);
+        }
+        assert_eq!(d.s.connection().status, Some(&ConnectionStatus::Done));
+        assert_eq!(d.s.poll_timeout(), None, "no timer left (ends: {ends})");
+    }
+}
+
+/// Stop pressed while the network fails (a trial: offline, the cancel was lost and the reply
+/// ran to its end once back online): a cancel request that got no answer, or a server error,
+/// is sent again when the turn next shows it runs (here its next frame).
+#[test]
+fn a_cancel_that_did_not_reach_the_server_is_sent_again() {
+    for failure in ["network", "503"] {
+        let mut d = Driver::new();
+        let (post, _) = running_turn(&mut d, "t1", None);
+        let (_, effects) = d.command(Command::Cancel);
+        let first = request_to(&effects, Method::Post, "/cancel").id;
+        let out = if failure == "network" {
+            d.feed(Input::NetworkError { request: first })
+        } else {
+            d.respond(first, 503, r#"{"error":{"message":"busy"}}"#)
+        };
+        assert!(requests(&out).is_empty(), "{failure}: {out:?}");
+        let bytes = format!("id: 4\ndata: {}\n\n", delta("m-t1", " more"));
+        let out = d.feed(Input::Bytes {
+            request: post,
+            bytes: bytes.as_bytes(),
+        });
+        let again = request_to(&out, Method::Post, "/cancel").id;
+        assert_ne!(again, first, "{failure}");
+    }
+}
