@@ -68,7 +68,14 @@ function Message({ m, respond }: { m: ChatMessage; respond: ReturnType<typeof us
  */
 function useShowOlder(messages: readonly ChatMessage[], olderTurns: number, showOlder: () => void): () => void {
   const fromBottom = useRef<number | null>(null);
+  // A session opens at its newest message, the end of the page (once: later it is the user's;
+  // a trial found a reloaded long session at the top, the newest turn out of sight below).
+  const opened = useRef(false);
   useLayoutEffect(() => {
+    if (!opened.current && messages.length > 0) {
+      opened.current = true;
+      window.scrollTo(0, document.documentElement.scrollHeight);
+    }
     if (fromBottom.current === null) return;
     window.scrollTo(0, document.documentElement.scrollHeight - fromBottom.current);
     fromBottom.current = null;

@@ -322,6 +322,17 @@ export const newestTurnsFirstOlderOnDemand: Check<"page"> = async ({ page }) => 
   await expect(asked).toHaveText([/number 3$/, /number 4$/, /number 5$/]);
   await expect(page.getByTestId("text")).toHaveCount(3);
   await expect(page.getByTestId("show-older")).toHaveText("Show older (2)");
+  // It opens at the newest message, the end of the page (a trial: both quickstarts opened at
+  // the top, the newest turn out of sight below).
+  await expect
+    .poll(() =>
+      page.evaluate(() => {
+        const texts = document.querySelectorAll('[data-testid="text"]');
+        const last = texts[texts.length - 1]?.getBoundingClientRect();
+        return !!last && window.scrollY > 0 && last.bottom > 0 && last.bottom <= window.innerHeight + 1;
+      }),
+    )
+    .toBe(true);
 
   // A new turn: it joins at the end, the window keeps its first turn.
   await say(page, "Tell a story, 20 words, number 6");
