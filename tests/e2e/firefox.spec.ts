@@ -1,5 +1,5 @@
 import { cyclesLeaveSessionsCollectable } from "./checks/collect";
-import { demoLoads, demoOptimisticSend, demoNotSentFoundWhenTheServerIsBack, demoUnknownFoundWhenTheServerIsBack, demoUnknownRetryFindsTheTurn, refundApproved, refundDenied, switchAfterQuietKeepsPage, vuePageLoads } from "./checks/demo";
+import { demoLoads, demoOptimisticSend, demoNotSentFoundWhenTheServerIsBack, demoUnknownFoundWhenTheServerIsBack, demoUnknownRetryFindsTheTurn, refundApproved, refundDenied, switchAfterQuietKeepsPage, vuePageLoads, demoStopWhileOffline } from "./checks/demo";
 import { viewKeepsUp } from "./checks/lag";
 import { hiddenPageKeepsUp } from "./checks/hidden";
 import { cancelStopsRunningTurn, errorTurnThenRetry, mcpAuthFakeOauth, questionFreeText, questionOptionAnswers, subagentThreadsNest, switchingSessions } from "./checks/scenarios";
@@ -93,6 +93,7 @@ test("at 1280 px the three columns show side by side, without tabs", ({ fx }) =>
 test("screen readers: the composer is labelled; the finished reply is announced once, not per delta", ({ fx }) => replyAnnouncedOnce(fx));
 test("screen readers: a new approval card is announced; focus moves on after Allow and after Deny", ({ fx }) => approvalAnnouncedFocusMoves(fx));
 test("the demo shows the message at once while the server is down; Retry sends it", ({ fx }) => demoOptimisticSend(fx));
+test("Stop pressed while offline cancels the turn once back online", ({ fx }) => demoStopWhileOffline(fx));
 test("a message whose answer was lost with the server down says so within the lookup budget; Retry finds its turn and posts nothing", ({ fx }) => demoUnknownRetryFindsTheTurn(fx));
 test("a message whose answer was lost reads \"Maybe not sent\" while the server is down and becomes its turn's by itself once the server is back (no Retry)", ({ fx }) => demoUnknownFoundWhenTheServerIsBack(fx));
 test("a lost message the server never got reads \"Not sent\" by itself once the server is back, on the message only (no connection banner); Retry sends it once", ({ fx }) => demoNotSentFoundWhenTheServerIsBack(fx));

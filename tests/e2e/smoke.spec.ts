@@ -1,6 +1,6 @@
 import { expect, test } from "@playwright/test";
 import { newSession, sendMessage } from "./helpers";
-import { demoLoads, demoOptimisticSend, demoNotSentFoundWhenTheServerIsBack, demoUnknownFoundWhenTheServerIsBack, demoUnknownRetryFindsTheTurn, switchAfterQuietKeepsPage, vuePageLoads } from "./checks/demo";
+import { demoLoads, demoOptimisticSend, demoNotSentFoundWhenTheServerIsBack, demoUnknownFoundWhenTheServerIsBack, demoUnknownRetryFindsTheTurn, switchAfterQuietKeepsPage, vuePageLoads, demoStopWhileOffline } from "./checks/demo";
 
 // The checks live in checks/demo.ts so that firefox.spec.ts runs the same code in Firefox.
 test("the demo page loads the wasm core", ({ page }) => demoLoads({ page }));
@@ -33,27 +33,7 @@ test("a finished turn's stream completes: not cancelled by the SDK (no net::ERR_
   expect(failed).toEqual([]);
 });
 
-// Stop pressed while offline (a trial: the cancel request failed at once, nothing said so, and
-// the reply ran to its end once back online): the cancel waits for the connection and the turn
-// ends cancelled once the page is back online. Chromium only (Playwright's offline switch).
-test("Stop pressed while offline cancels the turn once back online", async ({ page, context }) => {
-  const cancels: string[] = [];
-  page.on("request", (r) => {
-    if (new URL(r.url()).pathname.endsWith("/cancel")) cancels.push(r.method());
-  });
-  await newSession(page, "storyteller");
-  await sendMessage(page, "Tell a story, 3000 words, 20 ms");
-  await expect(page.getByTestId("connection")).toHaveText("live");
-  await context.setOffline(true);
-  await expect(page.getByTestId("connection")).toHaveText("offline");
-  await page.getByTestId("cancel").click();
-  await new Promise((r) => setTimeout(r, 1_000));
-  expect(cancels, "nothing is sent while offline").toEqual([]);
-  await context.setOffline(false);
-  const turn = page.getByTestId("turn").last();
-  await expect(turn.getByTestId("turn-status")).toHaveText("cancelled", { timeout: 15_000 });
-  expect(cancels).toEqual(["POST"]);
-});
+test("Stop pressed while offline cancels the turn once back online", ({ page, context }) => demoStopWhileOffline({ page, context }));
 
 // Enter pressed while a new session still opens (its turns listing slow to answer): the message
 // is kept, the page says it goes once open, and it is sent then (a trial: Enter did nothing and

@@ -299,3 +299,28 @@ export const switchAfterQuietKeepsPage: Check<"page"> = async ({ page }) => {
   await expect(page.getByTestId("composer")).toBeVisible();
   expect(errors).toEqual([]);
 };
+
+/**
+ * Stop pressed while offline (a trial: the cancel request failed at once, nothing said so, and
+ * the reply ran to its end once back online): nothing is sent while offline, and once back
+ * online the cancel goes out once and the turn ends cancelled.
+ */
+export const demoStopWhileOffline: Check<"page" | "context"> = async ({ page, context }) => {
+  const cancels: string[] = [];
+  page.on("request", (r) => {
+    if (new URL(r.url()).pathname.endsWith("/cancel")) cancels.push(r.method());
+  });
+  await newSession(page, "storyteller");
+  await sendMessage(page, "Tell a story, 3000 words, 20 ms");
+  await expect(page.getByTestId("connection")).toHaveText("live");
+  await context.setOffline(true);
+  await expect(page.getByTestId("connection")).toHaveText("offline");
+  await page.getByTestId("cancel").click();
+  await page.waitForTimeout(1_000);
+  expect(cancels, "nothing is sent while offline").toEqual([]);
+  await context.setOffline(false);
+  const turn = page.getByTestId("turn").last();
+  await expect(turn.getByTestId("turn-status")).toHaveText("cancelled", { timeout: 15_000 });
+  // Firefox's request events come over BiDi, possibly after the page already shows the answer.
+  await expect.poll(() => cancels.join(",")).toBe("POST");
+};

@@ -196,6 +196,17 @@ export class FirefoxContext {
     });
   }
 
+  /**
+   * Playwright's `context.setOffline`: every tab of this user context loses (or gets back) the
+   * network (BiDi `emulation.setNetworkConditions`; the pages see `offline` / `online` events).
+   */
+  async setOffline(offline: boolean): Promise<void> {
+    await this.browser.client.emulationSetNetworkConditions({
+      networkConditions: offline ? { type: "offline" } : null,
+      userContexts: [this.userContext],
+    });
+  }
+
   /** Closes every tab and the user context (its storage goes with it). */
   async close(): Promise<void> {
     for (const page of this.pages) page.detach();
