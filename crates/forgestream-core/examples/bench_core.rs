@@ -916,14 +916,8 @@ struct W2Figures {
 /// `FORGESTREAM_BENCH_W2_ONLY`: W2 decode + apply `runs` times (the first verified), the
 /// median printed.
 fn w2_only(dir: &std::path::Path, runs: usize) -> Fallible<()> {
-    let meta = read_json(&dir.join("w2.json"))?;
-    let path = dir.join("w2-pages.json");
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let pages: Vec<&str> = text
-        .lines()
-        .map(|l| l.trim_end_matches(','))
-        .filter(|l| l.starts_with('{'))
-        .collect();
+    let (meta, text) = read_w2(dir)?;
+    let pages = w2_pages(&text);
     let session_id = field_str(&meta, "session_id")?.to_string();
     let mut secs = Vec::with_capacity(runs);
     for run in 0..runs {
@@ -946,16 +940,27 @@ fn w2_only(dir: &std::path::Path, runs: usize) -> Fallible<()> {
     Ok(())
 }
 
-fn bench_w2(dir: &std::path::Path, runs: usize) -> Fallible<W2Figures> {
+/// W2's description (`w2.json`) and its pages' file (`w2-pages.json`).
+fn read_w2(dir: &std::path::Path) -> Fallible<(Value, String)> {
     let meta = read_json(&dir.join("w2.json"))?;
     let path = dir.join("w2-pages.json");
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    // One page per line (see bench/workloads.mjs); brackets and separators are not pages.
-    let pages: Vec<&str> = text
-        .lines()
+    Ok((meta, text))
+}
+
+/// The pages of `w2-pages.json`: one per line (see bench/workloads.mjs); brackets and
+/// separators are not pages.
+fn w2_pages(text: &str) -> Vec<&str> {
+    text.lines()
         .map(|l| l.trim_end_matches(','))
         .filter(|l| l.starts_with('{'))
-        .collect();
+        .collect()
+}
+
+fn bench_w2(dir: &std::path::Path, runs: usize) -> Fallible<W2Figures> {
+    let (meta, text) = read_w2(dir)?;
+    let path = dir.join("w2-pages.json");
+    let pages = w2_pages(&text);
     let events_total = field_u64(&meta, "events")?;
     if pages.len() as u64 != field_u64(&meta, "pages")? {
         return Err(
