@@ -319,6 +319,19 @@ async function benchMemory() {
   row('W1 retained: forgestream JS + wasm', `**${mb(sdkTotal)} = ${fmt(sdkTotal / text, 2)}×** final text`, '');
   row('W1 retained: baseline JS heap (after GC)', `${mb(base.js)} = ${fmt(base.js / text, 2)}× final text`, 'same method');
   if (sdk.textJsBytes) row('W1 floor: the final text held once as JS strings', `${mb(sdk.textJsBytes)} = ${fmt(sdk.textJsBytes / text, 2)}× final text`, 'V8 keeps a string with any character above U+00FF at two bytes a UTF-16 unit (W1 has CJK, emoji, dashes); what any client that hands the text to the app as strings retains at least, in JS alone');
+  if (CMP_PKG) {
+    // The compared build's W1 retention, alternated with this build's 3 times (the wasm growth
+    // is a high-water mark that moves with where the snapshots fall between reads).
+    const pairs = [];
+    for (let i = 0; i < 3; i++) {
+      const a = await memoryAfter('w1', 'w1-sdk');
+      const c = await memoryAfter('w1', 'w1-sdk', 'net', '?pkg=pkgcmp');
+      pairs.push([a, c]);
+    }
+    results.raw.memory.w1_compare = pairs;
+    const t = (x) => `${fmt((x.js + x.wasmGrowth) / text, 2)}× (JS ${fmt(x.js / text, 2)}× + wasm ${fmt(x.wasmGrowth / text, 2)}×)`;
+    row(`W1 retained compare: this build vs ${CMP_PKG}`, pairs.map(([a, c]) => `${t(a)} vs ${t(c)}`).join('; '), '3 alternated pairs, same page setup as above');
+  }
   target('W1 retained memory ≤ 2× final text', sdkTotal <= 2 * text, `${fmt(sdkTotal / text, 2)}× (JS ${fmt(sdk.js / text, 2)}× + wasm ${fmt(sdk.wasmGrowth / text, 2)}×); baseline ${fmt(base.js / text, 2)}×`, '≤ 2×');
   save();
   // W2: the whole history loaded (in-page pages), the session and its snapshot still held.
