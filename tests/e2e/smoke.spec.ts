@@ -52,3 +52,24 @@ test("a message sent while the session still opens is sent once it is open", asy
   await expect(page.getByTestId("turn").first()).toContainText("Where is ORD-4821?");
   await expect(page.getByTestId("composer")).toHaveValue("");
 });
+
+// The cancel endpoint down for a moment (a re-check: 503s for 1 s used up every resend within
+// 60 ms and the reply ran to its end): the cancel is sent again after growing waits and the turn
+// ends cancelled. Chromium only (the endpoint's answers are rewritten with `page.route`).
+test("Stop while the cancel endpoint fails for a second still cancels the turn", async ({ page }) => {
+  let failUntil = 0;
+  const cancels: number[] = [];
+  await page.route(/\/cancel$/, async (route) => {
+    cancels.push(Date.now());
+    if (failUntil === 0) failUntil = Date.now() + 1_000;
+    if (Date.now() < failUntil) return route.fulfill({ status: 503, contentType: "application/json", headers: { "retry-after": "1" }, body: JSON.stringify({ error: { message: "busy" } }) });
+    return route.continue();
+  });
+  await newSession(page, "storyteller");
+  await sendMessage(page, "Tell a story, 3000 words, 20 ms");
+  await expect(page.getByTestId("connection")).toHaveText("live");
+  await page.getByTestId("cancel").click();
+  await expect(page.getByTestId("turn").last().getByTestId("turn-status")).toHaveText("cancelled", { timeout: 15_000 });
+  expect(cancels.length).toBeGreaterThan(1);
+  expect(cancels.length).toBeLessThanOrEqual(4);
+});

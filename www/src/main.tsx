@@ -404,6 +404,11 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
     void submit();
     // `submit` is this render's (it reads this render's `canSend`); only the opening matters.
   }, [session, sendOnOpen]);
+  // The session failed to open: the message stays in the composer, no longer "sending" (the
+  // page says why it did not open; a re-check saw the hint promise a send that never came).
+  useEffect(() => {
+    if (openError && sendOnOpen) setSendOnOpen(false);
+  }, [openError, sendOnOpen]);
   const respond = async (action: () => Promise<string | void>) => {
     expectTurn();
     setFocusNext((await run(action)) ? "composer" : "pending");

@@ -73,8 +73,12 @@ use backoff::Jitter;
 pub const DONE_DRAIN_MS: u64 = 2_000;
 
 /// How many times one turn's `PostCancel` is sent at most: the first and the resends after
-/// [`Input::CancelFailed`] (a cancel endpoint that keeps failing is not retried frame by frame).
-pub const MAX_CANCEL_SENDS: u32 = 4;
+/// [`Input::CancelFailed`], spaced 1, 2, 4, 8, 16 s apart (a short outage of the cancel endpoint
+/// does not use them up; a re-check found 4 sends gone in 60 ms when each frame resent).
+pub const MAX_CANCEL_SENDS: u32 = 6;
+
+/// The first wait before a failed cancel is sent again, ms (doubling per failure).
+const CANCEL_RETRY_MS: u64 = 1_000;
 
 /// A request the machine issues; also "what to do next" after a wait or a pause.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -172,6 +176,8 @@ pub struct Connection {
     cancel_sent: bool,
     /// `PostCancel`s sent (see [`MAX_CANCEL_SENDS`]).
     cancel_sends: u32,
+    /// After a failed cancel: not sent again before this time (ms).
+    cancel_retry_at_ms: Option<u64>,
     /// The last sequence number of the open stream (a step back within one stream is out of
     /// order; a new stream may replay from below the cursor).
     stream_last: Option<u64>,
@@ -246,6 +252,7 @@ impl Connection {
             cancel_requested: false,
             cancel_sent: false,
             cancel_sends: 0,
+            cancel_retry_at_ms: None,
             stream_last: None,
             order_rebuilt: false,
             resubscribe_after_rebuild: false,
@@ -301,7 +308,10 @@ impl Connection {
             // The only timer after the end: the drain of the stream that delivered `turn.done`.
             self.drain_until_ms
         } else {
-            self.persist_due_ms
+            match (self.persist_due_ms, self.cancel_retry_at_ms) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            }
         };
         match (timer, persist) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -551,10 +561,7 @@ impl Connection {
             }
             Input::Tick => self.on_tick(),
             Input::CheckTurn => self.on_check_turn(),
-            Input::CancelFailed => {
-                // Sent again when the turn is next seen running (see `Input::CancelFailed`).
-                self.cancel_sent = false;
-            }
+            Input::CancelFailed { retry_after_ms } => self.on_cancel_failed(retry_after_ms),
             Input::Lifecycle(_) => self.on_lifecycle(),
             // Only a write that is due: none after `turn.done` (its checkpoint is cleared).
             Input::PageHide => {
@@ -579,6 +586,11 @@ impl Connection {
             Input::Cancel => {
                 if !matches!(self.phase, Phase::Idle | Phase::Failed(_)) {
                     self.cancel_requested = true;
+                    if !self.cancel_sent && self.cancel_sends >= MAX_CANCEL_SENDS {
+                        // Stop pressed again after the last cancel gave up: a new budget.
+                        self.cancel_sends = 0;
+                        self.cancel_retry_at_ms = None;
+                    }
                     self.maybe_send_cancel();
                 }
             }
@@ -793,6 +805,13 @@ impl Connection {
         let now = self.now_ms;
         if matches!(self.persist_due_ms, Some(due) if now >= due) {
             self.flush_persist();
+        }
+        // A failed cancel's wait ended while the live stream runs: the turn runs, send it again
+        // (otherwise the next frame or read of the turn does).
+        if self.cancel_retry_at_ms.is_some_and(|at| now >= at)
+            && matches!(self.phase, Phase::InFlight { step, streaming: true } if step.is_stream())
+        {
+            self.maybe_send_cancel();
         }
         match self.phase {
             Phase::Waiting { until_ms, next } if now >= until_ms => self.begin(next),
@@ -1228,6 +1247,23 @@ impl Connection {
         self.set_status(ConnectionStatus::Done);
     }
 
+    /// See [`Input::CancelFailed`].
+    fn on_cancel_failed(&mut self, retry_after_ms: Option<u64>) {
+        if !self.cancel_sent {
+            return;
+        }
+        self.cancel_sent = false;
+        if self.cancel_sends >= MAX_CANCEL_SENDS {
+            self.queue.push_back(Command::CancelUndelivered);
+            return;
+        }
+        let wait = CANCEL_RETRY_MS
+            .saturating_mul(1u64 << self.cancel_sends.saturating_sub(1).min(16))
+            .min(self.config.backoff_cap_ms.max(CANCEL_RETRY_MS))
+            .max(retry_after_ms.unwrap_or(0));
+        self.cancel_retry_at_ms = Some(self.now_ms.saturating_add(wait));
+    }
+
     fn maybe_send_cancel(&mut self) {
         // Cancel targets the session's running turn; before our POST was accepted it could
         // hit an older turn, so it waits until the turn surely exists.
@@ -1237,8 +1273,10 @@ impl Connection {
             && !self.cancel_sent
             && self.online
             && self.cancel_sends < MAX_CANCEL_SENDS
+            && self.cancel_retry_at_ms.is_none_or(|at| self.now_ms >= at)
             && (self.turn_known || self.post_accepted)
         {
+            self.cancel_retry_at_ms = None;
             self.cancel_sent = true;
             self.cancel_sends += 1;
             self.queue.push_back(Command::PostCancel);

@@ -624,22 +624,59 @@ fn cancel_while_offline_waits_and_goes_out_once_the_turn_is_seen_running() {
     assert_eq!(d.feed(Input::Cancel), vec![], "one cancel request");
 }
 
-/// A cancel that did not reach the server (network failure, 5xx) is sent again with the next
-/// sign that the turn runs (a frame, or a read of the turn), at most MAX_CANCEL_SENDS in all.
+/// A cancel that did not reach the server (network failure, 5xx) is sent again after a wait
+/// (1 s, doubling; longer if `Retry-After` says so) once the turn shows it runs — not with
+/// every frame (a re-check: 4 sends gone in 60 ms during a 1 s outage). After MAX_CANCEL_SENDS
+/// the app is told (`CancelUndelivered`); Stop pressed again starts a new budget.
 #[test]
-fn a_failed_cancel_is_sent_again_with_the_next_frame_a_bounded_number_of_times() {
+fn a_failed_cancel_is_sent_again_after_growing_waits_then_reported() {
     let mut d = live_created(config(), 2);
     assert_eq!(d.feed(Input::Cancel), vec![PostCancel]);
     let mut seq = 3;
+    let mut waits = Vec::new();
     for _ in 1..MAX_CANCEL_SENDS {
-        assert_eq!(d.feed(Input::CancelFailed), vec![]);
+        let failed_at = d.now;
+        assert_eq!(
+            d.feed(Input::CancelFailed {
+                retry_after_ms: None
+            }),
+            vec![]
+        );
         let out = d.event(seq);
         seq += 1;
-        assert!(out.contains(&PostCancel), "{out:?}");
+        assert!(
+            !out.contains(&PostCancel),
+            "not with the next frame: {out:?}"
+        );
+        // The live stream runs: the wait's end sends it (no frame needed; a checkpoint write
+        // may come due first).
+        while !d.fire_timeout().contains(&PostCancel) {
+            assert!(d.now - failed_at <= 16_000, "no resend");
+        }
+        waits.push(d.now - failed_at);
     }
-    assert_eq!(d.feed(Input::CancelFailed), vec![]);
-    let out = d.event(seq);
-    assert!(!out.contains(&PostCancel), "bounded: {out:?}");
+    assert_eq!(waits, vec![1_000, 2_000, 4_000, 8_000, 16_000]);
+    assert_eq!(
+        d.feed(Input::CancelFailed {
+            retry_after_ms: None
+        }),
+        vec![Command::CancelUndelivered]
+    );
+    assert!(!d.event(seq).contains(&PostCancel), "bounded");
+    assert_eq!(
+        d.feed(Input::Cancel),
+        vec![PostCancel],
+        "Stop again: a new budget"
+    );
+    // `Retry-After` longer than the wait is honoured.
+    let failed_at = d.now;
+    d.feed(Input::CancelFailed {
+        retry_after_ms: Some(5_000),
+    });
+    while !d.fire_timeout().contains(&PostCancel) {
+        assert!(d.now - failed_at <= 5_000, "no resend");
+    }
+    assert_eq!(d.now - failed_at, 5_000);
     // The turn still ends as usual.
     assert_eq!(d.done(seq + 1), vec![ClearPersisted, status(Done)]);
 }

@@ -68,7 +68,7 @@ fn input() -> impl Strategy<Value = Input> {
         1 => Just(Input::Online),
         1 => Just(Input::Offline),
         1 => Just(Input::Cancel),
-        1 => Just(Input::CancelFailed),
+        1 => proptest::option::of(0u64..5_000).prop_map(|retry_after_ms| Input::CancelFailed { retry_after_ms }),
         1 => Just(Input::Refresh),
         1 => Just(Input::CheckTurn),
         1 => prop_oneof![
@@ -152,6 +152,8 @@ struct Model {
     /// `PostCancel`s emitted, and whether the browser is offline (the model's view).
     cancels: u32,
     offline: bool,
+    /// `CancelUndelivered` came: a new Stop starts a new budget.
+    undelivered: bool,
     /// After `Done`: the stream that delivered `turn.done` is still open, left to end by
     /// itself (at most one `Abort` may follow, for it).
     draining: bool,
@@ -200,6 +202,10 @@ impl Model {
         match input {
             Input::Offline => self.offline = true,
             Input::Online => self.offline = false,
+            Input::Cancel if self.undelivered => {
+                self.undelivered = false;
+                self.cancels = 0;
+            }
             _ => {}
         }
         if matches!(input, Input::HeadersRefreshed | Input::HeadersRefreshFailed) {
@@ -251,6 +257,10 @@ impl Model {
                 }
                 Command::RefreshHeaders => {
                     self.awaiting_refresh = true;
+                    None
+                }
+                Command::CancelUndelivered => {
+                    self.undelivered = true;
                     None
                 }
                 Command::PostCancel => {
@@ -365,6 +375,7 @@ fn run(config: Config, mode: StartMode, ops: Vec<Op>) {
         draining: false,
         cancels: 0,
         offline: false,
+        undelivered: false,
         last_status: None,
         awaiting_refresh: false,
         last_cursor: None,

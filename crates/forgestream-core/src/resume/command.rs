@@ -37,7 +37,8 @@ pub enum Command {
     RefreshHeaders,
     /// Close the current request/stream (`AbortController.abort()`); report nothing for it.
     Abort,
-    /// `POST …/sessions/{sid}/cancel`. Emitted at most once; the stream continues until
+    /// `POST …/sessions/{sid}/cancel`. Emitted once per Stop, again only after
+    /// [`Input::CancelFailed`](super::Input::CancelFailed); the stream continues until
     /// `turn.done` (`cancelled`).
     PostCancel,
     /// Store the cursor checkpoint `{turnId, seq: after}`. Values only ever grow; checkpoints
@@ -55,6 +56,10 @@ pub enum Command {
     /// first frame after such a silence. Also readable as
     /// [`Connection::silence`](super::Connection::silence).
     Silence(Option<Silence>),
+    /// The turn's cancel could not be delivered: [`MAX_CANCEL_SENDS`](super::MAX_CANCEL_SENDS)
+    /// requests failed (network failures, 5xx, 429). The turn goes on; the user may press Stop
+    /// again later (a new budget) or send a new message, which interrupts it.
+    CancelUndelivered,
     /// A resume was refused and the machine falls back (issue 14): tell the app (a warning).
     ResumeFallback(ResumeFallback),
     /// A quiet look for an unanswered create ([`Config::outcome_recheck_ms`]) ended without an

@@ -169,10 +169,15 @@ pub enum Input {
     /// is read and found still running, or with the next frame.
     Cancel,
     /// The web layer's `PostCancel` got no answer (a network failure) or a server error (5xx,
-    /// 429): the cancel did not reach the turn. It is sent again the same way as a deferred one
-    /// (the next read that finds the turn running, or the next frame), at most
-    /// [`MAX_CANCEL_SENDS`](super::MAX_CANCEL_SENDS) times in all.
-    CancelFailed,
+    /// 429): the cancel did not reach the turn. It is sent again after a wait (1 s, doubling,
+    /// at most `backoff_cap_ms`; longer if the server's `Retry-After` says so), once the turn is
+    /// seen running (the next frame or read of the turn, or the live stream at the wait's end),
+    /// at most [`MAX_CANCEL_SENDS`](super::MAX_CANCEL_SENDS) times in all; then
+    /// [`Command::CancelUndelivered`](super::Command::CancelUndelivered).
+    CancelFailed {
+        /// The failed answer's `Retry-After`, ms.
+        retry_after_ms: Option<u64>,
+    },
     /// Read the turn's state now (issue 14): the web layer's cancel request returned 2xx, so the
     /// server may already have ended the turn — and a cancel of a turn whose owner crashed writes
     /// no `turn.done` to any stream. An open stream (or a backoff wait) gives way to `GetTurn`:

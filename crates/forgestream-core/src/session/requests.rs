@@ -228,6 +228,13 @@ impl Session {
                 };
                 self.warn("recovery", String::from(message));
             }
+            Command::CancelUndelivered => self.warn(
+                "cancel",
+                format!(
+                    "the turn could not be stopped: {} cancel requests failed; it goes on (Stop again, or send a message to interrupt it)",
+                    resume::MAX_CANCEL_SENDS
+                ),
+            ),
             Command::Silence(silence) => {
                 if let Some(run) = self.run.as_mut() {
                     run.silence = silence;
@@ -425,7 +432,9 @@ impl Session {
                     Some(c) => self.settle(c, Err(network())),
                     // The running turn's cancel did not reach the server: its connection sends
                     // it again once the turn is seen running (offline: after reconnecting).
-                    None => self.feed_conn(resume::Input::CancelFailed),
+                    None => self.feed_conn(resume::Input::CancelFailed {
+                        retry_after_ms: None,
+                    }),
                 }
             }
             Purpose::CheckTurn { turn_id, attempt } => {
@@ -519,7 +528,7 @@ impl Session {
                     self.settle(c, outcome);
                 } else if status >= 500 || status == 429 {
                     // A server error is no answer: sent again as after a network failure.
-                    self.feed_conn(resume::Input::CancelFailed);
+                    self.feed_conn(resume::Input::CancelFailed { retry_after_ms });
                 }
             }
             Purpose::CheckTurn { turn_id, attempt } => {

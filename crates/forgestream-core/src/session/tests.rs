@@ -2657,6 +2657,8 @@ fn a_cancel_that_did_not_reach_the_server_is_sent_again() {
             d.respond(first, 503, r#"{"error":{"message":"busy"}}"#)
         };
         assert!(requests(&out).is_empty(), "{failure}: {out:?}");
+        // Sent again once the first wait (1 s) has passed and the turn shows it runs.
+        d.now += 1_000;
         let bytes = format!("id: 4\ndata: {}\n\n", delta("m-t1", " more"));
         let out = d.feed(Input::Bytes {
             request: post,
