@@ -396,19 +396,15 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
     if (!sent) setActionError(null);
     setFocusNext("composer");
   };
-  // The session opened with a message waiting: send it now (or show why it cannot go: a card
-  // the history brought back, say).
+  // A message waiting for the session: sent once it opened (or the page shows why it cannot go:
+  // a card the history brought back, say); if it failed to open, it stays in the composer, no
+  // longer "sending" (the page says why; a re-check saw the hint promise a send that never came).
   useEffect(() => {
-    if (!session || !sendOnOpen) return;
+    if (!sendOnOpen || (!session && !openError)) return;
     setSendOnOpen(false);
-    void submit();
     // `submit` is this render's (it reads this render's `canSend`); only the opening matters.
-  }, [session, sendOnOpen]);
-  // The session failed to open: the message stays in the composer, no longer "sending" (the
-  // page says why it did not open; a re-check saw the hint promise a send that never came).
-  useEffect(() => {
-    if (openError && sendOnOpen) setSendOnOpen(false);
-  }, [openError, sendOnOpen]);
+    if (session) void submit();
+  }, [session, openError, sendOnOpen]);
   const respond = async (action: () => Promise<string | void>) => {
     expectTurn();
     setFocusNext((await run(action)) ? "composer" : "pending");

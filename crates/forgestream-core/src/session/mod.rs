@@ -556,13 +556,9 @@ impl Session {
         let catch_up = self.run.as_ref().and_then(|r| r.catch_up_until_ms);
         let history_retry = self.history.as_ref().and_then(|h| h.retry_at_ms);
         let sync_follow = self.sync_follow.as_ref().map(|(at, _)| *at);
-        // A fold of plain `Option`s: `[…; 5].into_iter().flatten().min()` compiled natively into
-        // ~16 KB of vector code that took ~40% of a one-frame read (the executor asks after every
-        // input; `FORGESTREAM_BENCH_FRAMES=1` under callgrind).
-        let earliest = |a: Option<u64>, b: Option<u64>| match (a, b) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        // Folded pairwise (`resume::earliest` says why; `FORGESTREAM_BENCH_FRAMES=1` under
+        // callgrind measures it).
+        use resume::earliest;
         let timers = earliest(earliest(run, checks), self.tabs.poll_timeout());
         let timers = earliest(earliest(timers, catch_up), history_retry);
         earliest(timers, sync_follow)

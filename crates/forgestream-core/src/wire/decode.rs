@@ -378,18 +378,13 @@ fn known_tool_info(r: &mut Reader<'_>) -> Result<Option<ToolInfo>, JsonError> {
     let InfoField::Text(info_type) = info_type else {
         return Ok(None);
     };
-    Ok(match info_type.as_ref() {
-        "truefoundry-system" => name.text().map(|name| ToolInfo::System { name }),
-        "mcp" => match (server_id.text(), server_name.text(), name.text()) {
-            (Some(server_id), Some(server_name), Some(name)) => Some(ToolInfo::Mcp {
-                server_id,
-                server_name,
-                name,
-            }),
-            _ => None,
-        },
+    let take = |field: &mut InfoField<'_>| core::mem::replace(field, InfoField::Missing).text();
+    Ok(ToolInfo::known(&info_type, |key| match key {
+        "name" => take(&mut name),
+        "server_id" => take(&mut server_id),
+        "server_name" => take(&mut server_name),
         _ => None,
-    })
+    }))
 }
 
 impl Decode for InputItem {

@@ -272,25 +272,29 @@ impl ToolInfo {
     /// strings (missing = empty), else `Unknown` with the object kept.
     pub(crate) fn from_value(raw: Value) -> Self {
         let info_type = type_of(&raw);
-        let known = match info_type.as_str() {
-            "truefoundry-system" => str_or_empty(&raw, "name").map(|name| ToolInfo::System {
-                name: String::from(name),
-            }),
-            "mcp" => match (
-                str_or_empty(&raw, "server_id"),
-                str_or_empty(&raw, "server_name"),
-                str_or_empty(&raw, "name"),
-            ) {
+        let known = ToolInfo::known(&info_type, |key| str_or_empty(&raw, key).map(String::from));
+        known.unwrap_or(ToolInfo::Unknown { info_type, raw })
+    }
+
+    /// The known kinds, by their `type`: `field(key)` gives a member's text (`""` when missing,
+    /// `None` when not a string, which keeps the whole object `Unknown`). The one rule for the
+    /// value route ([`ToolInfo::from_value`]) and the in-place decoder (`wire::decode`).
+    pub(crate) fn known(
+        info_type: &str,
+        mut field: impl FnMut(&'static str) -> Option<String>,
+    ) -> Option<ToolInfo> {
+        match info_type {
+            "truefoundry-system" => field("name").map(|name| ToolInfo::System { name }),
+            "mcp" => match (field("server_id"), field("server_name"), field("name")) {
                 (Some(server_id), Some(server_name), Some(name)) => Some(ToolInfo::Mcp {
-                    server_id: String::from(server_id),
-                    server_name: String::from(server_name),
-                    name: String::from(name),
+                    server_id,
+                    server_name,
+                    name,
                 }),
                 _ => None,
             },
             _ => None,
-        };
-        known.unwrap_or(ToolInfo::Unknown { info_type, raw })
+        }
     }
 }
 
