@@ -49,6 +49,12 @@ export interface AgentSessionHandle {
   cancel: () => Promise<void>;
   disconnect: () => void;
   refresh: () => void;
+  /**
+   * Opens the session again after opening failed (`status: "error"`: the server was down for
+   * longer than the history retries, 0.5 + 1 + 2 + 4 s), e.g. behind a "Try again" button.
+   * Does nothing while the session is open or opening.
+   */
+  reopen: () => void;
 }
 
 const noSession = (): Promise<never> =>
@@ -80,6 +86,8 @@ export function useAgentSession(client: AgentClient | null, options: OpenSession
   // The session is the early handle (its history still loading): shown, but not open for actions.
   const [opening, setOpening] = useState(false);
   const [error, setError] = useState<ForgestreamError | null>(null);
+  // Bumped by `reopen` after a failed open: the effect below runs again.
+  const [attempt, setAttempt] = useState(0);
   const key = JSON.stringify(options);
 
   useEffect(() => {
@@ -125,7 +133,7 @@ export function useAgentSession(client: AgentClient | null, options: OpenSession
     };
     // `key` stands for `options` (compared by value, not identity).
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [client, key]);
+  }, [client, key, attempt]);
 
   const snapshot = useSyncExternalStore(
     session ? session.subscribe : subscribeNothing,
@@ -141,15 +149,19 @@ export function useAgentSession(client: AgentClient | null, options: OpenSession
   const { send, respond, continueAfterAuth, cancel, disconnect, refresh } = useMemo(() => boundActions(open), [open]);
   // The window is view state, not an action: it can widen while the history still loads.
   const showOlder = useCallback((count?: ShownTurns) => session?.showOlder(count), [session]);
+  const failed = error !== null;
+  const reopen = useCallback(() => {
+    if (failed) setAttempt((n) => n + 1);
+  }, [failed]);
 
   const shown = error ?? snapshot.error;
   const status: SessionStatus = error ? "error" : opening ? "loading" : snapshot.status;
   return useMemo(() => {
-    const handle = { session: open, snapshot, olderTurns: snapshot.olderTurns, status, error: shown, send, respond, continueAfterAuth, cancel, disconnect, refresh, showOlder };
+    const handle = { session: open, snapshot, olderTurns: snapshot.olderTurns, status, error: shown, send, respond, continueAfterAuth, cancel, disconnect, refresh, showOlder, reopen };
     // `messages` is derived on first read (snapshot.messages): an app that renders only the
     // turns/items view never pays for it.
     return Object.defineProperty(handle, "messages", handleMessages) as AgentSessionHandle;
-  }, [open, snapshot, status, shown, send, respond, continueAfterAuth, cancel, disconnect, refresh, showOlder]);
+  }, [open, snapshot, status, shown, send, respond, continueAfterAuth, cancel, disconnect, refresh, showOlder, reopen]);
 }
 
 /**

@@ -39,6 +39,8 @@ export interface AgentSessionRefs {
   cancel: () => Promise<void>;
   disconnect: () => void;
   refresh: () => void;
+  /** Opens the session again after opening failed (`status: "error"`), e.g. behind a "Try again" button; does nothing while it is open or opening. */
+  reopen: () => void;
 }
 
 /** Opens a session with `client` (when not null) and mirrors its snapshot into a `shallowRef`. */
@@ -151,5 +153,8 @@ export function useAgentSession(client: MaybeRefOrGetter<AgentClient | null>, op
     refresh: () => session.value?.refresh(),
     // The window is view state, not an action: it can widen while the history still loads.
     showOlder: (count) => shownHandle?.showOlder(count),
+    reopen: () => {
+      if (openError.value) open(toValue(client), toValue(options));
+    },
   };
 }

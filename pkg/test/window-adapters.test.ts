@@ -70,4 +70,32 @@ describe("the history window in the adapters", () => {
     refs.showOlder();
     expect(calls.at(-1)).toBe("h1.showOlder()");
   });
+
+  it("Vue: reopen opens the session again after opening failed, and only then", async () => {
+    const { client: base } = fakeClient();
+    let loads = 0;
+    const client = {
+      session: (id: string) => {
+        const h = (base as unknown as { session: (id: string) => Record<string, unknown> }).session(id);
+        // The first open's history fails (the server restarting); later ones load.
+        return { ...h, loadAndResume: () => (++loads <= 1 ? Promise.reject(new Error("http 500")) : Promise.resolve()) };
+      },
+    } as unknown as AgentClient;
+    const scope = effectScope();
+    const refs = scope.run(() => useAgentSession(client, { sessionId: "s1" }))!;
+    await new Promise((r) => setTimeout(r, 0));
+    expect(refs.status.value).toBe("error");
+    expect(refs.session.value).toBeNull();
+    refs.reopen();
+    expect(refs.status.value).toBe("loading");
+    await new Promise((r) => setTimeout(r, 0));
+    expect(refs.session.value?.id).toBe("s1");
+    expect(refs.error.value).toBeNull();
+    expect(loads).toBe(2);
+    // Open: reopen does nothing.
+    refs.reopen();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(loads).toBe(2);
+    scope.stop();
+  });
 });

@@ -73,3 +73,39 @@ test("Stop while the cancel endpoint fails for a second still cancels the turn",
   expect(cancels.length).toBeGreaterThan(1);
   expect(cancels.length).toBeLessThanOrEqual(4);
 });
+
+// Opening a session whose history fails for a moment (a 500 blip, the server restarting): the
+// first timeline page is asked for again and the session opens by itself; an outage longer than
+// the retries (0.5 + 1 + 2 + 4 s) says so with Try again, which opens it (a re-check: "Could not
+// open the session" until the page was reloaded, clicking the session did nothing). Chromium
+// only (the listing fails through page.route).
+test("a session whose history fails to load opens once the server answers: a blip by itself, a longer outage with Try again", async ({ page }) => {
+  await newSession(page, "support");
+  await sendMessage(page, "Where is ORD-4821?");
+  await expect(page.getByTestId("connection")).toHaveAttribute("data-status", "done");
+  const reply = (await page.getByTestId("message-text").last().textContent()) ?? "";
+  expect(reply).toContain("ORD-4821");
+  let failing = 1;
+  let asked = 0;
+  await page.route(/\/events\?/, async (route) => {
+    asked++;
+    if (failing-- > 0) await route.fulfill({ status: 500, contentType: "application/json", body: '{"error":{"message":"boom"}}' });
+    else await route.continue();
+  });
+  await page.reload();
+  await expect(page.getByTestId("message-text").last()).toHaveText(reply);
+  await expect(page.getByTestId("connection")).toHaveAttribute("data-status", "done");
+  await expect(page.getByTestId("error")).toHaveCount(0);
+  expect(asked).toBeGreaterThanOrEqual(2);
+
+  failing = Number.POSITIVE_INFINITY;
+  asked = 0;
+  await page.reload();
+  await expect(page.getByTestId("error")).toContainText("Could not open the session", { timeout: 15_000 });
+  expect(asked).toBe(5);
+  failing = 0;
+  await page.getByTestId("reopen").click();
+  await expect(page.getByTestId("message-text").last()).toHaveText(reply);
+  await expect(page.getByTestId("error")).toHaveCount(0);
+  await expect(page.getByTestId("connection")).toHaveAttribute("data-status", "done");
+});

@@ -439,7 +439,10 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
         {openError && (
           <div className="banner banner-error" role="alert" data-testid="error">
             Could not open the session — {openError.code}
-            {openError.status ? ` ${openError.status}` : ""}: {openError.message}
+            {openError.status ? ` ${openError.status}` : ""}: {openError.message}{" "}
+            <button type="button" className="link" data-testid="reopen" onClick={handle.reopen}>
+              Try again
+            </button>
           </div>
         )}
         {/* A send whose outcome is unknown, or that the server showed was never created, says so

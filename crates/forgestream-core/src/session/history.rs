@@ -121,16 +121,13 @@ impl Session {
         }
     }
 
-    /// A history request failed (`status: None`: no response): after the first page a transient
-    /// failure waits [`HISTORY_RETRY_MS`] and asks for the same page again; otherwise, or after
-    /// the last wait, the load fails.
+    /// A history request failed (`status: None`: no response): a transient failure, the first
+    /// page's too, waits [`HISTORY_RETRY_MS`] and asks for the same page again; otherwise, or
+    /// after the last wait, the load fails.
     pub(super) fn history_page_failed(&mut self, status: Option<u16>, error: SessionError) {
         let transient = matches!(status, None | Some(408 | 425 | 429 | 500..=599));
         let now = self.now_ms;
-        let timeline_first = self.timeline_first();
-        // The load's first request is its first listing without a page token.
-        let first = |h: &History| h.token.is_none() && h.events == timeline_first;
-        if let Some(h) = self.history.as_mut().filter(|h| transient && !first(h)) {
+        if let Some(h) = self.history.as_mut().filter(|_| transient) {
             if let Some(wait) = HISTORY_RETRY_MS.get(h.failures as usize) {
                 h.failures += 1;
                 h.retry_at_ms = Some(now.saturating_add(*wait));

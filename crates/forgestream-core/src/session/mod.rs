@@ -223,11 +223,13 @@ pub const HISTORY_APPLY_MS: u64 = 100;
 /// The longest gap between two applies of history pages (ms): a long load still shows its older
 /// turns every few seconds.
 pub const HISTORY_APPLY_MAX_MS: u64 = 3_200;
-/// The waits before a history page that failed mid-load (a network error, 408, 425, 429 or a
-/// 5xx, after at least one page came in) is asked for again, ms; after the last the load fails.
-/// Why: a restore follows its live turn from the newest page on (`history.rs`), so a failure
-/// there no longer shows as a failed restore — one lost older page left the history cut short
-/// behind an `idle` badge (a re-check helper: 67 of 401 turns, no retry).
+/// The waits before a history page that failed (a network error, 408, 425, 429 or a 5xx) is
+/// asked for again, ms; after the last the load fails. Why: a restore follows its live turn from
+/// the newest page on (`history.rs`), so a failure there no longer shows as a failed restore —
+/// one lost older page left the history cut short behind an `idle` badge (a re-check helper: 67
+/// of 401 turns, no retry). The first page is asked for again too: failing at once left a session
+/// opened during a server restart or a 500 blip on "could not open" until the page was reloaded
+/// (a re-check helper, session 24).
 pub const HISTORY_RETRY_MS: [u64; 4] = [500, 1_000, 2_000, 4_000];
 /// The default [`Config::history_apply_max_events`]: the most timeline events gathered before
 /// they are applied, gap or not. Gathered events wait decoded (~850 bytes each natively, more
@@ -413,7 +415,7 @@ struct History {
     /// The page token of the request in flight (`None`: a listing's first page).
     token: Option<String>,
     /// Failed attempts at the page in flight, and when it is asked for again (`now_ms`); a
-    /// failure after the load's first page is retried ([`HISTORY_RETRY_MS`]).
+    /// transient failure is retried ([`HISTORY_RETRY_MS`]).
     failures: u32,
     retry_at_ms: Option<u64>,
 }

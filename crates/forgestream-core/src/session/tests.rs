@@ -1234,8 +1234,15 @@ fn a_cross_origin_network_failure_hints_at_cors() {
             },
         );
         let (load, out) = d.command(Command::Load);
-        let first = request_to(&out, Method::Get, "/events").id;
-        let out = d.feed(Input::NetworkError { request: first });
+        let mut page = request_to(&out, Method::Get, "/events").id;
+        // A network failure is asked for again (HISTORY_RETRY_MS) before the load fails.
+        let mut out = d.feed(Input::NetworkError { request: page });
+        for wait in HISTORY_RETRY_MS {
+            assert!(settled(&out, load).is_none(), "{out:?}");
+            d.now += wait;
+            page = request_to(&d.feed(Input::Timer), Method::Get, "/events").id;
+            out = d.feed(Input::NetworkError { request: page });
+        }
         match settled(&out, load) {
             Some(Err(e)) => (e.code, e.message.clone()),
             other => panic!("expected the load to fail, got {other:?}"),
@@ -1844,6 +1851,40 @@ fn an_older_page_that_fails_is_asked_for_again() {
         warnings.iter().all(|(code, _)| code != "history"),
         "{warnings:?}"
     );
+}
+
+/// The load's first page failing transiently (a 500 blip, the server restarting: no response)
+/// is asked for again too: the open succeeds once the server answers, where it had failed at
+/// once and left "could not open the session" until a reload (a re-check helper, session 24).
+/// A status that is not transient (404) still fails the load at once.
+#[test]
+fn the_first_history_page_that_fails_transiently_is_asked_for_again() {
+    let mut d = Driver::new();
+    let (load, out) = d.command(Command::Load);
+    let first = request_to(&out, Method::Get, "/events").id;
+    let out = d.respond(first, 500, r#"{"error":{"message":"boom"}}"#);
+    assert_eq!(settled(&out, load), None, "not failed: {out:?}");
+    assert!(requests(&out).is_empty(), "not at once: {out:?}");
+    assert_eq!(
+        d.s.connection_state(),
+        ConnectionState::Loading { turn_id: None }
+    );
+    d.now += HISTORY_RETRY_MS[0];
+    let again = request_to(&d.feed(Input::Timer), Method::Get, "/events").id;
+    let out = d.feed(Input::NetworkError { request: again });
+    assert_eq!(settled(&out, load), None);
+    d.now += HISTORY_RETRY_MS[1];
+    let again = request_to(&d.feed(Input::Timer), Method::Get, "/events").id;
+    let out = d.respond(again, 200, EMPTY_EVENTS);
+    let list = request_to(&out, Method::Get, "/turns?limit=25").id;
+    let out = d.respond(list, 200, EMPTY_TURNS);
+    assert!(matches!(settled(&out, load), Some(Ok(_))), "{out:?}");
+
+    let mut d = Driver::new();
+    let (load, out) = d.command(Command::Load);
+    let first = request_to(&out, Method::Get, "/events").id;
+    let out = d.respond(first, 404, r#"{"error":{"message":"no such session"}}"#);
+    assert!(matches!(settled(&out, load), Some(Err(_))), "{out:?}");
 }
 
 #[test]
