@@ -364,6 +364,13 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
   // Ticks like the badge's "no activity for …", so the banner and the badge show one duration.
   const now = useNow(stalled && silence.since !== null);
   const running = turnRunning && status !== "liveUnavailable" && !stalled;
+  // The turn Cancel was pressed for, until it ends: the page says it is stopping — and, while
+  // offline, that the stop goes once back online (a re-check: Stop pressed offline showed
+  // nothing, the reply just kept its place). The SDK sends the cancel then; pressing again is
+  // harmless.
+  const [stopFor, setStopFor] = useState<string | null>(null);
+  const stopping = turnRunning && stopFor === last?.turnId;
+  const stopHint = status === "offline" ? "Stopping once back online…" : "Stopping the reply…";
   const waitingTools = snapshot.pending.some((p) => p.kind !== "mcpAuth");
   const waitingAuth = snapshot.pending.some((p) => p.kind === "mcpAuth");
   const canDrop = status === "live" || status === "connecting";
@@ -376,7 +383,7 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
   // Why Send is off: the composer's placeholder says it while empty, the hint beside Send once
   // there is text (the placeholder goes as the user types: a trial saw a greyed-out Send with
   // no reason).
-  const blocked = waitingTools ? { hint: "Answer the card above first", placeholder: "Answer the card above to continue…" } : waitingAuth ? { hint: "Authorize, then continue first", placeholder: "Authorize, then continue…" } : running ? { hint: "Wait for the reply, or cancel it", placeholder: "The agent is answering…" } : sendOnOpen ? { hint: "Sending once the session is open…", placeholder: "Opening the session…" } : null;
+  const blocked = waitingTools ? { hint: "Answer the card above first", placeholder: "Answer the card above to continue…" } : waitingAuth ? { hint: "Authorize, then continue first", placeholder: "Authorize, then continue…" } : stopping ? { hint: stopHint, placeholder: stopHint } : running ? { hint: "Wait for the reply, or cancel it", placeholder: "The agent is answering…" } : sendOnOpen ? { hint: "Sending once the session is open…", placeholder: "Opening the session…" } : null;
   const sendBlocked = draft.trim() === "" ? null : (blocked?.hint ?? null);
 
   const submit = async () => {
@@ -430,8 +437,19 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
               Drop connection
             </button>
             {turnRunning && (
-              <button type="button" className="danger" data-testid="cancel" onClick={() => void respond(() => handle.cancel())}>
-                Cancel
+              <button
+                type="button"
+                className="danger"
+                data-testid="cancel"
+                onClick={() => {
+                  const turn = last?.turnId ?? null;
+                  void respond(async () => {
+                    await handle.cancel();
+                    setStopFor(turn);
+                  });
+                }}
+              >
+                {stopping ? "Stopping…" : "Cancel"}
               </button>
             )}
           </div>

@@ -316,11 +316,16 @@ export const demoStopWhileOffline: Check<"page" | "context"> = async ({ page, co
   await context.setOffline(true);
   await expect(page.getByTestId("connection")).toHaveText("offline");
   await page.getByTestId("cancel").click();
+  // The page says the stop is waiting for the network (a re-check: it said nothing).
+  await expect(page.getByTestId("cancel")).toHaveText("Stopping…");
+  await expect(page.getByTestId("composer")).toHaveAttribute("placeholder", "Stopping once back online…");
   await page.waitForTimeout(1_000);
   expect(cancels, "nothing is sent while offline").toEqual([]);
   await context.setOffline(false);
   const turn = page.getByTestId("turn").last();
   await expect(turn.getByTestId("turn-status")).toHaveText("cancelled", { timeout: 15_000 });
+  await expect(page.getByTestId("cancel")).toHaveCount(0);
+  await expect(page.getByTestId("composer")).not.toHaveAttribute("placeholder", /Stopping/);
   // Firefox's request events come over BiDi, possibly after the page already shows the answer.
   await expect.poll(() => cancels.join(",")).toBe("POST");
 };
