@@ -81,7 +81,11 @@ function statusOf(base: SessionSnapshot, error: ForgestreamError | null, submitt
   if (error || c.status === "failed") return "error";
   if (c.status === "loading") return "loading";
   const last = base.turns[base.turns.length - 1];
-  if (last?.status === "running" && (c.status === "live" || c.status === "connecting")) return "streaming";
+  // The followed turn runs: the view shows it last, running — or not yet (a reload follows the
+  // live turn before its history is in), and the engine refuses a send (`turn-running`) all the
+  // same (a re-check: Enter on a reopened session read `idle`, then "Not sent").
+  const followed = c.status === "live" || c.status === "connecting";
+  if (followed && (last?.status === "running" || (c.turnId !== null && last?.turnId !== c.turnId))) return "streaming";
   if (base.pending.length > 0 || last?.status === "paused") return "paused";
   return "idle";
 }

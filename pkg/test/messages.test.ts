@@ -324,6 +324,24 @@ describe("ChatStore", () => {
     expect(store.getSnapshot().status).toBe("idle");
   });
 
+  it("a followed turn the view does not show yet (a reload follows it before its history is in) reads streaming, as the engine refuses a send then", () => {
+    const source = new Source();
+    const store = new ChatStore(source);
+    const live = (turnId: string) => ({ status: "live" as const, turnId, silentMs: null, silentSinceMs: null, stalled: false });
+    const t1 = turn("t1", [msg("t1", "m1", { text: "Done." })], { input: said("a") });
+    source.set({ ...snap([t1]), connection: live("t2") });
+    expect(store.getSnapshot().status).toBe("streaming");
+    source.set({ ...snap([]), connection: live("t2") });
+    expect(store.getSnapshot().status).toBe("streaming");
+    // Shown, running: streaming; shown, ended (the badge not yet done): not.
+    source.set({ ...snap([t1, turn("t2", [], { status: "running", input: said("b") })]), connection: live("t2") });
+    expect(store.getSnapshot().status).toBe("streaming");
+    source.set({ ...snap([t1, turn("t2", [], { status: "done", input: said("b") })]), connection: live("t2") });
+    expect(store.getSnapshot().status).toBe("idle");
+    source.set({ ...snap([t1]), connection: { status: "done", turnId: "t1" } as SessionSnapshot["connection"] });
+    expect(store.getSnapshot().status).toBe("idle");
+  });
+
   it("optimistic send: pending at once, reconciled with the turn (same key), status submitting then streaming", async () => {
     const source = new Source();
     const store = new ChatStore(source);

@@ -109,3 +109,26 @@ test("a session whose history fails to load opens once the server answers: a bli
   await expect(page.getByTestId("error")).toHaveCount(0);
   await expect(page.getByTestId("connection")).toHaveAttribute("data-status", "done");
 });
+
+// Enter pressed while a reloaded session reopens with its reply still streaming (the turns
+// listing slowed, so the live turn is followed before its history is in): the page keeps the
+// message in the composer and says to wait or cancel — no "Not sent: a turn is running … {
+// interrupt: true }" (a re-check, 3 of 4 runs). Chromium only (page.route).
+test("Enter while a reopened session's reply still streams keeps the message and says to wait", async ({ page }) => {
+  await newSession(page, "storyteller");
+  await sendMessage(page, "Tell a story, 800 words, 20 ms");
+  await expect(page.getByTestId("connection")).toHaveText("live");
+  await page.waitForTimeout(500);
+  await page.route(/\/turns\?limit=/, async (route) => {
+    await new Promise((r) => setTimeout(r, 1_500));
+    await route.continue().catch(() => {});
+  });
+  await page.reload();
+  await page.getByTestId("composer").fill("Another one, 30 words");
+  await page.getByTestId("composer").press("Enter");
+  await page.waitForTimeout(2_500);
+  await expect(page.getByTestId("composer")).toHaveValue("Another one, 30 words");
+  await expect(page.getByTestId("composer-hint")).toHaveText("Wait for the reply, or cancel it");
+  await expect(page.getByTestId("user-input").filter({ hasText: "Another one" })).toHaveCount(0);
+  await expect(page.getByTestId("cancel")).toBeVisible();
+});

@@ -241,7 +241,7 @@ function UserText({ message, unreachable = null }: { message: UserMessage; unrea
       )}
       {(message.state === "failed" || message.state === "unknown") && (
         <p className="user-failed" role="alert">
-          {message.state === "failed" ? "Not sent" : "Maybe not sent"}: {message.error.message}{" "}
+          {message.state === "failed" ? "Not sent" : "Maybe not sent"}: {failureText(message.error)}{" "}
           <button type="button" className="link" onClick={() => void message.retry().catch(() => {})}>
             Retry
           </button>
@@ -501,4 +501,14 @@ function Typing() {
       <span />
     </span>
   );
+}
+
+/**
+ * Why a message was not sent, in the user's words where the SDK's message is meant for
+ * developers: `turn-running` names `{ interrupt: true }` (a re-check showed it to a user who
+ * pressed Enter while a reopened session's reply still streamed).
+ */
+function failureText(error: { code: string; message: string }): string {
+  if (error.code === "turn-running") return "the agent was still answering. Retry once it is done, or cancel it first.";
+  return error.message;
 }

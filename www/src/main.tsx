@@ -355,7 +355,10 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
   const status = snapshot.connection.status;
   // A turn the server still reports running but whose live stream is gone (412: expired, or a
   // crashed server) may never end; a new turn is the way on (the server cancels the stuck one).
-  const turnRunning = last?.status === "running";
+  // Or a turn the session follows that the view does not show yet (a reload follows the live
+  // turn before its history is in): the SDK's status reads `streaming` then.
+  const turnRunning = last?.status === "running" || snapshot.status === "streaming";
+  const runningTurn = snapshot.connection.turnId ?? last?.turnId ?? null;
   // A turn that has sent nothing through several watchdog cycles while the server still reports
   // it running (a crashed owner, or a very long silent tool call) may never end either: Send
   // stays enabled and sends a new turn, which interrupts it (the SDK keeps checking meanwhile).
@@ -369,16 +372,18 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
   // nothing, the reply just kept its place). The SDK sends the cancel then; pressing again is
   // harmless.
   const [stopFor, setStopFor] = useState<string | null>(null);
-  const stopping = turnRunning && stopFor === last?.turnId;
+  const stopping = turnRunning && stopFor === runningTurn;
   const stopHint = status === "offline" ? "Stopping once back online…" : "Stopping the reply…";
   const waitingTools = snapshot.pending.some((p) => p.kind !== "mcpAuth");
   const waitingAuth = snapshot.pending.some((p) => p.kind === "mcpAuth");
   const canDrop = status === "live" || status === "connecting";
-  const canSend = !!session && !busy && !running && !waitingTools && !waitingAuth && draft.trim() !== "";
   // Enter or Send while the session still opens (its newest turns being read) is kept and sent
   // once it is open, not dropped (a trial: on a slow server, Enter did nothing and said nothing).
+  // Open but still `loading` counts too: whether a turn runs is not known yet (a re-check: a
+  // reload whose tab took over the live turn just after opening sent into it — "Not sent").
   const [sendOnOpen, setSendOnOpen] = useState(false);
-  const opening = !session && !openError;
+  const opening = (!session && !openError) || handle.status === "loading";
+  const canSend = !!session && !opening && !busy && !running && !waitingTools && !waitingAuth && draft.trim() !== "";
   const canSubmit = canSend || (opening && !sendOnOpen && draft.trim() !== "");
   // Why Send is off: the composer's placeholder says it while empty, the hint beside Send once
   // there is text (the placeholder goes as the user types: a trial saw a greyed-out Send with
@@ -407,11 +412,11 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
   // a card the history brought back, say); if it failed to open, it stays in the composer, no
   // longer "sending" (the page says why; a re-check saw the hint promise a send that never came).
   useEffect(() => {
-    if (!sendOnOpen || (!session && !openError)) return;
+    if (!sendOnOpen || opening) return;
     setSendOnOpen(false);
     // `submit` is this render's (it reads this render's `canSend`); only the opening matters.
     if (session) void submit();
-  }, [session, openError, sendOnOpen]);
+  }, [session, opening, sendOnOpen]);
   const respond = async (action: () => Promise<string | void>) => {
     expectTurn();
     setFocusNext((await run(action)) ? "composer" : "pending");
@@ -442,7 +447,7 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
                 className="danger"
                 data-testid="cancel"
                 onClick={() => {
-                  const turn = last?.turnId ?? null;
+                  const turn = runningTurn;
                   void respond(async () => {
                     await handle.cancel();
                     setStopFor(turn);
