@@ -429,7 +429,7 @@ export class ChatStore {
             );
             return;
           }
-          const notSent = new ForgestreamError("network", "the message was not sent: the server has no turn for it (sending it again is safe)", { retryable: true });
+          const notSent = new ForgestreamError("network", "the server has no turn for it (sending it again is safe)", { retryable: true });
           if (this.#actionError === error || this.#actionError === shownError) this.#actionError = notSent;
           this.#put({ ...entry, state: "failed", error: notSent, retry: resend });
         },

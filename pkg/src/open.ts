@@ -116,3 +116,42 @@ async function createOnce(client: AgentClient, body: CreateSessionBody, scope: {
   }
   return client.session(await id);
 }
+
+/** The waits before an adapter opens a session again by itself after a retryable failure, ms. */
+export const REOPEN_WAITS_MS: readonly number[] = [5_000, 10_000, 20_000, 40_000, 60_000];
+
+/**
+ * After opening a known session (`options.sessionId`) failed retryably — the server down or
+ * restarting for longer than the history's own retries — opens it again by itself: after
+ * {@link REOPEN_WAITS_MS} (the last repeating; `failures` is how many reopens already failed),
+ * or at once when the browser comes back `online` or the page becomes visible again. A trial
+ * restarted the server and saw "Could not open the session" stay until Try again was pressed.
+ * Not for `create`: a create whose answer was lost may have made a session, and another
+ * would be left behind. Returns the cleanup (the adapters call it when the open changes).
+ */
+export function reopenLater(options: OpenSessionOptions, error: { retryable: boolean } | null, failures: number, reopen: () => void): () => void {
+  if (!error?.retryable || !options.sessionId || typeof window === "undefined") return () => {};
+  const wait = REOPEN_WAITS_MS[Math.min(failures, REOPEN_WAITS_MS.length - 1)]!;
+  let done = false;
+  const go = () => {
+    if (done || document.visibilityState === "hidden") return;
+    done = true;
+    stop();
+    reopen();
+  };
+  const timer = setTimeout(go, wait);
+  const visible = () => {
+    if (document.visibilityState === "visible") go();
+  };
+  window.addEventListener("online", go);
+  document.addEventListener("visibilitychange", visible);
+  function stop() {
+    clearTimeout(timer);
+    window.removeEventListener("online", go);
+    document.removeEventListener("visibilitychange", visible);
+  }
+  return () => {
+    done = true;
+    stop();
+  };
+}

@@ -3,13 +3,13 @@
  * SSR-safe: nothing here touches `window` at import time; on the server the hook returns an
  * empty snapshot and does no I/O.
  */
-import { useCallback, useEffect, useMemo, useState, useSyncExternalStore } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from "react";
 import type { AgentClient, AgentSession } from "./index.js";
 import { ForgestreamError } from "./errors.js";
 import type { Decision, InputItem } from "./types.js";
 import { EMPTY_CHAT_SNAPSHOT, LOADING_CHAT_SNAPSHOT, type ChatSnapshot, type SessionStatus, type ShownTurns } from "./chat.js";
 import type { ChatMessage } from "./messages.js";
-import { openSession, type OpenSessionOptions } from "./open.js";
+import { openSession, reopenLater, type OpenSessionOptions } from "./open.js";
 
 export type { OpenSessionOptions } from "./open.js";
 
@@ -52,7 +52,9 @@ export interface AgentSessionHandle {
   /**
    * Opens the session again after opening failed (`status: "error"`: the server was down for
    * longer than the history retries, 0.5 + 1 + 2 + 4 s), e.g. behind a "Try again" button.
-   * Does nothing while the session is open or opening.
+   * Does nothing while the session is open or opening. A `sessionId` open that failed retryably
+   * is also reopened by itself (`reopenLater` in open.ts: after 5 s doubling to 60 s, or once
+   * back online or visible).
    */
   reopen: () => void;
 }
@@ -88,6 +90,8 @@ export function useAgentSession(client: AgentClient | null, options: OpenSession
   const [error, setError] = useState<ForgestreamError | null>(null);
   // Bumped by `reopen` after a failed open: the effect below runs again.
   const [attempt, setAttempt] = useState(0);
+  // Reopens by itself that failed in a row (`reopenLater`'s waits grow with it).
+  const failures = useRef(0);
   const key = JSON.stringify(options);
 
   useEffect(() => {
@@ -108,6 +112,7 @@ export function useAgentSession(client: AgentClient | null, options: OpenSession
       (s) => {
         opened = s;
         if (live) {
+          failures.current = 0;
           setSession(s);
           setOpening(false);
         } else s.close();
@@ -134,6 +139,18 @@ export function useAgentSession(client: AgentClient | null, options: OpenSession
     // `key` stands for `options` (compared by value, not identity).
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [client, key, attempt]);
+
+  // A known session that failed to open retryably is opened again by itself (`reopenLater`).
+  useEffect(
+    () =>
+      reopenLater(options, error, failures.current, () => {
+        failures.current += 1;
+        setAttempt((n) => n + 1);
+      }),
+    // `key` stands for `options`.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+    [error, key],
+  );
 
   const snapshot = useSyncExternalStore(
     session ? session.subscribe : subscribeNothing,

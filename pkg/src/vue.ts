@@ -11,7 +11,7 @@ import { ForgestreamError } from "./errors.js";
 import type { Decision, InputItem } from "./types.js";
 import { EMPTY_CHAT_SNAPSHOT, LOADING_CHAT_SNAPSHOT, type ChatSnapshot, type SessionStatus, type ShownTurns } from "./chat.js";
 import type { ChatMessage } from "./messages.js";
-import { openSession, type OpenSessionOptions } from "./open.js";
+import { openSession, reopenLater, type OpenSessionOptions } from "./open.js";
 
 export type { OpenSessionOptions } from "./open.js";
 
@@ -51,12 +51,18 @@ export function useAgentSession(client: MaybeRefOrGetter<AgentClient | null>, op
   // Showing the early handle's history while the session opens (see `open`).
   const opening = shallowRef(false);
   let stop: (() => void) | undefined;
+  // A known session that failed to open retryably is opened again by itself (`reopenLater`):
+  // its cleanup, and how many such reopens failed in a row.
+  let stopReopen: (() => void) | undefined;
+  let failures = 0;
   /** The handle whose snapshots are shown (the early one while opening): `showOlder` widens its window. */
   let shownHandle: AgentSession | null = null;
 
   const open = (c: AgentClient | null, o: OpenSessionOptions) => {
     stop?.();
     stop = undefined;
+    stopReopen?.();
+    stopReopen = undefined;
     openError.value = null;
     if (!c) return;
     // While the session opens (restore reads the history first): `loading`.
@@ -94,6 +100,7 @@ export function useAgentSession(client: MaybeRefOrGetter<AgentClient | null>, op
     openSession(c, o, onOpen).then(
       (s) => {
         if (!live) return s.close();
+        failures = 0;
         opened = s;
         show(s, true);
         early?.close();
@@ -110,6 +117,10 @@ export function useAgentSession(client: MaybeRefOrGetter<AgentClient | null>, op
         opening.value = false;
         snapshot.value = EMPTY_CHAT_SNAPSHOT;
         openError.value = ForgestreamError.from(e);
+        stopReopen = reopenLater(o, openError.value, failures, () => {
+          failures += 1;
+          open(c, o);
+        });
       },
     );
   };
@@ -124,7 +135,11 @@ export function useAgentSession(client: MaybeRefOrGetter<AgentClient | null>, op
     { immediate: true },
   );
 
-  if (getCurrentScope()) onScopeDispose(() => stop?.());
+  if (getCurrentScope())
+    onScopeDispose(() => {
+      stop?.();
+      stopReopen?.();
+    });
 
   const error = computed(() => openError.value ?? snapshot.value.error);
   const need = (): AgentSession => {

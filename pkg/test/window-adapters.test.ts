@@ -4,10 +4,10 @@
  * `showOlder` / `olderTurns` pass through, also while the history still loads. The React hook
  * shares `openSession`; the quickstart's e2e check drives it (tests/e2e/checks/chat.ts).
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { effectScope } from "vue";
 import { EMPTY_CHAT_SNAPSHOT, type ShownTurns } from "../src/chat.js";
-import { openSession } from "../src/open.js";
+import { openSession, reopenLater, REOPEN_WAITS_MS } from "../src/open.js";
 import { useAgentSession } from "../src/vue.js";
 import type { AgentClient } from "../src/index.js";
 
@@ -97,5 +97,55 @@ describe("the history window in the adapters", () => {
     await new Promise((r) => setTimeout(r, 0));
     expect(loads).toBe(2);
     scope.stop();
+  });
+
+  it("reopenLater: a known session that failed retryably is opened again after growing waits, or at once online; never for create or a lasting error", () => {
+    vi.useFakeTimers();
+    const win = new EventTarget();
+    const doc = Object.assign(new EventTarget(), { visibilityState: "visible" });
+    vi.stubGlobal("window", win);
+    vi.stubGlobal("document", doc);
+    try {
+      let reopened = 0;
+      const reopen = () => void reopened++;
+      const down = { retryable: true };
+      let stop = reopenLater({ sessionId: "s1" }, down, 0, reopen);
+      vi.advanceTimersByTime(REOPEN_WAITS_MS[0]! - 1);
+      expect(reopened).toBe(0);
+      vi.advanceTimersByTime(1);
+      expect(reopened).toBe(1);
+      // Once only: the listeners are gone with it.
+      win.dispatchEvent(new Event("online"));
+      expect(reopened).toBe(1);
+      // After failures, the wait grows; the browser back online does not wait for it.
+      stop = reopenLater({ sessionId: "s1" }, down, 2, reopen);
+      vi.advanceTimersByTime(REOPEN_WAITS_MS[1]!);
+      expect(reopened).toBe(1);
+      win.dispatchEvent(new Event("online"));
+      expect(reopened).toBe(2);
+      // A hidden page waits until it is visible again.
+      stop = reopenLater({ sessionId: "s1" }, down, 0, reopen);
+      doc.visibilityState = "hidden";
+      vi.advanceTimersByTime(REOPEN_WAITS_MS[0]!);
+      expect(reopened).toBe(2);
+      doc.visibilityState = "visible";
+      doc.dispatchEvent(new Event("visibilitychange"));
+      expect(reopened).toBe(3);
+      // Cleaned up (the open changed): nothing.
+      stop = reopenLater({ sessionId: "s1" }, down, 0, reopen);
+      stop();
+      vi.advanceTimersByTime(120_000);
+      win.dispatchEvent(new Event("online"));
+      expect(reopened).toBe(3);
+      // Not for a create, nor for an error that waiting does not mend (not-found).
+      reopenLater({ create: { agent: { name: "support" } } }, down, 0, reopen);
+      reopenLater({ sessionId: "s1" }, { retryable: false }, 0, reopen);
+      vi.advanceTimersByTime(120_000);
+      win.dispatchEvent(new Event("online"));
+      expect(reopened).toBe(3);
+    } finally {
+      vi.unstubAllGlobals();
+      vi.useRealTimers();
+    }
   });
 });

@@ -437,7 +437,9 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
             </code>
           </div>
           <div className="session-controls">
-            <ConnectionBadge snapshot={snapshot} onRefresh={handle.refresh} />
+            {/* Opening failed: the badge says so too (a trial saw "idle" beside "Could not open
+                the session"), and its Refresh opens the session again. */}
+            <ConnectionBadge snapshot={openError ? { ...snapshot, connection: { status: "failed", turnId: null }, error: openError } : snapshot} onRefresh={openError ? handle.reopen : handle.refresh} />
             <button type="button" data-testid="drop-connection" disabled={!canDrop} onClick={() => session?.dropConnection()} title="Simulate a network failure; the SDK reconnects">
               Drop connection
             </button>

@@ -269,9 +269,14 @@ export const demoNotSentFoundWhenTheServerIsBack: Check = async ({ page, request
   serverBack();
   await expect(mine).toHaveAttribute("data-state", "failed", { timeout: 15_000 });
   await expect(mine).toContainText("Not sent");
+  // Said once ("Not sent: the message was not sent…" said it twice), and the badge no longer
+  // reads failed: the server answered (a trial saw "failed · network" stay 24 s).
+  await expect(mine).not.toContainText("was not sent");
+  await expect(page.getByTestId("connection")).not.toHaveAttribute("data-status", "failed");
   await expect(page.getByTestId("connection-failure")).toHaveCount(0);
   await page.waitForTimeout(500);
   await expect(page.getByTestId("connection-failure")).toHaveCount(0);
+  await expect(page.getByTestId("connection")).not.toHaveAttribute("data-status", "failed");
   await mine.getByRole("button", { name: "Retry" }).click();
   await expect(page.getByTestId("local-message")).toHaveCount(0, { timeout: 15_000 });
   await oneTurnForTheMessage(page, request, sid);

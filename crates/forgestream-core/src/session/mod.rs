@@ -376,6 +376,15 @@ struct Run {
     replaced_checked: bool,
 }
 
+impl Run {
+    /// The run's create got no answer and a lookup then showed the server has no such turn
+    /// (`TurnNotCreated`): nothing was sent, nothing is followed. The run stays only to answer
+    /// [`Command::AwaitCreateOutcome`].
+    fn not_created(&self) -> bool {
+        self.status == ConnectionStatus::Failed(resume::ConnectionError::TurnNotCreated)
+    }
+}
+
 /// Progress of `restore`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum RestoreState {
@@ -577,10 +586,15 @@ impl Session {
             // A run the app disconnected follows nothing any more: its connection machine is
             // finished without `Done` (it emits no status of its own for that), so the badge
             // is idle at once, not the `live` it had before the socket closed.
+            //
+            // A send whose lookup showed the server never created its turn follows nothing
+            // either: the badge is idle, not `failed`, once the server answered (a trial: "failed
+            // · network" stayed with the server back; the message itself reads "Not sent").
             status: self
                 .run
                 .as_ref()
                 .filter(|r| !(r.conn.is_finished() && r.status != ConnectionStatus::Done))
+                .filter(|r| !r.not_created())
                 .map(|r| &r.status),
             turn_id: self.run.as_ref().and_then(|r| r.turn_id.as_deref()),
             silence: self.run.as_ref().and_then(|r| r.silence.as_ref()),
@@ -589,10 +603,10 @@ impl Session {
 
     /// The error the active turn's connection failed with (only while it shows `failed`).
     pub fn error(&self) -> Option<&SessionError> {
-        let failed = matches!(
-            self.run.as_ref().map(|r| &r.status),
-            Some(ConnectionStatus::Failed(_))
-        );
+        let failed = self
+            .run
+            .as_ref()
+            .is_some_and(|r| matches!(r.status, ConnectionStatus::Failed(_)) && !r.not_created());
         self.last_error.as_ref().filter(|_| failed)
     }
 

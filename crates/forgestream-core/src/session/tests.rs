@@ -2540,6 +2540,13 @@ fn a_lookup_that_shows_no_such_turn_says_sending_again_is_safe() {
     let lookup = request_to(&out, Method::Get, "/turns?limit=1&order=desc").id;
     let out = d.respond(lookup, 200, r#"{"data":[],"pagination":{}}"#);
     assert_eq!(settled(&out, wait), Some(&Ok(Settled::Created(None))));
+    // The server answered: the badge is idle, not `failed` (a trial: "failed · network" stayed
+    // with the server back), and the connection reports no error (the message carries it).
+    assert_eq!(
+        d.s.connection_state(),
+        ConnectionState::Idle { turn_id: None }
+    );
+    assert_eq!(d.s.error(), None);
     let (again, out) = d.command(Command::AwaitCreateOutcome);
     assert_eq!(settled(&out, again), Some(&Ok(Settled::Created(None))));
     // Sending again now posts (the first one created nothing).
