@@ -1,4 +1,5 @@
 import type { AgentClient, AgentSession } from "./index.js";
+import { ForgestreamError } from "./errors.js";
 import type { ShownTurns } from "./chat.js";
 import type { CreateSessionBody } from "./types.js";
 
@@ -109,7 +110,9 @@ async function createOnce(client: AgentClient, body: CreateSessionBody, scope: {
       },
       (e: unknown) => {
         pending.delete(key);
-        throw e;
+        const error = ForgestreamError.from(e);
+        createFailures.add(error);
+        throw error;
       },
     );
     inFlight.set(key, id);
@@ -117,20 +120,24 @@ async function createOnce(client: AgentClient, body: CreateSessionBody, scope: {
   return client.session(await id);
 }
 
+/** Errors of a session create (see {@link reopenLater}: never opened again by itself). */
+const createFailures = new WeakSet<object>();
+
 /** The waits before an adapter opens a session again by itself after a retryable failure, ms. */
 export const REOPEN_WAITS_MS: readonly number[] = [5_000, 10_000, 20_000, 40_000, 60_000];
 
 /**
- * After opening a known session (`options.sessionId`) failed retryably — the server down or
- * restarting for longer than the history's own retries — opens it again by itself: after
- * {@link REOPEN_WAITS_MS} (the last repeating; `failures` is how many reopens already failed),
- * or at once when the browser comes back `online` or the page becomes visible again. A trial
- * restarted the server and saw "Could not open the session" stay until Try again was pressed.
- * Not for `create`: a create whose answer was lost may have made a session, and another
- * would be left behind. Returns the cleanup (the adapters call it when the open changes).
+ * After opening a session failed retryably — the server down or restarting for longer than the
+ * history's own retries — opens it again by itself: after {@link REOPEN_WAITS_MS} (the last
+ * repeating; `failures` is how many reopens already failed), or at once when the browser comes
+ * back `online` or the page becomes visible again. A trial restarted the server and saw "Could
+ * not open the session" stay until Try again was pressed. Not after a failed create (`create`,
+ * or `restore` with nothing to restore): a create whose answer was lost may have made a
+ * session, and another would be left behind. Returns the cleanup (the adapters call it when
+ * the open changes).
  */
-export function reopenLater(options: OpenSessionOptions, error: { retryable: boolean } | null, failures: number, reopen: () => void): () => void {
-  if (!error?.retryable || !options.sessionId || typeof window === "undefined") return () => {};
+export function reopenLater(error: ForgestreamError | null, failures: number, reopen: () => void): () => void {
+  if (!error?.retryable || createFailures.has(error) || typeof window === "undefined") return () => {};
   const wait = REOPEN_WAITS_MS[Math.min(failures, REOPEN_WAITS_MS.length - 1)]!;
   let done = false;
   const go = () => {

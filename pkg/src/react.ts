@@ -52,9 +52,9 @@ export interface AgentSessionHandle {
   /**
    * Opens the session again after opening failed (`status: "error"`: the server was down for
    * longer than the history retries, 0.5 + 1 + 2 + 4 s), e.g. behind a "Try again" button.
-   * Does nothing while the session is open or opening. A `sessionId` open that failed retryably
-   * is also reopened by itself (`reopenLater` in open.ts: after 5 s doubling to 60 s, or once
-   * back online or visible).
+   * Does nothing while the session is open or opening. An open that failed retryably (not a
+   * create) is also reopened by itself (`reopenLater` in open.ts: after 5 s doubling to 60 s, or
+   * once back online or visible).
    */
   reopen: () => void;
 }
@@ -143,13 +143,11 @@ export function useAgentSession(client: AgentClient | null, options: OpenSession
   // A known session that failed to open retryably is opened again by itself (`reopenLater`).
   useEffect(
     () =>
-      reopenLater(options, error, failures.current, () => {
+      reopenLater(error, failures.current, () => {
         failures.current += 1;
         setAttempt((n) => n + 1);
       }),
-    // `key` stands for `options`.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-    [error, key],
+    [error],
   );
 
   const snapshot = useSyncExternalStore(

@@ -117,7 +117,7 @@ export function useAgentSession(client: MaybeRefOrGetter<AgentClient | null>, op
         opening.value = false;
         snapshot.value = EMPTY_CHAT_SNAPSHOT;
         openError.value = ForgestreamError.from(e);
-        stopReopen = reopenLater(o, openError.value, failures, () => {
+        stopReopen = reopenLater(openError.value, failures, () => {
           failures += 1;
           open(c, o);
         });

@@ -7,6 +7,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { effectScope } from "vue";
 import { EMPTY_CHAT_SNAPSHOT, type ShownTurns } from "../src/chat.js";
+import { ForgestreamError } from "../src/errors.js";
 import { openSession, reopenLater, REOPEN_WAITS_MS } from "../src/open.js";
 import { useAgentSession } from "../src/vue.js";
 import type { AgentClient } from "../src/index.js";
@@ -99,7 +100,7 @@ describe("the history window in the adapters", () => {
     scope.stop();
   });
 
-  it("reopenLater: a known session that failed retryably is opened again after growing waits, or at once online; never for create or a lasting error", () => {
+  it("reopenLater: a session that failed to open retryably is opened again after growing waits, or at once online; never after a failed create or a lasting error", async () => {
     vi.useFakeTimers();
     const win = new EventTarget();
     const doc = Object.assign(new EventTarget(), { visibilityState: "visible" });
@@ -108,8 +109,8 @@ describe("the history window in the adapters", () => {
     try {
       let reopened = 0;
       const reopen = () => void reopened++;
-      const down = { retryable: true };
-      let stop = reopenLater({ sessionId: "s1" }, down, 0, reopen);
+      const down = new ForgestreamError("network", "the request failed (network)");
+      let stop = reopenLater(down, 0, reopen);
       vi.advanceTimersByTime(REOPEN_WAITS_MS[0]! - 1);
       expect(reopened).toBe(0);
       vi.advanceTimersByTime(1);
@@ -118,13 +119,13 @@ describe("the history window in the adapters", () => {
       win.dispatchEvent(new Event("online"));
       expect(reopened).toBe(1);
       // After failures, the wait grows; the browser back online does not wait for it.
-      stop = reopenLater({ sessionId: "s1" }, down, 2, reopen);
+      stop = reopenLater(down, 2, reopen);
       vi.advanceTimersByTime(REOPEN_WAITS_MS[1]!);
       expect(reopened).toBe(1);
       win.dispatchEvent(new Event("online"));
       expect(reopened).toBe(2);
       // A hidden page waits until it is visible again.
-      stop = reopenLater({ sessionId: "s1" }, down, 0, reopen);
+      stop = reopenLater(down, 0, reopen);
       doc.visibilityState = "hidden";
       vi.advanceTimersByTime(REOPEN_WAITS_MS[0]!);
       expect(reopened).toBe(2);
@@ -132,14 +133,21 @@ describe("the history window in the adapters", () => {
       doc.dispatchEvent(new Event("visibilitychange"));
       expect(reopened).toBe(3);
       // Cleaned up (the open changed): nothing.
-      stop = reopenLater({ sessionId: "s1" }, down, 0, reopen);
+      stop = reopenLater(down, 0, reopen);
       stop();
       vi.advanceTimersByTime(120_000);
       win.dispatchEvent(new Event("online"));
       expect(reopened).toBe(3);
-      // Not for a create, nor for an error that waiting does not mend (not-found).
-      reopenLater({ create: { agent: { name: "support" } } }, down, 0, reopen);
-      reopenLater({ sessionId: "s1" }, { retryable: false }, 0, reopen);
+      // Not after a failed create (another could be left behind), nor for an error that
+      // waiting does not mend (not-found).
+      const creating = { createSession: () => Promise.reject(new ForgestreamError("network", "the request failed (network)")) } as unknown as AgentClient;
+      const createError = await openSession(creating, { restore: false, create: { agent: { name: "support" } } }).then(
+        () => null,
+        (e: unknown) => e as ForgestreamError,
+      );
+      expect(createError).toMatchObject({ code: "network", retryable: true });
+      reopenLater(createError, 0, reopen);
+      reopenLater(new ForgestreamError("not-found", "gone"), 0, reopen);
       vi.advanceTimersByTime(120_000);
       win.dispatchEvent(new Event("online"));
       expect(reopened).toBe(3);

@@ -16,7 +16,9 @@ function text(content: ContentView | null | undefined): string {
 const Chat = defineComponent({
   props: { client: { type: Object as PropType<AgentClient>, required: true } },
   setup(props) {
-    const { session, snapshot, error, send, cancel } = useAgentSession(props.client, { create: { agent: { name: "storyteller" } } });
+    const { session, snapshot, status, error, send, cancel, reopen } = useAgentSession(props.client, { create: { agent: { name: "storyteller" } } });
+    // Opening failed: the badge says so beside the banner (a re-check saw "idle" there).
+    const badge = () => (status.value === "error" && !session.value ? "failed" : snapshot.value.connection.status);
     const draft = ref("");
     const sendError = ref<string | null>(null);
     const running = computed(() => snapshot.value.turns.at(-1)?.status === "running");
@@ -45,9 +47,16 @@ const Chat = defineComponent({
       h("main", { class: "vue-main" }, [
         h("div", { class: "session-head" }, [
           h("div", [h("h1", "storyteller"), h("code", { class: "muted small", "data-testid": "session-id" }, session.value?.id ?? "creating…")]),
-          h("div", { class: `badge badge-${snapshot.value.connection.status}` }, [h("span", { class: "dot" }), h("span", { class: "badge-status", "data-testid": "connection" }, snapshot.value.connection.status)]),
+          h("div", { class: `badge badge-${badge()}` }, [h("span", { class: "dot" }), h("span", { class: "badge-status", "data-testid": "connection" }, badge())]),
         ]),
-        error.value ? h("div", { class: "banner banner-error", "data-testid": "error" }, `${error.value.code}: ${error.value.message}`) : null,
+        error.value
+          ? h("div", { class: "banner banner-error", "data-testid": "error" }, [
+              `${error.value.code}: ${error.value.message} `,
+              // Opening failed: opened again by itself when it can be (the adapter's reopen
+              // after a retryable failure), or now.
+              session.value ? null : h("button", { type: "button", class: "link", "data-testid": "reopen", onClick: reopen }, "Try again"),
+            ])
+          : null,
         sendError.value ? h("div", { class: "banner banner-error", "data-testid": "action-error" }, sendError.value) : null,
         h(
           "ol",

@@ -811,11 +811,15 @@ impl Connection {
         if matches!(self.persist_due_ms, Some(due) if now >= due) {
             self.flush_persist();
         }
-        // A failed cancel's wait ended while the live stream runs: the turn runs, send it again
-        // (otherwise the next frame or read of the turn does).
-        if self.cancel_retry_at_ms.is_some_and(|at| now >= at)
-            && matches!(self.phase, Phase::InFlight { step, streaming: true } if step.is_stream())
-        {
+        // A failed cancel's wait ended while the live stream runs, or while the turn runs with
+        // no live stream to follow (`LiveUnavailable`: no frame or read will come by itself):
+        // the turn runs, send it again (otherwise the next frame or read of the turn does).
+        let runs = match self.phase {
+            Phase::InFlight { step, streaming } => streaming && step.is_stream(),
+            Phase::LiveUnavailable => true,
+            _ => false,
+        };
+        if runs && self.cancel_retry_at_ms.is_some_and(|at| now >= at) {
             self.maybe_send_cancel();
         }
         match self.phase {
@@ -877,7 +881,9 @@ impl Connection {
                 self.refill_if_healthy();
                 self.begin(Step::GetTurn);
             }
-            Phase::Waiting { .. } => self.begin(Step::GetTurn),
+            // No live stream: only this read shows the cancel took (the turn ends `cancelled`),
+            // else its subscribe ends `LiveUnavailable` again.
+            Phase::Waiting { .. } | Phase::LiveUnavailable => self.begin(Step::GetTurn),
             _ => {}
         }
     }
@@ -1214,6 +1220,9 @@ impl Connection {
         self.flush_persist();
         self.phase = Phase::LiveUnavailable;
         self.set_status(ConnectionStatus::LiveUnavailable);
+        // The server holds the turn as running: a cancel still to be delivered goes now (a
+        // re-check: a cancel lost in a server crash left the turn running behind "Stopping…").
+        self.maybe_send_cancel();
     }
 
     /// After `Done`: the draining stream ends by itself (its end, or a failure), or is aborted

@@ -681,6 +681,46 @@ fn a_failed_cancel_is_sent_again_after_growing_waits_then_reported() {
     assert_eq!(d.done(seq + 1), vec![ClearPersisted, status(Done)]);
 }
 
+/// A cancel lost with the server (its request failed, then the live stream died and came back
+/// 412: the turn runs with no live stream): the machine sends it again once it reads
+/// `LiveUnavailable` — no frame or read of the turn would come by itself — and reads the turn
+/// when the cancel returns, so the turn ends `cancelled` (a re-check: "Stopping…" stayed for
+/// good, the turn running on the server).
+#[test]
+fn a_cancel_lost_before_the_live_stream_went_away_is_sent_again() {
+    let mut d = live_attached(config(), 12);
+    assert_eq!(d.feed(Input::Cancel), vec![PostCancel]);
+    d.feed(Input::CancelFailed {
+        retry_after_ms: None,
+    });
+    d.feed(Input::NetworkError);
+    let mut out = d.fire_timeout();
+    if out.contains(&GetTurn) {
+        out = d.feed(Input::TurnFetched { terminal: false });
+    }
+    assert!(!out.contains(&PostCancel), "not before its wait: {out:?}");
+    assert_eq!(d.headers(412), vec![status(Rebuilding), Rebuild]);
+    let mut out = d.feed(Input::RebuildDone { terminal: false });
+    assert!(out.contains(&status(LiveUnavailable)), "{out:?}");
+    let started = d.now;
+    for _ in 0..8 {
+        if out.contains(&PostCancel) || d.conn.poll_timeout().is_none() {
+            break;
+        }
+        out = d.fire_timeout();
+    }
+    assert!(out.contains(&PostCancel), "no resend: {out:?}");
+    assert!(d.now - started <= 2_000, "late: {} ms", d.now - started);
+    // The cancel request returned: the turn is read, and it ended.
+    assert_eq!(d.feed(Input::CheckTurn), vec![GetTurn]);
+    let out = d.feed(Input::TurnFetched { terminal: true });
+    assert!(out.contains(&Rebuild), "{out:?}");
+    assert_eq!(
+        d.feed(Input::RebuildDone { terminal: true }),
+        vec![ClearPersisted, status(Done)]
+    );
+}
+
 #[test]
 fn cancel_before_the_post_is_accepted_waits_for_it() {
     let mut d = Driver::new(config());

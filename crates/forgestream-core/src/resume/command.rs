@@ -204,7 +204,7 @@ impl fmt::Display for ConnectionError {
                 f.write_str("the server did not answer, and could not be asked whether it has the turn: it may not have been created (checking again never sends it twice)")
             }
             ConnectionError::TurnNotCreated => {
-                f.write_str("creating the turn failed; no turn was created")
+                f.write_str("the server has no turn for it: none was created (sending it again is safe)")
             }
             ConnectionError::InvalidResponse => {
                 f.write_str("the server's answer broke the protocol")

@@ -145,7 +145,9 @@ impl SessionError {
             }
         };
         match cause {
-            Some(c) if c.code == code => c.clone(),
+            // A create the server showed it never made says so (sending again is safe), not
+            // only its last request's failure (a re-check: "Not sent: the request failed").
+            Some(c) if c.code == code && error != ConnectionError::TurnNotCreated => c.clone(),
             cause => SessionError {
                 code,
                 message: match cause {
@@ -190,10 +192,16 @@ mod tests {
         assert_eq!(e.code.as_str(), "outcome-unknown");
         assert!(e.retryable);
         assert!(e.message.contains("fetch failed"), "{}", e.message);
-        // A create that definitely failed stays a plain network error.
+        // A create that definitely failed stays a plain network error, saying so.
         let e = SessionError::connection(ConnectionError::TurnNotCreated, Some(&cause));
         assert_eq!(e.code, ErrorCode::Network);
         assert_eq!(e.status, None);
+        assert!(
+            e.message.contains("sending it again is safe"),
+            "{}",
+            e.message
+        );
+        assert!(e.message.contains("fetch failed"), "{}", e.message);
         // Refused with an HTTP status: the status stays (the message says it too).
         let refused = SessionError::http(503, br#"{"error":{"message":"busy"}}"#);
         let e = SessionError::connection(ConnectionError::TurnNotCreated, Some(&refused));
