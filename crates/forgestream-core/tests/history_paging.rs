@@ -58,6 +58,10 @@ fn load(answer: impl Fn(&str) -> String) -> (Session, Vec<HttpRequest>, Option<S
 
 const TURN: &str = r#"{"id":"t1","session_id":"s1","previous_turn_id":null,"state":{"status":"done","output":null,"completed_at":"2026-12-01T00:00:05Z"},"created_at":"2026-12-01T00:00:00Z"}"#;
 
+/// t1's `turn.done` as a session-timeline item (a timeline shows an ended turn's end; one it
+/// shows running while the turns listing shows it ended is rebuilt from its events).
+const DONE: &str = r#"{"turn_id":"t1","event":{"type":"turn.done","id":"d-t1","turn_id":"t1","thread_id":null,"created_at":"2026-12-01T00:00:05Z","state":{"status":"done","output":null,"completed_at":"2026-12-01T00:00:05Z"}}}"#;
+
 /// One session-timeline item: a complete `model.message` of turn t1 with `text`.
 fn message(n: usize) -> String {
     format!(
@@ -152,10 +156,10 @@ fn a_listing_that_ends_normally_warns_nothing() {
             return page(&[TURN.to_string()], None);
         }
         match token(url) {
-            None => page(&[message(1)], Some("b")),
+            None => page(&[DONE.to_string(), message(1)], Some("b")),
             Some(_) => page(&[message(2)], None),
         }
     });
-    assert_eq!(made.len(), 3);
+    assert_eq!(made.len(), 3, "{made:?}");
     assert!(protocol_warnings(&mut s).is_empty());
 }

@@ -42,6 +42,8 @@ use super::{
     HISTORY_RETRY_MS, MAX_EVENT_PAGES, MAX_TURN_PAGES,
 };
 use crate::id::Id;
+use crate::reduce::TurnStatus;
+use crate::resume::{ConnectionStatus, StartMode};
 use crate::wire;
 
 impl Session {
@@ -68,6 +70,7 @@ impl Session {
             for_restore,
             for_sync: false,
             token: None,
+            ended_after_timeline: Vec::new(),
             failures: 0,
             retry_at_ms: None,
         });
@@ -166,6 +169,9 @@ impl Session {
         if !events {
             match parse_json::<wire::Listing<wire::Turn>>(body) {
                 Ok(page) => {
+                    if self.timeline_first() {
+                        self.note_ended_after_timeline(&page.data);
+                    }
                     let changes = self.view.apply_turns(&page.data);
                     self.record(changes);
                     let Some(h) = self.history.as_mut() else {
@@ -258,14 +264,48 @@ impl Session {
         }
     }
 
-    /// The whole timeline is in: turns a newer turn replaced are checked, the waiters settle and
-    /// a restore resumes the stream.
+    /// Turns of a listing page that the timeline showed running and that have ended since: the
+    /// events they persisted after the timeline was read (a message that finished, `turn.done`)
+    /// are in neither listing (a soak run: a load during the turn's last moments showed it
+    /// paused on an approval with the message asking for it missing).
+    fn note_ended_after_timeline(&mut self, listed: &[wire::Turn]) {
+        let ended: Vec<String> = listed
+            .iter()
+            .filter(|t| t.state.is_terminal())
+            .filter(|t| {
+                self.view
+                    .turn(&t.id)
+                    .is_some_and(|v| v.status == TurnStatus::Running)
+            })
+            .map(|t| t.id.clone())
+            .collect();
+        if let Some(h) = self.history.as_mut() {
+            h.ended_after_timeline.extend(ended);
+        }
+    }
+
+    /// The whole timeline is in: turns a newer turn replaced are checked, a turn that ended
+    /// after the timeline was read is rebuilt, the waiters settle and a restore resumes the
+    /// stream.
     fn history_done(&mut self) {
         let Some(h) = self.history.take() else {
             return;
         };
         self.dirty = true;
         self.loaded = true;
+        // The newest turn that ended after the timeline was read (only the newest turn runs):
+        // rebuilt from its events listing as a 412 would be (check, then `GET …/events`), when
+        // no turn is followed.
+        let idle = self.run.as_ref().is_none_or(|r| {
+            r.conn.is_finished() || matches!(r.status, ConnectionStatus::Failed(_))
+        });
+        if let Some(turn_id) = h.ended_after_timeline.last().filter(|_| idle) {
+            self.start_run(
+                StartMode::Attach { after: Some(0) },
+                Some(turn_id.clone()),
+                None,
+            );
+        }
         // Turns the history shows running that a newer turn replaced (an interrupt another tab
         // made, a crash): read their state rather than show them running forever.
         let ids: Vec<Id> = self.view.turn_ids().to_vec();

@@ -423,6 +423,9 @@ struct History {
     for_sync: bool,
     /// The page token of the request in flight (`None`: a listing's first page).
     token: Option<String>,
+    /// Turns the timeline showed running and the turns listing, read after it, shows ended:
+    /// what they persisted in between is not in the view (`history_done` rebuilds them).
+    ended_after_timeline: Vec<String>,
     /// Failed attempts at the page in flight, and when it is asked for again (`now_ms`); a
     /// transient failure is retried ([`HISTORY_RETRY_MS`]).
     failures: u32,

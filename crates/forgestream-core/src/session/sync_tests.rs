@@ -24,7 +24,16 @@ fn loaded(d: &mut Driver) {
 /// then the newer turn, which another browser made.
 fn reload_with(d: &mut Driver, out: &[Effect], newest: &str, state: &str) -> Vec<Effect> {
     let events = request_to(out, Method::Get, "/events").id;
-    let mut items = vec![(newest, created(newest, Some("t1")))];
+    // The timeline shows an ended turn's `turn.done` (one it shows running while the listing
+    // shows it ended is rebuilt: `history_done`).
+    let mut items = Vec::new();
+    let done = format!(
+        r#"{{"type":"turn.done","id":"d-{newest}","turn_id":"{newest}","thread_id":null,"created_at":"2026-12-01T00:00:09Z","state":{state}}}"#
+    );
+    if state != RUNNING {
+        items.push((newest, done));
+    }
+    items.push((newest, created(newest, Some("t1"))));
     items.extend(first_turn());
     let out = d.respond(events, 200, &timeline_page(&items, None));
     let list = request_to(&out, Method::Get, "/turns?limit=25").id;

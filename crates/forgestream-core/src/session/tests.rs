@@ -2716,3 +2716,55 @@ fn a_cancel_that_did_not_reach_the_server_is_sent_again() {
         assert_ne!(again, first, "{failure}");
     }
 }
+
+/// A load during a turn's last moments: the timeline shows the turn running (its last message
+/// still streaming, so not persisted yet), and the turns listing, read after it, shows it ended.
+/// What the turn persisted in between is in neither listing, so the turn is rebuilt from its
+/// events (a soak run: a reload showed the turn paused on an approval with the message asking
+/// for it missing).
+#[test]
+fn a_turn_that_ended_between_the_timeline_and_the_turns_listing_is_rebuilt() {
+    let mut d = Driver::new();
+    let (load, out) = d.command(Command::Load);
+    let first = request_to(&out, Method::Get, "/events").id;
+    let out = d.respond(
+        first,
+        200,
+        &timeline_page(&[("t1", created("t1", None))], None),
+    );
+    let list = request_to(&out, Method::Get, "/turns?limit=25").id;
+    let out = d.respond(list, 200, &turn_listing(&[("t1", None, DONE_STATE)]));
+    assert!(matches!(settled(&out, load), Some(Ok(_))), "{out:?}");
+    let get = request_to(&out, Method::Get, "/turns/t1").id;
+    let out = d.respond(get, 200, &turn_json("t1", None, DONE_STATE));
+    let rebuild_turn = request_to(&out, Method::Get, "/turns/t1").id;
+    let out = d.respond(rebuild_turn, 200, &turn_json("t1", None, DONE_STATE));
+    let events = request_to(&out, Method::Get, "/turns/t1/events").id;
+    let page = format!(
+        r#"{{"data":[{}],"pagination":{{}}}}"#,
+        complete_message("m1", "the last words")
+    );
+    d.respond(events, 200, &page);
+    assert_eq!(message_texts(&d.s, "t1"), ["the last words"]);
+    assert_eq!(
+        d.s.connection_state(),
+        ConnectionState::Done {
+            turn_id: Some("t1")
+        }
+    );
+    // A turn the timeline already showed ended is not read again.
+    let mut d = Driver::new();
+    let (_, out) = d.command(Command::Load);
+    let first = request_to(&out, Method::Get, "/events").id;
+    let out = d.respond(
+        first,
+        200,
+        &timeline_page(
+            &[("t1", done_event("t1")), ("t1", created("t1", None))],
+            None,
+        ),
+    );
+    let list = request_to(&out, Method::Get, "/turns?limit=25").id;
+    let out = d.respond(list, 200, &turn_listing(&[("t1", None, DONE_STATE)]));
+    assert!(requests(&out).is_empty(), "{out:?}");
+}
