@@ -4,7 +4,9 @@
 //! **Timeline first** (TrueForge): its session timeline holds each turn's `turn.created` (input,
 //! previous turn) and `turn.done` (final state), so the newest page alone shows the newest turns
 //! whole; the turns listing, oldest first 25 a page (PROTOCOL §4, §9), only adds the turns off
-//! the active branch and the states that changed since, so it is read last. Read first, a long
+//! the active branch and the states that changed since, so it is read last. A turn the timeline
+//! showed running that the listing shows ended persisted its last events in between, in neither
+//! listing: it is rebuilt from its own events listing once the history is in. Read first, a long
 //! session's listing had to be walked to its end before the first timeline page — 617 requests
 //! for W2's 15,419 turns — while the screen showed its older turns, window after window (a
 //! new-user trial: 16 windows over 0.4 s for 400 turns). The gateway's timeline lists content
