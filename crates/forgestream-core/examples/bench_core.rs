@@ -31,6 +31,7 @@ use std::time::{Duration, Instant};
 use forgestream_core::reduce::{
     ChangeSet, ItemBody, ReducerConfig, SessionView, ThreadStatus, TurnStatus,
 };
+use forgestream_core::session::tabs::{Role, TabInput};
 use forgestream_core::session::{Api, Command, Config, Effect, Flavor, Input, Session};
 use forgestream_core::sse::{ParserConfig, SseItemRef, SseParser};
 use forgestream_core::wire::{json, JsonText, SessionEventsPage};
@@ -219,6 +220,10 @@ fn engine_reads(
         },
     );
     let mut now = 1_000u64;
+    // A tab alone on its session leads it (the browser's Web Lock), and a leader keeps the
+    // frames no follower asked for yet (`kept_frames.rs`): part of every frame's cost in a page.
+    s.handle(Input::Tab(TabInput::Role(Role::Leader)), now);
+    while s.poll_effect().is_some() {}
     s.handle(
         Input::Command {
             id: 1,

@@ -120,6 +120,7 @@ pub use options::{
 };
 pub use tabs::{Role, TabEffect, TabInput};
 
+use alloc::boxed::Box;
 use alloc::collections::VecDeque;
 use alloc::format;
 use alloc::string::String;
@@ -330,7 +331,11 @@ enum RunWaiter {
 /// One turn's connection and its recovery state.
 struct Run {
     conn: Connection,
-    parser: SseParser,
+    /// Boxed and optional so `on_bytes` can lend it out for a read as one pointer (the parser's
+    /// callback borrows the whole engine): moving the ~200-byte parser out and back, and making
+    /// and dropping a default one in its place, was ≈600 instructions per frame, ≈7% of a
+    /// one-frame read (bench_core `FORGESTREAM_BENCH_FRAMES`). `None` only during that read.
+    parser: Option<Box<SseParser>>,
     /// Unknown until `turn.created` arrives on a create stream (or the lookup finds it).
     turn_id: Option<String>,
     /// The create request body (create runs only); sent once.
@@ -377,6 +382,13 @@ struct Run {
 }
 
 impl Run {
+    /// WHATWG: the stream ended or was replaced: an unterminated frame is discarded.
+    fn finish_frame(&mut self) {
+        if let Some(parser) = self.parser.as_mut() {
+            parser.finish();
+        }
+    }
+
     /// The run's create got no answer and a lookup then showed the server has no such turn
     /// (`TurnNotCreated`): nothing was sent, nothing is followed. The run stays only to answer
     /// [`Command::AwaitCreateOutcome`].
@@ -1301,9 +1313,9 @@ impl Session {
         conn.handle(resume::Input::Start { mode }, self.now_ms);
         self.run = Some(Run {
             conn,
-            parser: SseParser::new(ParserConfig {
+            parser: Some(Box::new(SseParser::new(ParserConfig {
                 max_frame_bytes: self.config.max_frame_bytes,
-            }),
+            }))),
             turn_id,
             create_body,
             previous_turn_id,
@@ -1472,7 +1484,7 @@ impl Session {
         };
         if let Some(run) = self.run.as_mut() {
             // A new connection starts a new SSE stream: drop any partial frame of the old one.
-            run.parser.finish();
+            run.finish_frame();
         }
         if self.take_request(id).is_some() {
             self.effects.push_back(Effect::Abort { id });

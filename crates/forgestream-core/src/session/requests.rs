@@ -350,7 +350,7 @@ impl Session {
         }
         if let Some(run) = self.run.as_mut() {
             // WHATWG: an unterminated frame at the end is discarded.
-            run.parser.finish();
+            run.finish_frame();
             run.open = None;
         }
         self.take_request(id);
@@ -392,7 +392,7 @@ impl Session {
                 }
                 self.take_request(id);
                 if let Some(run) = self.run.as_mut() {
-                    run.parser.finish();
+                    run.finish_frame();
                     run.open = None;
                 }
                 self.cause = Some(network());

@@ -29,13 +29,13 @@ impl Session {
         }
         // The parser leaves the run for the call so the callback can borrow the whole engine;
         // nothing in `apply_item` replaces the run (the machine's commands run afterwards).
-        let Some(mut parser) = self.run.as_mut().map(|r| core::mem::take(&mut r.parser)) else {
+        let Some(mut parser) = self.run.as_mut().and_then(|r| r.parser.take()) else {
             return;
         };
         let now = self.now_ms;
         let parsed = parser.feed_with(bytes, |item| self.apply_item(item, now));
         if let Some(run) = self.run.as_mut() {
-            run.parser = parser;
+            run.parser = Some(parser);
         }
         if let Err(e) = parsed {
             // Items before and after the oversize frame were applied; the parser skipped it.

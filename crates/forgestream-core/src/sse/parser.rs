@@ -10,6 +10,12 @@ use super::field::{self, Line};
 use super::frame::Frame;
 use super::item::{SseEvent, SseEventRef, SseItem, SseItemRef};
 
+/// Below this many bytes (one small frame: a live stream written one frame per write arrives
+/// so) a read's lines are validated as UTF-8 by `core::str::from_utf8`; from it on, by
+/// `simdutf8`, whose setup costs more than a short input takes to check (bench_core
+/// `FORGESTREAM_BENCH_FRAMES`).
+const SMALL_REGION_BYTES: usize = 512;
+
 /// The UTF-8 encoding of U+FEFF BYTE ORDER MARK.
 const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
 
@@ -242,7 +248,11 @@ impl SseParser {
         // terminators are ASCII, so each line and value of a valid region is valid too).
         let region_len = memchr::memrchr2(b'\n', b'\r', rest).map_or(0, |last| last + 1);
         let (region, partial) = rest.split_at_checked(region_len).unwrap_or((&[], rest));
-        let text = simdutf8::basic::from_utf8(region).ok();
+        let text = if region.len() < SMALL_REGION_BYTES {
+            core::str::from_utf8(region).ok()
+        } else {
+            simdutf8::basic::from_utf8(region).ok()
+        };
         let mut start = 0;
         let mut crlf_at = None;
         for end in memchr::memchr2_iter(b'\n', b'\r', region) {
