@@ -45,7 +45,7 @@ use super::{
 };
 use crate::id::Id;
 use crate::reduce::TurnStatus;
-use crate::resume::{ConnectionStatus, StartMode};
+use crate::resume::StartMode;
 use crate::wire;
 
 impl Session {
@@ -298,9 +298,7 @@ impl Session {
         // The newest turn that ended after the timeline was read (only the newest turn runs):
         // rebuilt from its events listing as a 412 would be (check, then `GET …/events`), when
         // no turn is followed.
-        let idle = self.run.as_ref().is_none_or(|r| {
-            r.conn.is_finished() || matches!(r.status, ConnectionStatus::Failed(_))
-        });
+        let idle = self.run.as_ref().is_none_or(|r| !r.active());
         if let Some(turn_id) = h.ended_after_timeline.last().filter(|_| idle) {
             self.start_run(
                 StartMode::Attach { after: Some(0) },

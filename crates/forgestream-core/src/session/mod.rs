@@ -382,6 +382,12 @@ struct Run {
 }
 
 impl Run {
+    /// Whether the run still follows its turn: its connection machine has not finished and it
+    /// has not failed (a failed run waits for the app; it streams nothing by itself).
+    fn active(&self) -> bool {
+        !self.conn.is_finished() && !matches!(self.status, ConnectionStatus::Failed(_))
+    }
+
     /// WHATWG: the stream ended or was replaced: an unterminated frame is discarded.
     fn finish_frame(&mut self) {
         if let Some(parser) = self.parser.as_mut() {
@@ -710,11 +716,9 @@ impl Session {
     /// Whether the active run follows `turn_id` and still will (not done, failed or
     /// disconnected: those are followed again by a new run).
     fn follows(&self, turn_id: &str) -> bool {
-        self.run.as_ref().is_some_and(|r| {
-            r.turn_id.as_deref() == Some(turn_id)
-                && !r.conn.is_finished()
-                && !matches!(r.status, ConnectionStatus::Failed(_))
-        })
+        self.run
+            .as_ref()
+            .is_some_and(|r| r.turn_id.as_deref() == Some(turn_id) && r.active())
     }
 
     /// Whether the engine was closed.
