@@ -4,7 +4,7 @@
 //!
 //! On the wire every event is one JSON object. Its keys come out in one fixed order — the
 //! order the emulator has always written, checked byte for byte by `tests/conformance.rs` —
-//! which [`Layout`] spells out; fields a type does not carry are left out, except `thread_id`,
+//! which `Layout` spells out; fields a type does not carry are left out, except `thread_id`,
 //! which the real server always writes (`null` for run-level events), and `turn.created`'s
 //! `previous_turn_id` (`null` for a root turn).
 

@@ -10,7 +10,7 @@
 //! - [`transport`]: `fetch` + `ReadableStream` (live streams), gloo-net (whole bodies),
 //!   `EventSource`.
 //! - [`storage`]: the guarded checkpoint store.
-//! - [`snapshot`]: the view crossing into JS, change by change.
+//! - `snapshot`: the view crossing into JS, change by change.
 use wasm_bindgen::prelude::*;
 
 pub mod client;

@@ -77,7 +77,7 @@ impl PackedUsage {
     /// Any usage (a turn's: metrics' totals, reasoning tokens and cost included). The nine
     /// counts a message has, then, only when one is set, a flags byte and the total (when it
     /// is not input + output), the reasoning tokens (when not 0) and the cost (the `f64`'s
-    /// bits, little-endian): a message's usage packs as [`PackedUsage::from_message`] packs it.
+    /// bits, little-endian): a message's usage packs as `PackedUsage::from_message` packs it.
     pub fn from_view(usage: &UsageView) -> Self {
         let b = &usage.breakdown;
         let counts = [

@@ -19,7 +19,7 @@ use crate::wire::{self, JsonText};
 /// previousTurnId, status, cancelReason, errorMessage, input, createdAt, completedAt, items,
 /// usage, lastSequenceNumber, lateEventsIgnored, version}`. The fields only a live, cancelled
 /// or failed turn sets are read through accessors ([`TurnView::cancel_reason`] and the others)
-/// from a box a listed turn does not allocate (with the reducer's bookkeeping, [`TurnLive`]).
+/// from a box a listed turn does not allocate (with the reducer's bookkeeping, `TurnLive`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TurnView {
     // Shared with its items and the view's indexes.
@@ -127,7 +127,7 @@ impl Serialize for InOrder<'_> {
 }
 
 /// Reducer bookkeeping that is not part of the view: what every turn needs inline, and the
-/// rest in one box that only a live or unusual turn allocates ([`TurnLive`], which also holds
+/// rest in one box that only a live or unusual turn allocates (`TurnLive`, which also holds
 /// the turn's rarely set view fields). The whole of it inline was 64 bytes of every turn
 /// record, the rare view fields 40 more (W2: ~1.6 MB for 15k listed turns, none of which
 /// streamed).

@@ -1,6 +1,6 @@
 //! The session engine: one sans-IO state machine per session (DESIGN.md "The session engine").
 //!
-//! In the style of [`resume`](crate::resume) (quinn-proto): the executor feeds [`Input`]s with the
+//! In the style of [`resume`] (quinn-proto): the executor feeds [`Input`]s with the
 //! current time (`handle(input, now_ms)`), carries out [`Effect`]s (`poll_effect()`), and feeds
 //! [`Input::Timer`] once [`Session::poll_timeout`] has passed. The engine owns the reducer view,
 //! the active turn's [`resume::Connection`] and SSE parser, the history loader and every rule
@@ -11,7 +11,7 @@
 //!   clears the pointer and the checkpoint. A corrupt pointer or id never gets here
 //!   ([`checkpoint::parse_pointer`], [`checkpoint::parse_checkpoint`]).
 //! - **check before subscribe, rebuild order, 412, effect recovery, backoff**: the
-//!   [`resume`](crate::resume) machine's policy; a rebuild reads the turn's state *before* its
+//!   [`resume`] machine's policy; a rebuild reads the turn's state *before* its
 //!   events (a turn finishing in between is not settled from an incomplete listing).
 //! - **turn discovery**: a create stream names its turn in `turn.created`; a lost create
 //!   response is found by listing the newest turn (ours = new, and its `previous_turn_id` is the

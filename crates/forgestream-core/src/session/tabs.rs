@@ -136,7 +136,7 @@ pub enum TabInput<'a> {
 }
 
 /// What the engine asks the executor to do about the other tabs
-/// ([`Effect::Tab`](super::Effect::Tab)).
+/// ([`Effect::Tab`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TabEffect {
     /// Send this frame of this engine's own live stream to the other tabs (and keep it, to

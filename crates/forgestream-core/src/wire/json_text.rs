@@ -22,7 +22,7 @@ use super::json::{self, JsonError};
 use super::write::Encode;
 
 /// The text of one JSON value, known to be valid: checked by the SDK's decoder
-/// ([`JsonText::parse`]) or written by its encoder ([`JsonText::from_encoded`]).
+/// ([`JsonText::parse`]) or written by its encoder (`JsonText::from_encoded`).
 ///
 /// Encoded ([`Encode`]) and serialised (serde, through `serde_json::value::RawValue`) as the
 /// value itself, not as a string. Its TypeScript type is the value's (`unknown`).

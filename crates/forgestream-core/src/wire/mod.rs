@@ -5,7 +5,7 @@
 //! content parts, input items and `tool_info` kinds are kept raw instead of failing. Optional
 //! wire fields are `Option`s. The SDK decodes every text with the hand-written decoder
 //! ([`json`], `decode`): one function per type, no intermediate tree. It encodes with the
-//! hand-written encoder ([`write`], `encode`; request bodies, exported events). The serde
+//! hand-written encoder ([`write`](mod@write), `encode`; request bodies, exported events). The serde
 //! derives are the oracle the native tests hold both to (`tests/decode_oracle.rs`,
 //! `tests/encode_oracle.rs`; `tagged` is their union logic).
 //!
@@ -15,7 +15,7 @@
 //! - [`input`]: turn input items (`user.message`, `user.tool_approval`, `user.tool_response`).
 //! - [`listing`]: `{data, pagination}`, `{data}`, session timeline items, the error body.
 //! - [`json`]: the pull reader, [`json::Decode`] and [`json::JsonError`].
-//! - [`write`]: the JSON writer, [`write::Encode`] and `encode_struct!` (the mirror of [`json`]);
+//! - [`write`](mod@write): the JSON writer, [`write::Encode`] and `encode_struct!` (the mirror of [`json`]);
 //!   `encode` holds the wire types' encoders.
 //! - [`sequence`]: a frame's SSE `id:` as a sequence number (only `0 ..= 2^53 − 1`).
 

@@ -1,5 +1,5 @@
 //! JSON text out (RFC 8259): the [`Encode`] trait the SDK's types implement by hand, the
-//! string, number and object writers under it, and [`encode_struct!`] — the mirror of
+//! string, number and object writers under it, and `encode_struct!` — the mirror of
 //! [`json`](super::json)'s reader, [`Decode`](super::json::Decode) and `decode_struct!`.
 //!
 //! Why not serde's derives: every `Serialize` impl is generic over the serializer and goes
@@ -29,7 +29,7 @@ pub trait Encode {
 }
 
 /// The members of a struct (or of a variant's struct), written into an object that is already
-/// open: what an internally tagged enum writes after its tag. [`encode_struct!`] implements it
+/// open: what an internally tagged enum writes after its tag. `encode_struct!` implements it
 /// beside [`Encode`].
 pub trait EncodeFields {
     /// Writes the members into `o`.

@@ -2,9 +2,9 @@
 //! streams them into the turn's live buffer with pacing, persists merged events, and ends the
 //! turn with exactly one `turn.done` (PROTOCOL.md §5 "Typical order in one step", §6).
 //!
-//! - [`plan`] / [`subagents`]: steps → planned events; [`prose`]: generated text;
-//! - [`trigger`]: which trigger plays, the starting variables;
-//! - [`play`]: paced emission and persistence; [`finish`]: the `turn.done`.
+//! - `plan` / `subagents`: steps → planned events; `prose`: generated text;
+//! - `trigger`: which trigger plays, the starting variables;
+//! - `play`: paced emission and persistence; `finish`: the `turn.done`.
 //!
 //! The runner sees only a [`TurnContext`] (store, ids, live buffers, pace, seed) and the turn's
 //! [`TurnControl`], never the whole runtime.
