@@ -15,7 +15,7 @@ import { interruptShowsCancelled, concurrentRestoresShareOneSubscribe, stalePoin
 import { agentsScopeRestore, forgetInScope, historyShowsWhileLoading, liveStreamGoneIsAnError, liveTurnGoesOnWhileHistoryLoads, longHistoryAfterReload, newestTurnsFirstOlderOnDemand, optimisticWhileServerDown, rememberedAtOnce, stopKeepsText, strictModeOneSession } from "./checks/chat";
 import { approvalAnnouncedFocusMoves, longWordsWrapInTheBubble, phoneControlsFitWhileReconnecting, phoneFaultLabelFits, phoneLayout, phoneNestedCardsFit, replyAnnouncedOnce, scrollingUpTheHistoryMovesEvenly, wideColumns } from "./checks/layout";
 import { closeAbortsExport, refundEventsExported } from "./checks/events";
-import { badRequestOnResumeFallsBack, crossOriginRefusedLastEventId, reloadFollowsTheNewerRunningTurn, quickstartShowsLoadingWhileRestoring, reloadRightAfterCreatePost } from "./checks/restore";
+import { badRequestOnResumeFallsBack, crossOriginRefusedLastEventId, reloadFollowsTheNewerRunningTurn, openAfterReloadShowsTheRunningTurn, quickstartShowsLoadingWhileRestoring, reloadRightAfterCreatePost } from "./checks/restore";
 import { hmrAdoptsTheEngine, hmrRestoreAdopts, hmrWithTabsShareOneLock, stalledReadResubscribes } from "./checks/pagelife";
 import { crashedOwnerShowsStalled, silentToolCallBehindIdleCuts, unauthorizedResumeAsksForNewHeaders } from "./checks/liveness";
 import { test } from "./firefox/fixtures";
@@ -108,6 +108,7 @@ test("a reload after another tab continued the session follows the newer running
 test("a 400 on resume: the cursor in the query only, a warning, the correct text", ({ fx }) => badRequestOnResumeFallsBack(fx));
 test("a cross-origin server refusing Last-Event-ID in preflight: the resume goes on without it, the text is correct", ({ fx }) => crossOriginRefusedLastEventId(fx));
 test("the quickstart reads loading while it restores, never idle over an empty transcript", ({ fx }) => quickstartShowsLoadingWhileRestoring(fx));
+test("after a reload mid-reply, restore() and useAgentSession open onto the running turn: streaming, never loading with no turn", ({ fx }) => openAfterReloadShowsTheRunningTurn(fx));
 test("a silent tool call behind idle cuts ends done, never failed, with bounded subscribes", ({ fx }) => silentToolCallBehindIdleCuts(fx));
 test("a crashed owner's silent stream shows stalled, never failed, and a new turn goes through", ({ fx }) => crashedOwnerShowsStalled(fx));
 test("StrictMode + three components + a hot reload (a second client, a second copy of the module): one live stream, text once", ({ fx }) => hmrAdoptsTheEngine(fx));

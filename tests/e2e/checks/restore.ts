@@ -284,3 +284,77 @@ export const quickstartShowsLoadingWhileRestoring: Check<"page"> = async ({ page
   expect(history.filter((e) => e.startsWith("idle|0"))).toEqual([]);
   expect(errors).toEqual([]);
 };
+
+/** What an app reads the moment its open of a reloaded session finishes. */
+interface SeenAtOpen {
+  /** `snapshot.status` (the hook: its `status`). */
+  status: string;
+  connection: string;
+  /** The newest turn's status and item count, if the snapshot shows one. */
+  turn: string | null;
+  items: number;
+}
+
+/**
+ * A reload while a reply streams, then the quickstart pattern: the moment `client.restore()`
+ * resolves, and the first render in which `useAgentSession` hands out its session, the snapshot
+ * already shows the turn running with its reply so far (`status` `streaming`), so an app that
+ * offers Send only when idle never sends into a `turn-running` refusal. Before, both read
+ * `loading` with no turn at all for the replay's catch-up (tens of ms), and a send then was
+ * refused with `turn-running`.
+ */
+export const openAfterReloadShowsTheRunningTurn: Check<"page"> = async ({ page }) => {
+  const errors = watchErrors(page);
+  await openSdk(page);
+  await page.evaluate(async () => {
+    localStorage.clear();
+    const client = new window.forgestream.AgentClient({ baseUrl: "", storageNamespace: "e2e-open-follow" });
+    const s = await client.createSession({ agent: { name: "storyteller" } }, { scope: "story" });
+    // Long enough to run through both reloads below (about a minute).
+    await s.send("Tell a story, 3000 words, 20 ms");
+    // Some of the reply shown, so the checkpoint written at the reload is past its first frame.
+    while (JSON.stringify(s.getSnapshot().turns[0]?.items ?? []).length < 600) await new Promise((r) => setTimeout(r, 10));
+  });
+  for (const how of ["restore", "hook"] as const) {
+    await page.reload();
+    await expect(page.locator("#status")).toHaveText("ready");
+    const seen = await page.evaluate(async (how): Promise<SeenAtOpen> => {
+      type Snapshot = { status: string; connection: { status: string }; turns: readonly { status: string; items: readonly unknown[] }[] };
+      const read = (snapshot: Snapshot, status = snapshot.status): SeenAtOpen => {
+        const turn = snapshot.turns[snapshot.turns.length - 1];
+        return { status, connection: snapshot.connection.status, turn: turn?.status ?? null, items: turn?.items.length ?? 0 };
+      };
+      const client = new window.forgestream.AgentClient({ baseUrl: "", storageNamespace: "e2e-open-follow" });
+      if (how === "restore") {
+        const s = await client.restore({ scope: "story" });
+        if (!s) throw new Error("nothing restored");
+        return read(s.getSnapshot());
+      }
+      type Hook = { session: unknown; status: string; snapshot: Snapshot };
+      const { React, createRoot, useAgentSession } = window.forgestreamReact as {
+        React: { createElement(type: unknown, props?: unknown, ...children: unknown[]): unknown };
+        createRoot(el: Element): { render(node: unknown): void };
+        useAgentSession(client: unknown, options: unknown): Hook;
+      };
+      return await new Promise<SeenAtOpen>((resolve) => {
+        let done = false;
+        function Chat() {
+          const chat = useAgentSession(client, { create: { agent: { name: "storyteller" } }, scope: "story" });
+          // The first render with the session open: what the quickstart's Send button reads.
+          if (chat.session && !done) {
+            done = true;
+            resolve(read(chat.snapshot, chat.status));
+          }
+          return null;
+        }
+        const root = document.createElement("div");
+        document.body.append(root);
+        createRoot(root).render(React.createElement(Chat));
+      });
+    }, how);
+    // `how` in the object: a failure names the open that read it.
+    const { connection, items, ...rest } = seen;
+    expect({ how, ...rest, following: connection === "connecting" || connection === "live", shown: items > 0 }).toEqual({ how, status: "streaming", turn: "running", following: true, shown: true });
+  }
+  expect(errors).toEqual([]);
+};
