@@ -361,6 +361,8 @@ struct Run {
     /// view is shown anyway ([`CATCH_UP_MAX_MS`]). Cleared once the replay reached the floor,
     /// the run left `connecting`/`live`, or the time passed; never set again for this run.
     catch_up_until_ms: Option<u64>,
+    /// Who waits for the turn's state (settled by `settle_run_waiters`: once it is known and
+    /// the replay caught up).
     waiters: Vec<RunWaiter>,
     /// How long the turn has been silent while it reads running (the machine's last
     /// [`resume::Command::Silence`]).
@@ -690,6 +692,7 @@ impl Session {
             if let Some(run) = self.run.as_mut() {
                 run.catch_up_until_ms = None;
             }
+            self.settle_run_waiters();
         }
         going_on
     }
@@ -1137,15 +1140,8 @@ impl Session {
             return false;
         };
         run.persisted_floor = run.persisted_floor.max(floor);
-        if run.checking {
-            run.waiters.push(waiter);
-        } else {
-            let t = run.turn_id.clone();
-            match waiter {
-                RunWaiter::Resume(c) => self.settle(c, Ok(Settled::Resumed(t))),
-                RunWaiter::Restore => self.restored(true),
-            }
-        }
+        run.waiters.push(waiter);
+        self.settle_run_waiters();
         true
     }
 
@@ -1374,16 +1370,31 @@ impl Session {
             return;
         }
         run.checking = false;
+        self.settle_run_waiters();
+        for (c, command) in core::mem::take(&mut self.deferred) {
+            self.command(c, command);
+        }
+    }
+
+    /// Settles who waited for the run (a `restore`, a `resume`) once its turn state is known
+    /// and the view shows it: not while a restored turn's replay catches up
+    /// ([`Self::catching_up`], at most [`CATCH_UP_MAX_MS`]), when nothing of the run is
+    /// published yet. A reload mid-reply resolved `restore()` there, and the app read the
+    /// snapshot from before the open — `loading` with no turn, or the turn with no reply — and a
+    /// `send` at once was refused with `turn-running`; [`Self::end_catch_up`] settles them.
+    fn settle_run_waiters(&mut self) {
+        if self.catching_up() {
+            return;
+        }
+        let Some(run) = self.run.as_mut().filter(|r| !r.checking) else {
+            return;
+        };
         let turn = run.turn_id.clone();
-        let waiters: Vec<RunWaiter> = run.waiters.drain(..).collect();
-        for w in waiters {
+        for w in core::mem::take(&mut run.waiters) {
             match w {
                 RunWaiter::Resume(c) => self.settle(c, Ok(Settled::Resumed(turn.clone()))),
                 RunWaiter::Restore => self.restored(true),
             }
-        }
-        for (c, command) in core::mem::take(&mut self.deferred) {
-            self.command(c, command);
         }
     }
 

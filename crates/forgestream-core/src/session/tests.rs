@@ -324,7 +324,8 @@ fn concurrent_restores_share_one_load_and_one_subscribe() {
     // No cursor yet: no `Last-Event-ID` (the query says `after_sequence_number=0`).
     assert_eq!(subscribe.last_event_id, None);
     let sub_id = subscribe.id;
-    let out = d.stream(sub_id, &[]);
+    // The replay up to the checkpoint (seq 7): both settle once the view shows it.
+    let out = d.stream(sub_id, &replay("t1", 7));
     assert_eq!(settled(&out, a), Some(&Ok(Settled::Restored(true))));
     assert_eq!(settled(&out, b), Some(&Ok(Settled::Restored(true))));
     // A third, later restore settles at once and opens nothing.
@@ -374,12 +375,19 @@ fn a_restore_shows_nothing_of_the_replay_short_of_its_checkpoint() {
         !notified(&out),
         "no notification below the checkpoint: {out:?}"
     );
-    // The restore settled when the stream opened, before any replayed frame (what it resolves
-    // with is the history; a tab's lock, which a follower's relay needs, waits on it).
-    assert_eq!(settled(&out, restore), Some(&Ok(Settled::Restored(true))));
-    // Frame 6 reaches it: one notification, the view shows w3..w6.
+    // Nor is the restore settled: what the app reads when it resolves would be the snapshot
+    // from before the open (`loading` with no turn), and a `send` then a `turn-running` refusal.
+    assert_eq!(settled(&out, restore), None, "{out:?}");
+    // Frame 6 reaches it: one notification, the view shows w3..w6, and the restore settles
+    // with it (before it, so the app's flush on resolving publishes that view).
     let out = d.stream_bytes(subscribe, 6, &frames[5].1);
     assert!(notified(&out));
+    assert_eq!(settled(&out, restore), Some(&Ok(Settled::Restored(true))));
+    let order = |f: fn(&Effect) -> bool| out.iter().position(f);
+    assert!(
+        order(|e| matches!(e, Effect::Settle { .. })) < order(|e| matches!(e, Effect::Notify)),
+        "{out:?}"
+    );
     assert_eq!(message_texts(&d.s, "t1"), ["w3 w4 w5 w6 "]);
     // Live again: later frames notify as usual.
     let _ = d.s.take_changes();
@@ -395,11 +403,12 @@ fn a_replay_that_trickles_is_shown_after_the_catch_up_bound() {
     let frames = replay("t1", 3);
     let out = d.stream(subscribe, &frames);
     assert!(!notified(&out));
-    assert_eq!(settled(&out, restore), Some(&Ok(Settled::Restored(true))));
+    assert_eq!(settled(&out, restore), None);
     // The executor is woken at each deadline it is given (the checkpoint's write comes first);
-    // the view is shown at the bound, not before.
+    // the view is shown at the bound, not before, and the restore settles with it.
     let mut out = Vec::new();
     while !notified(&out) {
+        assert_eq!(settled(&out, restore), None);
         let at = d.s.poll_timeout().expect("a deadline");
         assert!(at <= d.now + CATCH_UP_MAX_MS, "{at} vs now {}", d.now);
         d.now = at - 1;
@@ -410,6 +419,7 @@ fn a_replay_that_trickles_is_shown_after_the_catch_up_bound() {
         "shown at {} (restore at {start})",
         d.now
     );
+    assert_eq!(settled(&out, restore), Some(&Ok(Settled::Restored(true))));
     assert_eq!(message_texts(&d.s, "t1"), ["w3 "]);
 }
 
@@ -1743,8 +1753,15 @@ fn restore_while_loading(d: &mut Driver) -> (CommandId, RequestId, RequestId) {
         "/turns/t2/subscribe?after_sequence_number=0",
     )
     .id;
-    let out = d.stream(subscribe, &[]);
+    // The replay up to the checkpoint: the restore settles once the view shows it.
+    let out = d.stream(
+        subscribe,
+        &[(1, created("t2", Some("t1"))), (2, message("m2"))],
+    );
+    assert_eq!(settled(&out, restore), None, "still catching up: {out:?}");
+    let out = d.stream_bytes(subscribe, 3, &delta("m2", "live "));
     assert_eq!(settled(&out, restore), Some(&Ok(Settled::Restored(true))));
+    assert!(notified(&out), "shown past the checkpoint: {out:?}");
     assert!(d.s.is_loading(), "the older history is still read");
     assert!(
         !matches!(d.s.connection_state(), ConnectionState::Loading { .. }),
@@ -1774,14 +1791,9 @@ fn answer_older_history(d: &mut Driver, older: RequestId) -> Vec<Effect> {
 fn a_restore_follows_its_turn_before_the_older_history_is_in() {
     let mut d = Driver::new();
     let (_, subscribe, older) = restore_while_loading(&mut d);
-    let frames = [
-        (1, created("t2", Some("t1"))),
-        (2, message("m2")),
-        (3, delta("m2", "live ")),
-        (4, delta("m2", "reply")),
-    ];
-    let out = d.stream(subscribe, &frames);
-    assert!(notified(&out), "shown past the checkpoint: {out:?}");
+    let _ = d.s.take_changes();
+    let out = d.stream_bytes(subscribe, 4, &delta("m2", "reply"));
+    assert!(notified(&out), "{out:?}");
     assert_eq!(message_texts(&d.s, "t2"), ["live reply"]);
     // The turn ends before the older history is in: the badge reads `loading` again (`done`
     // and `idle` mean the whole history is shown).
@@ -1919,7 +1931,7 @@ fn an_older_page_failing_for_good_after_the_restore_followed_its_turn_is_a_warni
         .count();
     assert_eq!(asked, 1 + HISTORY_RETRY_MS.len());
     // The stream goes on.
-    let out = d.stream_bytes(subscribe, 1, &created("t2", Some("t1")));
+    let out = d.stream_bytes(subscribe, 4, &delta("m2", "reply"));
     assert!(
         !out.iter().any(|e| matches!(e, Effect::Abort { .. })),
         "{out:?}"
