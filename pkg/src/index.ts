@@ -363,9 +363,11 @@ export class AgentClient {
    * live stream is gone); resolves once the turn's state is known, so pending approvals,
    * questions and MCP auth links are in the snapshot and can be answered at once. A streaming
    * turn is rebuilt by replaying its live stream from its first event; nothing of that replay
-   * short of the stored checkpoint is published (the promise resolves with the history, and the
-   * next snapshot comes once the replay reached the checkpoint, at most 2 s later), so the reply
-   * never shows its first words again before racing back to where it was. Resolves to
+   * short of the stored checkpoint is published, so the reply never shows its first words again
+   * before racing back to where it was, and the promise resolves once the replay reached the
+   * checkpoint (at most 2 s after the stream opened): its snapshot then shows the running turn
+   * with its reply so far (`status` `streaming`), so an app that sends only when `idle` is never
+   * refused with `turn-running` right after a reload. Resolves to
    * `null` when nothing usable was stored: no pointer, a corrupt one, or a session the server no
    * longer has (the stale records are cleared). Concurrent calls share one load and one
    * subscribe. `options.onOpen` gets a handle before the history is in.
@@ -415,6 +417,11 @@ export class AgentClient {
       // The early handle is made first: the restore below then runs on its engine (one engine
       // per session id), and its snapshots carry the history page by page.
       const early = this.#openEarly(id, options);
+      // Without `onOpen`, a handle of our own while the restore runs: the engine's tab link
+      // (Web Lock, channel) exists from its start, so a follower's relay brings the replay the
+      // restore waits for (it resolves once the view has caught up with the reply; without the
+      // link a follower waited the whole catch-up bound, 2 s).
+      const held = early ?? (id === undefined ? null : this.session(id));
       const pending = call(() => this.#inner.restore(options.scope) as Promise<WasmSession | null>).then((inner) => {
         if (!inner) {
           early?.close();
@@ -433,6 +440,8 @@ export class AgentClient {
         s = await pending;
       } finally {
         if (key !== undefined && page.restoring.get(key) === pending) page.restoring.delete(key);
+        // After the seed handle took the engine (no close-and-reopen of the engine between).
+        if (held !== early) held?.close();
       }
     }
     if (!s || s.inner.closed) return null;

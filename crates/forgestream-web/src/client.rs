@@ -83,7 +83,8 @@ impl WasmClient {
 
     /// After a page refresh: the last active session from storage, its history loaded and its
     /// live turn followed (settles once the turn's state is known, so pending approvals are in
-    /// the view). Resolves to a handle, or `null` when nothing usable is stored: no pointer, a
+    /// the view, and a restored turn's replay has caught up with the stored checkpoint, so the
+    /// view shows it running). Resolves to a handle, or `null` when nothing usable is stored: no pointer, a
     /// corrupt one (cleared), or a session the server no longer has (pointer and checkpoint
     /// cleared). `scope` picks the pointer (per base URL and scope); the engine, connection
     /// and checkpoint of a session are shared by every scope that opens it. Concurrent calls
