@@ -374,15 +374,22 @@ export class AgentClient {
    */
   /** The early handle `options.onOpen` gets, when it is given and a session id is stored. */
   #openEarly(id: string | undefined, options: RestoreOptions): AgentSession | null {
-    const early = id !== undefined && options.onOpen ? this.session(id) : null;
-    if (early) {
-      try {
-        options.onOpen?.(early);
-      } catch (e) {
-        reportListenerError(e);
-      }
+    return id !== undefined && options.onOpen ? this.session(id) : null;
+  }
+
+  /**
+   * Hands `early` to `options.onOpen`, once the restore runs on its engine: its snapshot then
+   * reads `loading`. Handed out as soon as it was made, it read `idle` (the engine had not begun
+   * the restore), and an app offering Send on `idle` could send into the running turn.
+   */
+  #announceEarly(early: AgentSession | null, options: RestoreOptions): void {
+    if (!early) return;
+    early.flush();
+    try {
+      options.onOpen?.(early);
+    } catch (e) {
+      reportListenerError(e);
     }
-    return early;
   }
 
   async restore(options: RestoreOptions = {}): Promise<AgentSession | null> {
@@ -400,6 +407,7 @@ export class AgentClient {
       // nothing until the whole history was in (a new-user trial: 0.8–1.5 s of an empty
       // `loading` page in `vite` dev).
       const early = this.#openEarly(id, options);
+      this.#announceEarly(early, options);
       s = await joined;
       if (!s || s.inner.closed) early?.close();
     } else if (live) {
@@ -436,6 +444,7 @@ export class AgentClient {
         return liveEngine(restoredKey) ?? null;
       });
       if (key !== undefined) page.restoring.set(key, pending);
+      this.#announceEarly(early, options);
       try {
         s = await pending;
       } finally {

@@ -84,21 +84,32 @@ impl WasmClient {
     /// After a page refresh: the last active session from storage, its history loaded and its
     /// live turn followed (settles once the turn's state is known, so pending approvals are in
     /// the view, and a restored turn's replay has caught up with the stored checkpoint, so the
-    /// view shows it running). Resolves to a handle, or `null` when nothing usable is stored: no pointer, a
-    /// corrupt one (cleared), or a session the server no longer has (pointer and checkpoint
-    /// cleared). `scope` picks the pointer (per base URL and scope); the engine, connection
-    /// and checkpoint of a session are shared by every scope that opens it. Concurrent calls
-    /// share one load and one subscribe.
+    /// view shows it running). Resolves to a handle, or `null` when nothing usable is stored: no
+    /// pointer, a corrupt one (cleared), or a session the server no longer has (pointer and
+    /// checkpoint cleared). `scope` picks the pointer (per base URL and scope); the engine,
+    /// connection and checkpoint of a session are shared by every scope that opens it.
+    /// Concurrent calls share one load and one subscribe.
+    ///
+    /// The engine has begun the restore when this returns (its snapshot reads `loading`): a
+    /// handle the TS layer hands the app at once (`onOpen`) read `idle` while the command still
+    /// waited for a microtask, and an app offering Send on `idle` could send into the live turn.
     pub fn restore(&self, scope: Option<String>) -> Promise {
-        let shared = self.shared.clone();
+        let point = self
+            .shared
+            .store
+            .borrow_mut()
+            .restore_point(scope.as_deref());
+        let Some((id, checkpoint)) = point else {
+            return Promise::resolve(&JsValue::NULL);
+        };
+        let handle = WasmSession::on(engine_for(&self.shared, &id));
+        let engine = match handle.engine() {
+            Ok(engine) => engine,
+            Err(e) => return Promise::reject(&to_js(&e)),
+        };
+        let found = engine.command(Command::Restore { checkpoint });
         future_to_promise(async move {
-            let point = shared.store.borrow_mut().restore_point(scope.as_deref());
-            let Some((id, checkpoint)) = point else {
-                return Ok(JsValue::NULL);
-            };
-            let handle = WasmSession::on(engine_for(&shared, &id));
-            let engine = handle.engine().map_err(|e| to_js(&e))?;
-            let found = JsFuture::from(engine.command(Command::Restore { checkpoint })).await?;
+            let found = JsFuture::from(found).await?;
             if found.as_bool() == Some(true) {
                 Ok(handle.into())
             } else {
