@@ -12,7 +12,7 @@ import { demoAnswerRaceSaysWhoWon, twoTabsApproveAtOnce } from "./checks/actions
 import { turnsMadeElsewhere } from "./checks/elsewhere";
 import { cancelEndsStuckTurn, crashStuckTurnShowsLiveUnavailable, newTurnCancelsStuckTurn, stuckTurnThreadsEndInterrupted } from "./checks/lifecycle";
 import { interruptShowsCancelled, concurrentRestoresShareOneSubscribe, stalePointerRestoresNull, respondRightAfterRestore, reconnectGapsAboveFloor, twoHandlesOneStream, disconnectShowsIdleAtOnce, reactHandleCloseLeavesNoLiveBadge } from "./checks/engine";
-import { agentsScopeRestore, forgetInScope, historyShowsWhileLoading, liveStreamGoneIsAnError, liveTurnGoesOnWhileHistoryLoads, longHistoryAfterReload, newestTurnsFirstOlderOnDemand, optimisticWhileServerDown, rememberedAtOnce, stopKeepsText, strictModeOneSession } from "./checks/chat";
+import { agentsScopeRestore, forgetInScope, historyShowsWhileLoading, liveStreamGoneIsAnError, liveTurnGoesOnWhileHistoryLoads, longHistoryAfterReload, newestTurnsFirstOlderOnDemand, optimisticWhileServerDown, showOlderClickedThenScrollToTop, rememberedAtOnce, stopKeepsText, strictModeOneSession } from "./checks/chat";
 import { approvalAnnouncedFocusMoves, longWordsWrapInTheBubble, phoneControlsFitWhileReconnecting, phoneFaultLabelFits, phoneLayout, phoneNestedCardsFit, replyAnnouncedOnce, scrollingUpTheHistoryMovesEvenly, wideColumns } from "./checks/layout";
 import { closeAbortsExport, refundEventsExported } from "./checks/events";
 import { badRequestOnResumeFallsBack, crossOriginRefusedLastEventId, reloadFollowsTheNewerRunningTurn, openAfterReloadShowsTheRunningTurn, quickstartShowsLoadingWhileRestoring, reloadRightAfterCreatePost } from "./checks/restore";
@@ -84,6 +84,7 @@ test("a new session is remembered at once: reloading the empty chat creates no s
 test("after a reload the chat shows the timeline's history while the turns listing still loads", ({ fx }) => historyShowsWhileLoading(fx));
 test("a reload mid-stream follows the running turn while the turns listing still loads", ({ fx }) => liveTurnGoesOnWhileHistoryLoads(fx));
 test("a long history shows its newest turns first; scrolling up to the top adds the older ones above, keeping the user's place", ({ fx }) => newestTurnsFirstOlderOnDemand(fx));
+test("after \"Show older\" clicked with the mouse, a scroll to the top still adds the next older turns", ({ fx }) => showOlderClickedThenScrollToTop(fx));
 test("a history longer than a screen shows after a reload as before it: the newest 20 turns, then the older ones on Show older", ({ fx }) => longHistoryAfterReload(fx));
 test("a turn whose live stream is gone (412) reads as an error, and a new message moves on", ({ fx }) => liveStreamGoneIsAnError(fx));
 test("two agents on one origin do not restore each other's session", ({ fx }) => agentsScopeRestore(fx));

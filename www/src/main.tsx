@@ -511,8 +511,10 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
             else if (top < lastTop.current - 1) {
               stick.current = false;
               // Not when the scroll brought the focused "Show older" into view (Tab): that
-              // button is the keyboard's way, one press one window.
-              const focusedOlder = document.activeElement instanceof HTMLElement && document.activeElement.classList.contains("show-older");
+              // button is the keyboard's way, one press one window. `:focus-visible`: after a
+              // mouse click it keeps focus unseen, and a scroll to the top then loaded nothing.
+              const active = document.activeElement;
+              const focusedOlder = active instanceof HTMLElement && active.classList.contains("show-older") && active.matches(":focus-visible");
               if (top < 80 && snapshot.olderTurns > 0 && !focusedOlder) showOlder();
             }
             lastTop.current = top;

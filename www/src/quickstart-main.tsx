@@ -90,7 +90,10 @@ function useShowOlder(messages: readonly ChatMessage[], olderTurns: number, show
     let lastY = window.scrollY;
     const onScroll = () => {
       // Not when Tab brought the focused "Show older" into view: pressing it is the keyboard's way.
-      const tabbed = document.activeElement instanceof HTMLElement && document.activeElement.dataset.older !== undefined;
+      // `:focus-visible`, not focus: a button clicked with the mouse keeps focus, unseen, and
+      // scrolling to the top after a click loaded nothing more (a new-user trial).
+      const active = document.activeElement;
+      const tabbed = active instanceof HTMLElement && active.dataset.older !== undefined && active.matches(":focus-visible");
       if (window.scrollY < lastY && window.scrollY < 80 && !tabbed) older();
       lastY = window.scrollY;
     };
