@@ -399,12 +399,14 @@ function SessionView({ client, stored, onGone, layout, onWaiting }: SessionViewP
     }
     if (!canSend) return;
     expectTurn();
-    const sent = await run(() => handle.send(text, stalled ? { interrupt: true } : {}));
-    // A send that failed stays in the transcript as the user's message, "Not sent" / "Maybe not
-    // sent" with Retry: the composer is emptied either way (its copy invited a second Send of a
-    // message Retry may already have delivered), and the failure is not repeated in a banner,
-    // which stayed after Retry succeeded (a new-user trial).
+    // Emptied as the message goes, not once it went: what the user types meanwhile is the next
+    // message (a trial: on a slow network the new typing was appended to the sent text, then
+    // erased with it). A send that fails stays in the transcript as the user's message, "Not
+    // sent" / "Maybe not sent" with Retry, so the composer keeps no copy either way (one invited
+    // a second Send of a message Retry may already have delivered), and the failure is not
+    // repeated in a banner, which stayed after Retry succeeded (a new-user trial).
     setDraft("");
+    const sent = await run(() => handle.send(text, stalled ? { interrupt: true } : {}));
     if (!sent) setActionError(null);
     setFocusNext("composer");
   };
