@@ -8,7 +8,8 @@
  * Messages on the `BroadcastChannel` `forgestream:turns:{sessionId}` (shared with the turn
  * announcements `{ turnId }` of earlier versions):
  * - `{ t: "frame", turnId, seq, data }` — a frame of the sender's own live stream;
- * - `{ t: "hb", leaseMs, streaming }` — the leader's heartbeat (a hidden leader, whose timers the
+ * - `{ t: "hb", leaseMs, streaming }` — the leader's heartbeat, sent while a follower was heard
+ *   within the core's `FOLLOWER_TTL_MS` and in answer to a probe (a hidden leader, whose timers the
  *   browser clamps to ≥ 1 s, promises a longer lease; `streaming: false` while its own live stream
  *   is not open — reconnecting — so the followers' relay is silent meanwhile);
  * - `{ t: "here" }` — a follower's answer to each heartbeat: a follower tab is there;

@@ -7,7 +7,7 @@ import { markupRendersAsText, servedWithCsp, unsafeAuthUrlNotLinked } from "./ch
 import { gracefulShutdownShowsAbandoned } from "./checks/shutdown";
 import { vueFollowsTheStreamAtPhoneWidth, vueReopensAfterReload, vueStreamsATurn } from "./checks/vue";
 import { dropConnectionMidStream, rebuildAfter412, refreshMidStream, refreshWhilePaused } from "./checks/resume";
-import { eightSessionsAllStream, eightTabsOneStream, forgottenInAnotherTab, leaderCancels, leaderLiveStreamGone, leaderClosedMidStream, serverDownBothTabsReconnect, soloLeaderPostsNoFrames, stuckTurnEndsInBothTabs, twoTabs } from "./checks/tabs";
+import { eightSessionsAllStream, eightTabsOneStream, forgottenInAnotherTab, leaderCancels, leaderLiveStreamGone, leaderClosedMidStream, serverDownBothTabsReconnect, soloLeaderPostsNothing, stuckTurnEndsInBothTabs, twoTabs } from "./checks/tabs";
 import { demoAnswerRaceSaysWhoWon, twoTabsApproveAtOnce } from "./checks/actions";
 import { turnsMadeElsewhere } from "./checks/elsewhere";
 import { cancelEndsStuckTurn, crashStuckTurnShowsLiveUnavailable, newTurnCancelsStuckTurn, stuckTurnThreadsEndInterrupted } from "./checks/lifecycle";
@@ -43,7 +43,7 @@ test("the leader's live stream is gone (412): the follower shows it too and may 
 test("the leader cancels a turn whose live stream is gone: the follower shows it cancelled too", ({ fx }) => stuckTurnEndsInBothTabs("cancel")(fx));
 test("the leader sends over a turn whose live stream is gone: the follower shows it cancelled and the new turn done", ({ fx }) => stuckTurnEndsInBothTabs("send")(fx));
 test("the server goes down mid-stream: the follower reads reconnecting with the leader within seconds, and both finish with the server's text", ({ fx }) => serverDownBothTabsReconnect(fx));
-test("a tab alone on its session posts no frames on the channel; a follower heard gets them from then on", ({ fx }) => soloLeaderPostsNoFrames(fx));
+test("a tab alone on its session posts nothing on the channel (no frames, no heartbeats); a follower heard gets both from then on", ({ fx }) => soloLeaderPostsNothing(fx));
 test("8 tabs on 8 different sessions all stream a turn to done; no idle tab holds a connection", ({ fx }) => eightSessionsAllStream(fx));
 test("two tabs approving at once → one continuation POST; the other tab's promise says conflict; both views end done with the same text", ({ fx }) => twoTabsApproveAtOnce(fx));
 test("the demo: Allow in one tab and Deny in the other at once → one answer sent; the tab that lost says so", ({ fx }) => demoAnswerRaceSaysWhoWon(fx));

@@ -1,6 +1,6 @@
 import { test } from "@playwright/test";
 import { turnsMadeElsewhere } from "./checks/elsewhere";
-import { eightSessionsAllStream, eightTabsOneStream, forgottenInAnotherTab, leaderCancels, leaderLiveStreamGone, leaderClosedMidStream, leaderFrozenMidStream, serverDownBothTabsReconnect, soloLeaderPostsNoFrames, stuckTurnEndsInBothTabs, twoTabs } from "./checks/tabs";
+import { eightSessionsAllStream, eightTabsOneStream, forgottenInAnotherTab, leaderCancels, leaderLiveStreamGone, leaderClosedMidStream, leaderFrozenMidStream, serverDownBothTabsReconnect, soloLeaderPostsNothing, stuckTurnEndsInBothTabs, twoTabs } from "./checks/tabs";
 
 // The checks live in checks/tabs.ts so that firefox.spec.ts runs the same code in Firefox.
 test("two tabs on one session show the same final text", ({ context, request }) => twoTabs({ context, request }));
@@ -9,7 +9,7 @@ test("8 tabs on one session: one live stream at a time, all 8 transcripts equal 
 test("the leader tab closes mid-stream: a follower takes over from its cursor, text intact", ({ context, request }) => leaderClosedMidStream({ context, request }));
 // Chromium only: freezing a page is a CDP command (`Page.setWebLifecycleState`).
 test("the leader tab is frozen mid-stream: a follower steals the lock after the lease, text intact", ({ context, request }) => leaderFrozenMidStream({ context, request }));
-test("a tab alone on its session posts no frames on the channel; a follower heard gets them from then on", ({ context, request }) => soloLeaderPostsNoFrames({ context, request }));
+test("a tab alone on its session posts nothing on the channel (no frames, no heartbeats); a follower heard gets both from then on", ({ context, request }) => soloLeaderPostsNothing({ context, request }));
 test("8 tabs on 8 different sessions all stream a turn to done; no idle tab holds a connection", ({ context, request }) => eightSessionsAllStream({ context, request }));
 test("the leader tab cancels: the follower shows the turn cancelled too (no turn.done frame to relay)", ({ context, request }) => leaderCancels({ context, request }));
 test("the leader's live stream is gone (412): the follower shows it too and may send", ({ context, request }) => leaderLiveStreamGone({ context, request }));

@@ -232,14 +232,15 @@ export const leaderFrozenMidStream: Check<"context" | "request"> = async ({ cont
 };
 
 /**
- * A tab alone on its session posts no frames on the channel (posting each one was ≈100 ms/s of
- * `postMessage` at 2,000 frames/s, issue 19): a bare `BroadcastChannel` on the session's channel
- * in a second same-origin page (no SDK, so no follower) receives the leader's heartbeats but no
- * frame while a turn streams. Once it answers a heartbeat as a follower does (`here`), the leader
- * posts its newest frame at once (a follower that missed frames sees the gap and asks for a
- * replay) and every frame after it.
+ * A tab alone on its session posts nothing on the channel while a turn streams: no frames
+ * (posting each one was ≈100 ms/s of `postMessage` at 2,000 frames/s, issue 19) and no
+ * heartbeats (≈1 ms of a busy page's main thread each, 4 a second, issue 16's W3): a bare
+ * `BroadcastChannel` on the session's channel in a second same-origin page (no SDK, so no
+ * follower) receives nothing. Once it probes as a follower whose lease ran out does (`ping?`)
+ * and answers each heartbeat (`here`), the leader beats, and posts its newest frame at once (a
+ * follower that missed frames sees the gap and asks for a replay) and every frame after it.
  */
-export const soloLeaderPostsNoFrames: Check<"context" | "request"> = async ({ context }) => {
+export const soloLeaderPostsNothing: Check<"context" | "request"> = async ({ context }) => {
   const page = await context.newPage();
   const errors = watchErrors(page);
   const sid = await newSession(page, "storyteller");
@@ -258,12 +259,21 @@ export const soloLeaderPostsNoFrames: Check<"context" | "request"> = async ({ co
       if (w.answer && e.data.t === "hb") channel.postMessage({ t: "here" });
     };
   }, sid);
-  const seen = () => listener.evaluate(() => (window as unknown as { seen: { t: string; seq?: number }[] }).seen);
-  await sendMessage(page, "Tell a story, 600 words, 15 ms");
+  // The turn's announcement (`{ turnId }`, no `t`: one per turn, for tabs that are not
+  // following yet) is not a frame or a heartbeat.
+  const seen = () => listener.evaluate(() => (window as unknown as { seen: { t: string; seq?: number }[] }).seen.filter((m) => m.t !== undefined));
+  await sendMessage(page, "Tell a story, 3000 words, 15 ms");
   await expect(page.getByTestId("message-text").last()).toHaveText(/.{200,}/s);
+  // Four heartbeat periods and more of streaming with nobody listening: nothing posted.
+  await page.waitForTimeout(1_200);
+  await expect(page.getByTestId("connection")).toHaveText("live");
+  expect(await seen()).toEqual([]);
+  await listener.evaluate((sid) => {
+    const w = window as unknown as { answer: boolean };
+    w.answer = true;
+    new BroadcastChannel(`forgestream:turns:${sid}`).postMessage({ t: "ping?" });
+  }, sid);
   await expect.poll(async () => (await seen()).filter((m) => m.t === "hb").length).toBeGreaterThan(1);
-  expect((await seen()).filter((m) => m.t === "frame")).toEqual([]);
-  await listener.evaluate(() => ((window as unknown as { answer: boolean }).answer = true));
   await expect.poll(async () => (await seen()).filter((m) => m.t === "frame").length).toBeGreaterThan(5);
   const frames = (await seen()).filter((m) => m.t === "frame").map((m) => m.seq!);
   // Contiguous after the first (the newest kept frame when the follower was first heard).

@@ -29,11 +29,19 @@
 //!   [`Role::Follower`] on a leader closes its subscribe (or its create-turn stream, once
 //!   `turn.created` named the turn: before, that stream is the only way to learn it) and follows
 //!   the relay from its cursor; the connection machine is not told (to it the stream goes on).
-//! - **Lease.** A leader emits [`TabEffect::Heartbeat`] every [`HEARTBEAT_MS`]; a follower that
-//!   has heard nothing from a leader (no heartbeat, no relayed frame) for the lease the last
-//!   heartbeat gave ([`DEFAULT_LEASE_MS`] until one says otherwise) emits [`TabEffect::Steal`]
-//!   (the executor then takes the lock with `steal: true`: a frozen tab keeps its lock), and
-//!   again after each further lease until it leads.
+//! - **Lease.** A leader emits [`TabEffect::Heartbeat`] every [`HEARTBEAT_MS`] while a follower
+//!   was heard within [`FOLLOWER_TTL_MS`] (followers answer each heartbeat, so beats go on for as
+//!   long as one is there); a follower that has heard nothing from a leader (no heartbeat, no
+//!   relayed frame) for the lease the last heartbeat gave ([`DEFAULT_LEASE_MS`] until one says
+//!   otherwise) emits [`TabEffect::Steal`] (the executor first probes — a live leader answers
+//!   with a heartbeat at once, and counts the probe as a follower heard — and takes the lock with
+//!   `steal: true` only when no answer came: a frozen tab keeps its lock), and again after each
+//!   further lease until it leads. A leader alone on its session beats once, when it takes the
+//!   lead (the followers of a leader it replaced answer that beat), then not at all: each beat
+//!   is a `BroadcastChannel` message, whose cost on a busy page is a wake-up of another thread
+//!   or process (≈ 1 ms of the main thread per beat in W3, 4 a second); a tab that starts
+//!   following announces itself (a replay request, or the probe when its first lease ends) and
+//!   the beats start then.
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -42,7 +50,7 @@ use super::kept_frames::KeptFrames;
 use super::{Effect, RequestId, RunStep, Session};
 use crate::resume::{self, ConnectionStatus};
 
-/// A leader's heartbeat period, ms.
+/// A leader's heartbeat period while a follower listens ([`FOLLOWER_TTL_MS`]), ms.
 pub const HEARTBEAT_MS: u64 = 250;
 /// How long a follower waits for a sign of the leader before it steals the lock, ms, unless the
 /// leader's heartbeat names another lease ([`TabInput::LeaderSeen`]).
@@ -224,7 +232,8 @@ impl Tabs {
     pub(super) fn poll_timeout(&self) -> Option<u64> {
         let role = match self.role {
             Role::Solo => None,
-            Role::Leader => Some(self.next_heartbeat_ms),
+            // No timer for a beat nobody would hear (see the module's "Lease").
+            Role::Leader => Some(self.next_heartbeat_ms).filter(|&at| self.follower_listens(at)),
             Role::Follower => Some(self.leader_seen_ms.saturating_add(self.lease())),
         };
         let replay = self
@@ -506,7 +515,14 @@ impl Session {
                 }
             }
             Role::Leader | Role::Solo => {
-                self.tabs.next_heartbeat_ms = now;
+                self.tabs.next_heartbeat_ms = now.saturating_add(HEARTBEAT_MS);
+                if role == Role::Leader && old != Role::Leader {
+                    // A new leader says so at once, heard or not: the followers of the one it
+                    // replaced (which beat while they answered) learn its lease and answer it,
+                    // so the beats go on without waiting for their leases to run out and
+                    // probe. Alone, nobody answers and this is its only message.
+                    self.beat(now);
+                }
                 if let Some(id) = self.relay_open() {
                     let streamed = self
                         .run
@@ -538,28 +554,37 @@ impl Session {
         }
     }
 
+    /// A leader's heartbeat (whether its own live stream is open), and, while that stream stays
+    /// gone (412), the followers told so again about once a second: a follower that was between
+    /// two reconnect attempts when it was first told (its relay cut while the server was down)
+    /// follows the relay again and would otherwise wait for frames that never come — a
+    /// re-check saw it read "reconnecting" for 30–90 s after a server restart.
+    fn beat(&mut self, now: u64) {
+        let streaming = self.run.as_ref().is_some_and(|r| r.conn.is_stream_open());
+        self.effects
+            .push_back(Effect::Tab(TabEffect::Heartbeat { streaming }));
+        if now >= self.tabs.next_gone_ms
+            && self.connection().status == Some(&ConnectionStatus::LiveUnavailable)
+        {
+            self.tabs.next_gone_ms = now.saturating_add(GONE_REPEAT_MS);
+            self.tell_live_gone();
+        }
+    }
+
     /// The tab rules' deadlines passed: heartbeat, steal, or give up waiting for a replay.
     pub(super) fn on_tab_timer(&mut self) {
         let now = self.now_ms;
         match self.tabs.role {
             Role::Solo => {}
             Role::Leader => {
+                // Alone (no follower heard within FOLLOWER_TTL_MS): no beat, and `poll_timeout`
+                // arms no timer for one, until a follower speaks. The deadline moves on whether
+                // or not a beat goes: one left due would be due again at once (a timer loop,
+                // when the follower lapsed between the deadline and its tick).
                 if now >= self.tabs.next_heartbeat_ms {
                     self.tabs.next_heartbeat_ms = now.saturating_add(HEARTBEAT_MS);
-                    let streaming = self.run.as_ref().is_some_and(|r| r.conn.is_stream_open());
-                    self.effects
-                        .push_back(Effect::Tab(TabEffect::Heartbeat { streaming }));
-                    // While its live stream stays gone (412), the leader says so again about
-                    // once a second: a follower that was between two reconnect attempts when it
-                    // was first told (its relay cut while the server was down) follows the
-                    // relay again and would otherwise wait for frames that never come — a
-                    // re-check saw it read "reconnecting" for 30–90 s after a server restart.
-                    if now >= self.tabs.next_gone_ms
-                        && self.tabs.follower_listens(now)
-                        && self.connection().status == Some(&ConnectionStatus::LiveUnavailable)
-                    {
-                        self.tabs.next_gone_ms = now.saturating_add(GONE_REPEAT_MS);
-                        self.tell_live_gone();
+                    if self.tabs.follower_listens(now) {
+                        self.beat(now);
                     }
                 }
             }

@@ -459,19 +459,84 @@ fn a_follower_steals_after_a_lease_without_a_sign_of_the_leader() {
         seen,
     );
     assert_eq!(steals(&t.at(Input::Timer, seen + 4999)), 0);
-    // A leader beats every HEARTBEAT_MS and never steals.
-    let mut l = Tab::new(Role::Leader);
-    let beats = |effects: &[Effect]| {
+}
+
+/// A leader beats every HEARTBEAT_MS while a follower listens, and never steals; alone on its
+/// session it beats once as it takes the lead, then not at all, and arms no timer for it (each
+/// beat is a `BroadcastChannel` message: ≈ 1 ms of a busy page's main thread, 4 a second, in
+/// W3).
+#[test]
+fn a_leader_beats_only_while_a_follower_listens() {
+    let count = |effects: &[Effect], steal: bool| {
         effects
             .iter()
-            .filter(|e| matches!(e, Effect::Tab(TabEffect::Heartbeat { .. })))
+            .filter(|e| match e {
+                Effect::Tab(TabEffect::Heartbeat { .. }) => !steal,
+                Effect::Tab(TabEffect::Steal) => steal,
+                _ => false,
+            })
             .count()
     };
+    // Taking the lead, it says so once (followers of a replaced leader answer that beat).
+    let mut l = Tab::new(Role::Follower);
+    assert_eq!(
+        count(&l.feed(Input::Tab(TabInput::Role(Role::Leader))), false),
+        1
+    );
     let t0 = l.now;
-    assert_eq!(beats(&l.at(Input::Timer, t0)), 1);
-    assert_eq!(beats(&l.at(Input::Timer, t0 + HEARTBEAT_MS - 1)), 0);
-    let out = l.at(Input::Timer, t0 + HEARTBEAT_MS);
-    assert_eq!((beats(&out), steals(&out)), (1, 0));
+    assert_eq!(l.s.poll_timeout(), None, "no timer for a beat nobody hears");
+    let mut alone = 0;
+    for k in 0..40 {
+        alone += count(&l.at(Input::Timer, t0 + k * HEARTBEAT_MS), false);
+    }
+    assert_eq!(alone, 0);
+    // A follower speaks (a replay request, a probe, an answer): the beats start within a period.
+    let heard = l.now + 10;
+    l.at(Input::Tab(TabInput::FollowerHeard), heard);
+    let due = l.s.poll_timeout().expect("a beat is due");
+    assert!(due <= heard + HEARTBEAT_MS, "due {due}, heard {heard}");
+    assert_eq!(count(&l.at(Input::Timer, due), false), 1);
+    let t1 = l.now;
+    assert_eq!(l.s.poll_timeout(), Some(t1 + HEARTBEAT_MS));
+    assert_eq!(count(&l.at(Input::Timer, t1 + HEARTBEAT_MS - 1), false), 0);
+    let out = l.at(Input::Timer, t1 + HEARTBEAT_MS);
+    assert_eq!((count(&out, false), count(&out, true)), (1, 0));
+    // Unanswered for FOLLOWER_TTL_MS (the follower closed): the beats stop, and the timer.
+    let mut beats_after_ttl = 0;
+    let mut at = t1 + HEARTBEAT_MS;
+    while at <= heard + FOLLOWER_TTL_MS + 4 * HEARTBEAT_MS {
+        at += HEARTBEAT_MS;
+        let n = count(&l.at(Input::Timer, at), false);
+        if at > heard + FOLLOWER_TTL_MS {
+            beats_after_ttl += n;
+        }
+    }
+    assert_eq!(beats_after_ttl, 0);
+    assert_eq!(l.s.poll_timeout(), None);
+}
+
+/// A beat's tick that comes late — after the follower lapsed, on a busy page — moves the
+/// deadline on: a deadline left due was due again at once, a timer loop that froze a tab of
+/// the 8-tab e2e check.
+#[test]
+fn a_late_heartbeat_tick_after_the_follower_lapsed_arms_nothing_due() {
+    let mut l = Tab::new(Role::Leader);
+    let heard = l.now + 1;
+    l.at(Input::Tab(TabInput::FollowerHeard), heard);
+    let due = l.s.poll_timeout().expect("a beat is due");
+    let late = heard + FOLLOWER_TTL_MS + 100;
+    assert!(due < late);
+    let out = l.at(Input::Timer, late);
+    assert!(
+        !out.iter()
+            .any(|e| matches!(e, Effect::Tab(TabEffect::Heartbeat { .. }))),
+        "{out:?}"
+    );
+    assert!(
+        l.s.poll_timeout().is_none_or(|next| next > late),
+        "still due: {:?}",
+        l.s.poll_timeout()
+    );
 }
 
 #[test]
@@ -752,6 +817,7 @@ fn heartbeats_of_a_leader_without_a_stream_are_not_the_relays_liveness() {
         content_type: Some("text/event-stream"),
         redirected: false,
     });
+    l.feed(Input::Tab(TabInput::FollowerHeard));
     let at = l.now + HEARTBEAT_MS;
     assert_eq!(heartbeats(&l.at(Input::Timer, at)), [true]);
     l.feed(Input::NetworkError { request: subscribe });
