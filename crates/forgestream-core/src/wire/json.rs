@@ -16,7 +16,7 @@
 //!
 //! Two deliberate differences from serde_json: a struct written as a JSON array (serde's
 //! positional form, which no server sends) is refused, and floats are read correctly rounded
-//! (`core`'s parser; serde_json's default is off by an ulp at times).
+//! (`core`'s values, by `float`; serde_json's default is off by an ulp at times).
 
 use alloc::borrow::Cow;
 use alloc::boxed::Box;
@@ -427,8 +427,9 @@ impl<'a> Reader<'a> {
                 }
             }
         }
-        match self.text[start..self.at].parse::<f64>() {
-            Ok(value) if value.is_finite() => Ok(Num::Float(value)),
+        // `core`'s value, without `core`'s tables (see `float`).
+        match super::float::parse(&self.text[start..self.at]) {
+            value if value.is_finite() => Ok(Num::Float(value)),
             _ => Err(self.error(Reason::Syntax("number out of range"))),
         }
     }

@@ -23,6 +23,7 @@ mod decode;
 mod encode;
 pub mod event;
 pub(crate) mod fast;
+mod float;
 pub mod input;
 pub mod json;
 pub mod json_text;
