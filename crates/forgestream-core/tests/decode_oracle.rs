@@ -59,7 +59,7 @@ where
         // A struct written as an array: the error stands at a `[` where an object was expected.
         (Err(e), Ok(_))
             if e.to_string().starts_with("invalid type: expected")
-                && text[e.offset..].starts_with('[') =>
+                && text[e.offset()..].starts_with('[') =>
         {
             Ok(())
         }

@@ -147,7 +147,7 @@ pub fn json_from_js<T: forgestream_core::wire::json::Decode>(value: &JsValue) ->
     forgestream_core::wire::json::from_str(&text).map_err(|e| {
         // The error's byte offset is in a text the app never wrote: show the text around it
         // instead (`… "transport":42 …`), which names the field.
-        format!("{} near `{}`", e.reason(), excerpt(&text, e.offset))
+        format!("{} near `{}`", e.reason(), excerpt(&text, e.offset()))
     })
 }
 
