@@ -149,10 +149,12 @@ impl Index {
                     v.insert(i, (id, slot));
                 }
                 Err(_) => {
-                    let mut m: BTreeMap<IdKey, u32> = core::mem::take(v)
-                        .into_iter()
-                        .map(|(id, slot)| (IdKey(id), slot))
-                        .collect();
+                    // Inserted one by one: `collect` would sort them (already sorted) with
+                    // a sort compiled for this type alone (see `crate::sort`).
+                    let mut m = BTreeMap::new();
+                    for (id, slot) in core::mem::take(v) {
+                        m.insert(IdKey(id), slot);
+                    }
                     m.insert(IdKey(id), slot);
                     *self = Index::Large(Box::new(m));
                 }

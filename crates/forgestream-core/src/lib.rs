@@ -21,5 +21,6 @@ pub mod reduce;
 pub mod respond;
 pub mod resume;
 pub mod session;
+mod sort;
 pub mod sse;
 pub mod wire;

@@ -18,12 +18,13 @@ use crate::wire::JsonText;
 
 /// An object of `members`, in any order (a `Map` sorts its keys, as `json!` did).
 fn object(members: Vec<(&str, Value)>) -> Value {
-    Value::Object(
-        members
-            .into_iter()
-            .map(|(key, value)| (String::from(key), value))
-            .collect(),
-    )
+    // Inserted one by one: `collect` into the map would sort the members first with a sort
+    // compiled for this type alone (see `crate::sort`); the keys are distinct either way.
+    let mut map = Map::new();
+    for (key, value) in members {
+        map.insert(String::from(key), value);
+    }
+    Value::Object(map)
 }
 
 /// A string member that may be absent (`null`).

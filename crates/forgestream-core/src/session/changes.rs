@@ -479,7 +479,7 @@ impl Session {
             .enumerate()
             .map(|(at, (id, whole))| (id, at, whole))
             .collect();
-        by_id.sort_unstable();
+        crate::sort::sort_by(&mut by_id, |a, b| a < b);
         let mut firsts: Vec<(usize, &str, bool)> = by_id
             .chunk_by(|a, b| a.0 == b.0)
             .filter_map(|group| {
@@ -488,7 +488,7 @@ impl Session {
                 Some((at, id, group.iter().any(|&(_, _, whole)| whole)))
             })
             .collect();
-        firsts.sort_unstable_by_key(|&(at, _, _)| at);
+        crate::sort::sort_by(&mut firsts, |a, b| a.0 < b.0);
         let mut turns = Vec::new();
         let mut cursors = Vec::new();
         for (_, id, whole) in firsts {

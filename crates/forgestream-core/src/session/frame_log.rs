@@ -244,7 +244,7 @@ impl FrameLog {
             .newest_since(seen, limit)
             .flat_map(|slot| strings(slot).into_iter().flatten())
             .collect();
-        sorted.sort_unstable();
+        crate::sort::sort_by(&mut sorted, |a, b| a < b);
         sorted.dedup();
         let mut numbers: Vec<Option<usize>> = alloc::vec![None; sorted.len()];
         let mut table: Vec<&str> = Vec::with_capacity(sorted.len());

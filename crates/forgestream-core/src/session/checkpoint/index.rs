@@ -94,7 +94,7 @@ impl Index {
         let mut others = core::mem::take(&mut self.sessions);
         others.retain(|e| e.id != id);
         // Newest first (a stable sort keeps the stored order of equal times).
-        others.sort_by_key(|e| core::cmp::Reverse(e.saved_at));
+        crate::sort::sort_by(&mut others, |a, b| a.saved_at > b.saved_at);
         self.sessions.push(IndexEntry {
             id: String::from(id),
             saved_at: now,
