@@ -303,13 +303,16 @@ impl Session {
         // No such turn: not sent, and sending again is safe. (No such *session* — a lookup
         // answered 404 — rejects with `not-found`: not sent either, but sending again cannot
         // work, which the waiter must be able to tell.)
-        let outcome = if error == resume::ConnectionError::TurnNotCreated {
-            Ok(Settled::Created(None))
-        } else {
-            Err(e.clone())
-        };
+        let not_created = error == resume::ConnectionError::TurnNotCreated;
         for c in core::mem::take(&mut run.outcome_waiters) {
-            self.settle(c, outcome.clone());
+            // Built per waiter rather than cloned: cloning a `Settled` compiles the clone of
+            // every outcome it can hold (events, turns), which only this site needed.
+            let outcome = if not_created {
+                Ok(Settled::Created(None))
+            } else {
+                Err(e.clone())
+            };
+            self.settle(c, outcome);
         }
     }
 
