@@ -564,6 +564,7 @@ impl Session {
         self.effects
             .push_back(Effect::Tab(TabEffect::Heartbeat { streaming }));
         if now >= self.tabs.next_gone_ms
+            && self.tabs.follower_listens(now)
             && self.connection().status == Some(&ConnectionStatus::LiveUnavailable)
         {
             self.tabs.next_gone_ms = now.saturating_add(GONE_REPEAT_MS);

@@ -467,27 +467,22 @@ fn a_follower_steals_after_a_lease_without_a_sign_of_the_leader() {
 /// W3).
 #[test]
 fn a_leader_beats_only_while_a_follower_listens() {
-    let count = |effects: &[Effect], steal: bool| {
+    // Beats counted by the file's `heartbeats`; steals by this.
+    let steals = |effects: &[Effect]| {
         effects
             .iter()
-            .filter(|e| match e {
-                Effect::Tab(TabEffect::Heartbeat { .. }) => !steal,
-                Effect::Tab(TabEffect::Steal) => steal,
-                _ => false,
-            })
+            .filter(|e| matches!(e, Effect::Tab(TabEffect::Steal)))
             .count()
     };
+    let beats = |effects: &[Effect]| heartbeats(effects).len();
     // Taking the lead, it says so once (followers of a replaced leader answer that beat).
     let mut l = Tab::new(Role::Follower);
-    assert_eq!(
-        count(&l.feed(Input::Tab(TabInput::Role(Role::Leader))), false),
-        1
-    );
+    assert_eq!(beats(&l.feed(Input::Tab(TabInput::Role(Role::Leader)))), 1);
     let t0 = l.now;
     assert_eq!(l.s.poll_timeout(), None, "no timer for a beat nobody hears");
     let mut alone = 0;
     for k in 0..40 {
-        alone += count(&l.at(Input::Timer, t0 + k * HEARTBEAT_MS), false);
+        alone += beats(&l.at(Input::Timer, t0 + k * HEARTBEAT_MS));
     }
     assert_eq!(alone, 0);
     // A follower speaks (a replay request, a probe, an answer): the beats start within a period.
@@ -495,18 +490,18 @@ fn a_leader_beats_only_while_a_follower_listens() {
     l.at(Input::Tab(TabInput::FollowerHeard), heard);
     let due = l.s.poll_timeout().expect("a beat is due");
     assert!(due <= heard + HEARTBEAT_MS, "due {due}, heard {heard}");
-    assert_eq!(count(&l.at(Input::Timer, due), false), 1);
+    assert_eq!(beats(&l.at(Input::Timer, due)), 1);
     let t1 = l.now;
     assert_eq!(l.s.poll_timeout(), Some(t1 + HEARTBEAT_MS));
-    assert_eq!(count(&l.at(Input::Timer, t1 + HEARTBEAT_MS - 1), false), 0);
+    assert_eq!(beats(&l.at(Input::Timer, t1 + HEARTBEAT_MS - 1)), 0);
     let out = l.at(Input::Timer, t1 + HEARTBEAT_MS);
-    assert_eq!((count(&out, false), count(&out, true)), (1, 0));
+    assert_eq!((beats(&out), steals(&out)), (1, 0));
     // Unanswered for FOLLOWER_TTL_MS (the follower closed): the beats stop, and the timer.
     let mut beats_after_ttl = 0;
     let mut at = t1 + HEARTBEAT_MS;
     while at <= heard + FOLLOWER_TTL_MS + 4 * HEARTBEAT_MS {
         at += HEARTBEAT_MS;
-        let n = count(&l.at(Input::Timer, at), false);
+        let n = beats(&l.at(Input::Timer, at));
         if at > heard + FOLLOWER_TTL_MS {
             beats_after_ttl += n;
         }
@@ -527,11 +522,7 @@ fn a_late_heartbeat_tick_after_the_follower_lapsed_arms_nothing_due() {
     let late = heard + FOLLOWER_TTL_MS + 100;
     assert!(due < late);
     let out = l.at(Input::Timer, late);
-    assert!(
-        !out.iter()
-            .any(|e| matches!(e, Effect::Tab(TabEffect::Heartbeat { .. }))),
-        "{out:?}"
-    );
+    assert!(heartbeats(&out).is_empty(), "{out:?}");
     assert!(
         l.s.poll_timeout().is_none_or(|next| next > late),
         "still due: {:?}",
