@@ -16,7 +16,9 @@
  * - `{ t: "ping?" }` — a follower whose lease ran out asks whether a leader is there (the leader
  *   beats at once; a frozen one cannot, and the follower steals the lock `PROBE_MS` later);
  * - `{ t: "replay?", turnId, after, from }` — a follower asks for the frames after `after`;
- * - `{ t: "replay", to, turnId, frames: [seq, data][] }` — the leader's answer, to one tab;
+ * - `{ t: "replay", to, turnId, frames: [seq, data][], short }` — the leader's answer, to one
+ *   tab; `short`: its frames do not start right after `after` (it keeps only a tail of a long
+ *   turn, or nothing), so the follower's engine subscribes past the gap itself at once;
  * - `{ t: "ended", turnId }` — the leader's followed turn ended (a cancel confirmed by reading the
  *   turn brings no `turn.done` frame to relay): a follower still following it reads the turn;
  * - `{ t: "gone", turnId }` — the leader's subscribe to the turn was answered 412 (its live stream
@@ -43,7 +45,7 @@ type TabMessage =
   | { t: "here" }
   | { t: "ping?" }
   | { t: "replay?"; turnId: string; after: number; from: string }
-  | { t: "replay"; to: string; turnId: string; frames: Frame[] }
+  | { t: "replay"; to: string; turnId: string; frames: Frame[]; short?: boolean }
   | { t: "ended"; turnId: string }
   | { t: "gone"; turnId: string };
 
@@ -286,10 +288,10 @@ export class TabLink {
         // First, so that what the engine kept while alone is among the frames replayed.
         inner.tabFollowerHeard();
         if (this.#role !== "leader" || typeof m.turnId !== "string" || typeof m.after !== "number" || typeof m.from !== "string") return;
-        if (this.#turnId !== m.turnId) return;
         const after = m.after;
-        const frames = this.#frames.filter(([seq]) => seq > after);
-        if (frames.length > 0) this.post({ t: "replay", to: m.from, turnId: m.turnId, frames } satisfies TabMessage);
+        const frames = this.#turnId === m.turnId ? this.#frames.filter(([seq]) => seq > after) : [];
+        const short = frames.length === 0 || frames[0]![0] > after + 1;
+        this.post({ t: "replay", to: m.from, turnId: m.turnId, frames, short } satisfies TabMessage);
         return;
       }
       case "replay": {
@@ -298,6 +300,7 @@ export class TabLink {
         const frames = m.frames.filter((f): f is Frame => Array.isArray(f) && typeof f[0] === "number" && typeof f[1] === "string");
         this.#merge(turnId, frames);
         for (const [seq, data] of frames) inner.tabRelayed(turnId, seq, data);
+        if (m.short === true) inner.tabReplayShort(turnId);
         return;
       }
       case undefined:

@@ -352,6 +352,14 @@ impl WasmSession {
         self.with(|e| executor::feed(e, Input::Tab(TabInput::LiveGone { turn_id })));
     }
 
+    /// The leader answered this tab's replay request for `turn_id` without the frame after the
+    /// cursor asked for (it keeps only a tail of a long turn): a follower still waiting for the
+    /// gap subscribes itself at once (`forgestream_core::session::tabs`, "Relaying").
+    #[wasm_bindgen(js_name = tabReplayShort)]
+    pub fn tab_replay_short(&self, turn_id: &str) {
+        self.with(|e| executor::feed(e, Input::Tab(TabInput::ReplayShort { turn_id })));
+    }
+
     /// A leader's heartbeat, promising its next sign of life within `lease_ms` ms; `streaming`:
     /// its live stream is open (a heartbeat of a leader that reconnects is not the relay's
     /// liveness).

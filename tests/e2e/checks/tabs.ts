@@ -155,6 +155,40 @@ export const eightTabsOneStream: Check<"context" | "request"> = async ({ context
 };
 
 /**
+ * A tab opened late in a long reply shows it live. The leader keeps only a tail of a turn's
+ * frames (256 KiB) and the listings hold no deltas, so a new follower cannot get the start of
+ * the reply from either: it reads the turn's live stream itself from its cursor, then goes back
+ * to the leader's relay once it has caught up. Before, it showed no text until the reply ended,
+ * then "live stream unavailable" (a session-28 trial: 20 s of an empty turn).
+ */
+export const lateTabShowsALongReply: Check<"context" | "request"> = async ({ context, request }) => {
+  const first = await context.newPage();
+  const errors = watchErrors(first);
+  const sid = await newSession(first, "storyteller");
+  // 3 ms a delta, not 2: at 2 ms two busy tabs on a loaded machine may trade the lead (a lease
+  // runs out), and a new leader reads the stream itself anyway.
+  await sendMessage(first, "Tell a story, 20000 words, 3 ms");
+  // Well past the leader's kept tail (≈ 1,800 frames, ≈ 31,000 characters of this story).
+  await expect(first.getByTestId("message-text").last()).toHaveText(/^[^]{45000}/, { timeout: 30_000 });
+  await resetStreams(request, sid);
+  const sampler = sampleOpen(request, sid);
+  const second = await context.newPage();
+  errors.push(...watchErrors(second));
+  await second.goto("/");
+  await expect(second.getByTestId("session-id")).toHaveText(sid);
+  // The start of the reply and more, shown while the first tab still streams it.
+  await expect(second.getByTestId("message-text").last()).toHaveText(/^Il était une fois[^]{45000}/, { timeout: 15_000 });
+  await expect(first.getByTestId("connection")).toHaveText("live");
+  await expect(second.getByTestId("connection")).toHaveText("live");
+  // Caught up, it follows the relay again: one live stream for the session while the turn goes on.
+  await expect.poll(async () => (await streams(request, sid)).open, { timeout: 10_000 }).toBe(1);
+  await expect(first.getByTestId("connection")).toHaveText("live");
+  await expectAllShowPersisted(request, sid, [first, second]);
+  expect(await sampler.stop()).toBeLessThanOrEqual(2);
+  expect(errors).toEqual([]);
+};
+
+/**
  * The leader's page closes mid-stream: its lock is released, a follower takes over from its own
  * cursor (one new subscribe), and every remaining page shows the persisted text.
  */

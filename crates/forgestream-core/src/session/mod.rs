@@ -381,6 +381,10 @@ struct Run {
     /// The turn this run's turn replaced (its `previous_turn_id`) was looked at: read if the
     /// view still showed it running (`Session::check_replaced`).
     replaced_checked: bool,
+    /// A follower reads the turn's live stream itself because no tab could replay the frames
+    /// before the relay's (see `tabs`' "Relaying"): `Some(newest relayed sequence number seen
+    /// since the gap, 0 before the first)`; back on the relay once its cursor reaches that.
+    gap_subscribe: Option<u64>,
 }
 
 impl Run {
@@ -1333,6 +1337,7 @@ impl Session {
             unconfirmed: false,
             outcome_waiters: Vec::new(),
             replaced_checked: false,
+            gap_subscribe: None,
         });
         self.last_error = None;
         self.cause = None;

@@ -41,6 +41,8 @@ impl Session {
             // Items before and after the oversize frame were applied; the parser skipped it.
             self.warn("protocol", format!("{e}"));
         }
+        // After the read, not inside it: closing the subscribe resets its parser.
+        self.rejoin_relay();
     }
 
     /// A 2xx stream response's head: the live stream, or — not an event stream — a failure at
@@ -97,6 +99,7 @@ impl Session {
         }
         let seq = self.sequence_number(last_event_id);
         self.apply_frame(seq, data, now);
+        self.rejoin_relay();
     }
 
     /// A frame relayed by the leading tab (already checked to be the next number of the relay's

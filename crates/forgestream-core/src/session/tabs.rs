@@ -19,9 +19,14 @@
 //!   at or below the cursor it is ignored (a duplicate: replays and takeovers overlap); the next
 //!   number is applied; a number past the next (a gap) is not applied — the engine asks once for
 //!   the frames after its cursor ([`TabEffect::Follow`] again: the executor feeds them from the
-//!   frames it kept, or asks the leader to replay), and when the gap is still open
-//!   [`REPLAY_WAIT_MS`] later it rebuilds the turn from the listings (the connection machine's
-//!   out-of-order rule) and follows the relay again after the rebuilt cursor.
+//!   frames it kept, or asks the leader to replay). When no tab has them — the leader answers
+//!   that its replay starts later ([`TabInput::ReplayShort`]: it keeps only the last 256 KiB of
+//!   a long turn), or the gap is still open [`REPLAY_WAIT_MS`] later — the follower subscribes
+//!   to the turn itself from its cursor (the server replays its buffer, deltas included:
+//!   PROTOCOL §4) and goes back to the relay once its cursor has reached the newest relayed
+//!   frame. Why not rebuild from the listings: they hold no deltas, so a reply still streaming
+//!   is not in them — a tab opened 10 s into a long reply showed no text until the reply ended,
+//!   then `liveUnavailable` (a session-28 trial).
 //! - **Takeover.** [`Role::Leader`] on a follower closes its relay and resubscribes at once from
 //!   its own cursor (after frames came through the relay the connection machine checks the turn
 //!   first, as for every resubscribe; before, the machine still waits for its subscribe's answer
@@ -42,7 +47,6 @@
 //!   or process (≈ 1 ms of the main thread per beat in W3, 4 a second); a tab that starts
 //!   following announces itself (a replay request, or the probe when its first lease ends) and
 //!   the beats start then.
-use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -141,6 +145,14 @@ pub enum TabInput<'a> {
         /// The turn.
         turn_id: &'a str,
     },
+    /// The leader answered this tab's replay request for `turn_id` without the frame right
+    /// after the cursor asked for (it kept only a tail, or nothing): a follower still waiting
+    /// for that gap subscribes itself from its cursor at once instead of after
+    /// [`REPLAY_WAIT_MS`].
+    ReplayShort {
+        /// The turn.
+        turn_id: &'a str,
+    },
 }
 
 /// What the engine asks the executor to do about the other tabs
@@ -209,6 +221,8 @@ pub(super) struct Tabs {
     relay: Option<RequestId>,
     /// A gap was seen at this time and the frames after the cursor asked for.
     replay_asked_ms: Option<u64>,
+    /// The newest sequence number relayed past a gap (where a subscribe past it must reach).
+    gap_newest: u64,
     /// The last sign of the leader (or when this engine became a follower).
     leader_seen_ms: u64,
     /// Since when the leader's heartbeats say its live stream is not open (`None`: it is, or a
@@ -273,9 +287,15 @@ impl Session {
         (self.run.as_ref()?.open == Some((relay, RunStep::Subscribe))).then_some(relay)
     }
 
-    /// Whether a subscribe of this engine is to follow the relay instead of the network.
+    /// Whether a subscribe of this engine is to follow the relay instead of the network (not a
+    /// follower's subscribe past a gap no tab could replay).
     pub(super) fn subscribes_by_relay(&self) -> bool {
-        self.tabs.role == Role::Follower
+        self.tabs.role == Role::Follower && !self.subscribes_past_gap()
+    }
+
+    /// Whether this follower reads the live stream itself past a gap (`Run::gap_subscribe`).
+    pub(super) fn subscribes_past_gap(&self) -> bool {
+        self.run.as_ref().is_some_and(|r| r.gap_subscribe.is_some())
     }
 
     /// A follower's subscribe: open the relay after `after` (the machine sees a live stream).
@@ -290,6 +310,7 @@ impl Session {
         }
         self.tabs.relay = Some(id);
         self.tabs.replay_asked_ms = None;
+        self.tabs.gap_newest = 0;
         self.tabs.leader_quiet_since_ms = None;
         // The badge says `connecting` until the first relayed frame (a frame implies the open
         // stream to the machine): until then a takeover can swap in a real subscribe unseen.
@@ -303,6 +324,10 @@ impl Session {
     /// Relays a frame this engine applies from its own stream (not a relayed one).
     pub(super) fn relay_frame(&mut self, turn_id: &str, seq: Option<u64>, data: &str) {
         if self.tabs.role == Role::Solo || self.tabs.applying_relayed {
+            return;
+        }
+        if self.tabs.role == Role::Follower && self.subscribes_past_gap() {
+            // Frames the other tabs have seen already (the leader relays the live ones).
             return;
         }
         let Some(sequence_number) = seq else {
@@ -390,6 +415,12 @@ impl Session {
                     self.close_relay(resume::Input::LiveGone);
                 }
             }
+            TabInput::ReplayShort { turn_id } => {
+                if self.tabs.replay_asked_ms.is_some() && self.follows_by_relay(turn_id) {
+                    self.tabs.leader_seen_ms = now;
+                    self.subscribe_past_gap();
+                }
+            }
             TabInput::TurnEnded { turn_id } => {
                 if self.follows_by_relay(turn_id) {
                     self.tabs.leader_seen_ms = now;
@@ -444,6 +475,17 @@ impl Session {
     }
 
     fn on_relayed(&mut self, turn_id: &str, seq: u64, data: &str) {
+        if let Some(newest) = self
+            .run
+            .as_mut()
+            .filter(|r| r.turn_id.as_deref() == Some(turn_id))
+            .and_then(|r| r.gap_subscribe.as_mut())
+        {
+            // Past a gap on its own subscribe: only where the relay has got to matters.
+            *newest = (*newest).max(seq);
+            self.rejoin_relay();
+            return;
+        }
         let Some(id) = self.relay_open() else {
             return;
         };
@@ -458,6 +500,7 @@ impl Session {
             return;
         }
         if seq > cursor.saturating_add(1) {
+            self.tabs.gap_newest = self.tabs.gap_newest.max(seq);
             if self.tabs.replay_asked_ms.is_none() {
                 self.tabs.replay_asked_ms = Some(self.now_ms);
                 self.effects.push_back(Effect::Tab(TabEffect::Follow {
@@ -493,7 +536,8 @@ impl Session {
                 }
                 let relay = self.tabs.relay;
                 let own_stream = self.run.as_ref().is_some_and(|r| {
-                    r.conn.is_stream_open()
+                    r.gap_subscribe.is_none()
+                        && r.conn.is_stream_open()
                         && r.open.is_some_and(|(id, step)| match step {
                             RunStep::Subscribe => Some(id) != relay,
                             // A create stream whose turn is known already: the relay brings
@@ -523,30 +567,12 @@ impl Session {
                     // probe. Alone, nobody answers and this is its only message.
                     self.beat(now);
                 }
-                if let Some(id) = self.relay_open() {
-                    let streamed = self
-                        .run
-                        .as_ref()
-                        .is_some_and(|r| r.status == ConnectionStatus::Live);
-                    let cursor = self.run.as_ref().and_then(|r| r.conn.cursor());
-                    if let Some(run) = self.run.as_mut() {
-                        run.open = None;
-                    }
-                    self.take_request(id);
-                    self.tabs.relay = None;
-                    self.tabs.replay_asked_ms = None;
-                    if streamed {
-                        // Takeover: the relay ends; the machine checks the turn and subscribes
-                        // from this engine's own cursor.
-                        self.feed_conn(resume::Input::Eof);
-                    } else {
-                        // Nothing came through the relay yet: the machine still waits for its
-                        // subscribe's answer, which a real subscribe now gives.
-                        self.run_command(resume::Command::Subscribe {
-                            after: cursor.unwrap_or(0),
-                        });
-                    }
+                if let Some(run) = self.run.as_mut() {
+                    // Its own subscribe, if open, is the session's live stream now.
+                    run.gap_subscribe = None;
                 }
+                // Takeover: the relay ends, and this engine subscribes from its own cursor.
+                self.subscribe_instead_of_relay();
             }
         }
         if old != role {
@@ -602,19 +628,76 @@ impl Session {
             .replay_asked_ms
             .is_some_and(|at| now >= at.saturating_add(REPLAY_WAIT_MS));
         if waited && self.relay_open().is_some() {
-            self.tabs.replay_asked_ms = None;
-            let turn = self
-                .run
-                .as_ref()
-                .and_then(|r| r.turn_id.clone())
-                .unwrap_or_default();
-            self.warn(
-                "protocol",
-                format!("relayed frames of turn {turn} skipped ahead of this tab's cursor and no tab replayed the missing ones; the turn is rebuilt from the listings"),
-            );
-            // The relay closes; the rebuild resubscribes (through the relay) after its cursor.
-            self.close_relay(resume::Input::OutOfOrder);
+            // No tab replayed the gap (a leader of an older version says nothing when it has
+            // no frames to give).
+            self.subscribe_past_gap();
         }
+    }
+
+    /// No tab can replay the frames between this follower's cursor and the relay's: it reads
+    /// the turn's live stream itself from its cursor until it has caught up with the relay
+    /// ([`Self::rejoin_relay`]).
+    fn subscribe_past_gap(&mut self) {
+        let Some(run) = self.run.as_mut() else {
+            return;
+        };
+        run.gap_subscribe = Some(self.tabs.gap_newest);
+        self.subscribe_instead_of_relay();
+    }
+
+    /// Swaps the open relay, if any, for a real subscribe from this engine's cursor.
+    fn subscribe_instead_of_relay(&mut self) {
+        let Some(id) = self.relay_open() else {
+            return;
+        };
+        let streamed = self
+            .run
+            .as_ref()
+            .is_some_and(|r| r.status == ConnectionStatus::Live);
+        let cursor = self.run.as_ref().and_then(|r| r.conn.cursor());
+        if let Some(run) = self.run.as_mut() {
+            run.open = None;
+        }
+        self.take_request(id);
+        self.tabs.relay = None;
+        self.tabs.replay_asked_ms = None;
+        if streamed {
+            // The relay's stream ends: the machine checks the turn and subscribes from this
+            // engine's own cursor.
+            self.feed_conn(resume::Input::Eof);
+        } else {
+            // Nothing came through the relay yet: the machine still waits for its subscribe's
+            // answer, which a real subscribe now gives.
+            self.run_command(resume::Command::Subscribe {
+                after: cursor.unwrap_or(0),
+            });
+        }
+    }
+
+    /// A follower's subscribe past a gap has caught up (its cursor reached the newest relayed
+    /// frame): it closes and the relay is followed again from the cursor — one live stream per
+    /// session again. Called after each read of that subscribe and each relayed frame.
+    pub(super) fn rejoin_relay(&mut self) {
+        let Some(run) = self.run.as_mut() else {
+            return;
+        };
+        let Some(newest) = run.gap_subscribe else {
+            return;
+        };
+        if self.tabs.role != Role::Follower {
+            run.gap_subscribe = None;
+            return;
+        }
+        let cursor = run.conn.cursor().unwrap_or(0);
+        let reading =
+            run.conn.is_stream_open() && matches!(run.open, Some((_, RunStep::Subscribe)));
+        if newest == 0 || cursor < newest || !reading {
+            return;
+        }
+        run.gap_subscribe = None;
+        let turn_id = run.turn_id.clone().unwrap_or_default();
+        // Closes the subscribe (the machine is not told: to it the stream goes on).
+        self.open_relay(turn_id, cursor);
     }
 
     /// Closes the open relay and tells the connection machine why (`input`: how its stream

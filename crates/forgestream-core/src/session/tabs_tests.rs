@@ -208,15 +208,30 @@ fn a_relayed_gap_is_not_applied_asks_once_and_fills_from_the_replay() {
     assert_eq!(t.protocol_warnings(), 0);
 }
 
+/// Feeds a subscribe `sub` (opened by a follower past a gap) frames `from..=to` of [`frames`].
+fn subscribe_frames(t: &mut Tab, sub: RequestId, from: usize, to: usize) -> Vec<Effect> {
+    let mut out = Vec::new();
+    for seq in from..=to {
+        out.extend(t.frame(sub, seq));
+    }
+    out
+}
+
+fn aborted(effects: &[Effect], id: RequestId) -> bool {
+    effects
+        .iter()
+        .any(|e| matches!(e, Effect::Abort { id: a } if *a == id))
+}
+
 #[test]
-fn a_gap_nobody_replays_is_rebuilt_from_the_listings() {
+fn a_gap_nobody_replays_is_read_from_the_live_stream_then_the_relay_again() {
     let mut t = Tab::new(Role::Follower);
     t.attach_running();
     let f = frames();
     t.relayed(1, &f[0]);
     t.relayed(4, &f[3]);
     let asked = t.now;
-    // Heartbeats keep the leader alive (no steal) while the replay is awaited.
+    // Heartbeats keep the leader alive (no steal) while the replay is awaited; nobody replays.
     let mut at = asked;
     let mut out = Vec::new();
     while at < asked + REPLAY_WAIT_MS {
@@ -228,13 +243,109 @@ fn a_gap_nobody_replays_is_rebuilt_from_the_listings() {
             }),
             at,
         );
-        out = t.at(Input::Timer, at);
+        out.extend(t.at(Input::Timer, at));
     }
+    // Not a rebuild from the listings (they hold no deltas: a reply still streaming is not in
+    // them): the relay had brought frame 1, so the turn is read, then subscribed after 1.
+    let check = request_to(&out, Method::Get, "/turns/t1").id;
     assert!(
-        requests(&out).iter().any(|r| r.url.ends_with("/turns/t1")),
-        "rebuild reads the turn: {out:?}"
+        requests(&out).iter().all(|r| !r.url.contains("/events")),
+        "{out:?}"
     );
-    assert_eq!(t.protocol_warnings(), 1);
+    let out = t.respond(check, RUNNING);
+    let sub = subscribes(&out)[0];
+    assert!(sub.url.contains("after_sequence_number=1"), "{}", sub.url);
+    let sub = sub.id;
+    t.feed(Input::StreamOpened {
+        request: sub,
+        status: 200,
+        content_type: Some("text/event-stream"),
+        redirected: false,
+    });
+    // The leader goes on relaying meanwhile; those frames are past this tab's cursor.
+    t.relayed(5, &f[4]);
+    let out = subscribe_frames(&mut t, sub, 2, 4);
+    assert!(
+        relayed_seqs(&out).is_empty(),
+        "a follower's own subscribe is not relayed"
+    );
+    assert!(!aborted(&out, sub), "not caught up with the relay (5) yet");
+    assert_eq!(t.text(), "one two ");
+    // Caught up with the newest relayed frame: the subscribe closes, the relay is followed
+    // from the cursor (one live stream per session again), and it brings the rest.
+    let out = t.frame(sub, 5);
+    assert!(aborted(&out, sub), "{out:?}");
+    assert_eq!(follows(&out), vec![5]);
+    assert_eq!(t.text(), "one two three");
+    assert_eq!(t.protocol_warnings(), 0);
+    assert!(
+        matches!(t.s.connection_state(), ConnectionState::Live { .. }),
+        "{:?}",
+        t.s.connection_state()
+    );
+}
+
+#[test]
+fn a_tab_opened_late_in_a_long_turn_subscribes_as_soon_as_the_leader_says_its_replay_is_short() {
+    // The leader keeps only a tail of a long turn: a follower with nothing yet (cursor 0, the
+    // listings hold no deltas) gets frames 4.. from the relay and no replay of 1..3.
+    let mut t = Tab::new(Role::Follower);
+    t.attach_running();
+    let f = frames();
+    let out = t.relayed(4, &f[3]);
+    assert_eq!(follows(&out), vec![0]);
+    // A short answer for another turn changes nothing.
+    let out = t.feed(Input::Tab(TabInput::ReplayShort { turn_id: "t0" }));
+    assert!(subscribes(&out).is_empty());
+    // No wait for REPLAY_WAIT_MS: nothing came through the relay, so the machine still waits
+    // for its subscribe, which a real one from the cursor now answers.
+    let out = t.feed(Input::Tab(TabInput::ReplayShort { turn_id: "t1" }));
+    let sub = subscribes(&out)[0];
+    assert!(sub.url.contains("after_sequence_number=0"), "{}", sub.url);
+    let sub = sub.id;
+    t.feed(Input::StreamOpened {
+        request: sub,
+        status: 200,
+        content_type: Some("text/event-stream"),
+        redirected: false,
+    });
+    let out = subscribe_frames(&mut t, sub, 1, 3);
+    assert!(!aborted(&out, sub));
+    let out = t.frame(sub, 4);
+    assert!(aborted(&out, sub), "caught up with the relay: {out:?}");
+    t.relayed(5, &f[4]);
+    assert_eq!(t.text(), "one two three");
+    assert_eq!(t.protocol_warnings(), 0);
+}
+
+#[test]
+fn a_follower_past_a_gap_that_becomes_leader_keeps_its_subscribe_as_the_live_stream() {
+    let mut t = Tab::new(Role::Follower);
+    t.attach_running();
+    let f = frames();
+    t.relayed(3, &f[2]);
+    let out = t.feed(Input::Tab(TabInput::ReplayShort { turn_id: "t1" }));
+    let sub = subscribes(&out)[0].id;
+    t.feed(Input::StreamOpened {
+        request: sub,
+        status: 200,
+        content_type: Some("text/event-stream"),
+        redirected: false,
+    });
+    subscribe_frames(&mut t, sub, 1, 2);
+    // The leader closed: this tab leads, and its subscribe is the session's stream now.
+    let out = t.feed(Input::Tab(TabInput::Role(Role::Leader)));
+    assert!(!aborted(&out, sub), "{out:?}");
+    assert!(subscribes(&out).is_empty());
+    t.feed(Input::Tab(TabInput::FollowerHeard));
+    let out = subscribe_frames(&mut t, sub, 3, 5);
+    assert!(!aborted(&out, sub));
+    assert_eq!(
+        relayed_seqs(&out),
+        vec![3, 4, 5],
+        "a leader relays its stream"
+    );
+    assert_eq!(t.text(), "one two three");
 }
 
 /// The sequence numbers relayed among `effects`, in order.
