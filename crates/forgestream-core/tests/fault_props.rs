@@ -958,7 +958,7 @@ impl<'a> Sim<'a> {
         let Some(reference) = self.reference_texts else {
             return;
         };
-        for (id, text) in message_texts(&self.engine.view().summary()) {
+        for (id, text) in message_texts(&support::checked_summary(self.engine.view())) {
             let Some((_, full)) = reference.iter().find(|(rid, _)| *rid == id) else {
                 // A message the final view drops (error/cancelled turns drop unfinished ones).
                 continue;

@@ -31,7 +31,7 @@ fn reduce_corpus() {
         assert!(fixture["source"].is_string(), "{name}: source missing");
         let steps = fixture["steps"].as_array().cloned().unwrap_or_default();
         let out = run_steps("s", config_of(&fixture), &steps);
-        let mut actual = out.view.summary();
+        let mut actual = support::checked_summary(&out.view);
         let warnings: Vec<Value> = out
             .view
             .warnings()

@@ -58,7 +58,7 @@ proptest! {
         let splits: Vec<usize> = cuts.iter().map(|c| *c as usize % bytes.len().max(1)).collect();
         let mut view = SessionView::new("s", ReducerConfig::default());
         prop_assert!(apply_frames(&mut view, turn_id, &sse_frames(&bytes, &splits)).is_empty());
-        prop_assert_eq!(view.summary(), expected);
+        prop_assert_eq!(support::checked_summary(&view), expected);
     }
 
     /// Disconnect after any frames; the server replays from the cursor, from 1 (cursor
@@ -123,7 +123,7 @@ proptest! {
         for (i, d) in data.iter().enumerate() {
             let _ = view.apply_live("t1", seqs.get(i).copied().flatten(), d);
         }
-        let _ = view.summary();
+        let _ = support::checked_summary(&view);
     }
 
     /// Recorded frames with JSON values replaced at random paths never panic.
@@ -142,7 +142,7 @@ proptest! {
             let _ = view.apply_live(turn_id, seq.map(|s| s + u64::from(frame_pick % 3)), &value.to_string());
             let _ = view.apply_live("other", None, &value.to_string());
         }
-        let _ = view.summary();
+        let _ = support::checked_summary(&view);
         let _ = forgestream_core::respond::continuation(&view, &[forgestream_core::respond::Decision::AuthDone]);
     }
 }

@@ -560,7 +560,7 @@ impl WasmSession {
     /// reports. No timestamps, no tokens. (The events themselves: `exportEvents`, `events.rs`.)
     #[wasm_bindgen(js_name = exportDigest)]
     pub fn export_digest(&self) -> Result<JsValue, JsValue> {
-        self.read(|session| snapshot::json_to_js(&session.view().summary()))
+        self.read(|session| snapshot::json_to_js(&session.view().digest()))
     }
 }
 

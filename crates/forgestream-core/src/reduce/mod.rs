@@ -47,6 +47,7 @@ pub use change::{ChangeSet, ItemChange, ReduceError, TextAppend, Warning};
 pub use frame::{LiveFrame, TurnFlags};
 pub use message::MessageView;
 pub use packed_usage::PackedUsage;
+pub use summary::Digest;
 pub use text_buf::TextBuf;
 pub use timestamp::Timestamp;
 pub use tool_call::ToolCallView;

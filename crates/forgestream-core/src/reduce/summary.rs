@@ -10,7 +10,16 @@ use super::turn::TurnView;
 use super::view::{ItemBody, PendingAction, ThreadView, UsageView};
 use super::SessionView;
 use crate::id_map::IdMap;
+use crate::wire::write::{string, Encode, Object};
 use crate::wire::JsonText;
+
+/// [`SessionView::thread_links`]: message keys per thread, child thread ids per parent, and
+/// the threads with no known parent.
+type ThreadLinks<'a> = (
+    IdMap<Vec<&'a str>>,
+    IdMap<Vec<&'a str>>,
+    Vec<&'a ThreadView>,
+);
 
 // Built as `Value`s member by member, not with `json!`: the macro converts each member through
 // `serde_json::to_value` (serde's serializer into a `Value`), which was the only reason the
@@ -289,35 +298,7 @@ impl SessionView {
     }
 
     fn thread_tree(&self) -> Value {
-        // Messages per thread, in chain then item order.
-        let mut messages: IdMap<Vec<&str>> = IdMap::new();
-        for turn in self.turns() {
-            for item in turn.items.values() {
-                if let (ItemBody::Message(m), Some(thread)) =
-                    (&item.body, item.thread_id.as_deref())
-                {
-                    if m.interrupted {
-                        continue;
-                    }
-                    messages
-                        .get_or_insert_with(thread, Vec::new)
-                        .push(&item.key);
-                }
-            }
-        }
-        // Child thread ids per parent (the same map type as `messages`: one instantiation).
-        let mut by_parent: IdMap<Vec<&str>> = IdMap::new();
-        let mut detached: Vec<&ThreadView> = Vec::new();
-        for thread in self.threads.values() {
-            match thread.parent_thread_id.as_deref() {
-                Some(parent) if parent == "main" || self.threads.contains_key(parent) => {
-                    by_parent
-                        .get_or_insert_with(parent, Vec::new)
-                        .push(&thread.thread_id);
-                }
-                _ => detached.push(thread),
-            }
-        }
+        let (messages, by_parent, detached) = self.thread_links();
         fn node(
             t: &ThreadView,
             threads: &IdMap<ThreadView>,
@@ -371,5 +352,327 @@ impl SessionView {
             ("main", Value::from(main)),
             ("detached", Value::from(detached)),
         ])
+    }
+
+    /// What the thread tree is built from: the message keys of each thread (chain then item
+    /// order, interrupted messages left out), the child thread ids of each parent, and the
+    /// threads with no known parent.
+    fn thread_links(&self) -> ThreadLinks<'_> {
+        // Messages per thread, in chain then item order.
+        let mut messages: IdMap<Vec<&str>> = IdMap::new();
+        for turn in self.turns() {
+            for item in turn.items.values() {
+                if let (ItemBody::Message(m), Some(thread)) =
+                    (&item.body, item.thread_id.as_deref())
+                {
+                    if m.interrupted {
+                        continue;
+                    }
+                    messages
+                        .get_or_insert_with(thread, Vec::new)
+                        .push(&item.key);
+                }
+            }
+        }
+        // Child thread ids per parent (the same map type as `messages`: one instantiation).
+        let mut by_parent: IdMap<Vec<&str>> = IdMap::new();
+        let mut detached: Vec<&ThreadView> = Vec::new();
+        for thread in self.threads.values() {
+            match thread.parent_thread_id.as_deref() {
+                Some(parent) if parent == "main" || self.threads.contains_key(parent) => {
+                    by_parent
+                        .get_or_insert_with(parent, Vec::new)
+                        .push(&thread.thread_id);
+                }
+                _ => detached.push(thread),
+            }
+        }
+        (messages, by_parent, detached)
+    }
+}
+
+/// [`SessionView::summary`]'s JSON text written directly ([`SessionView::digest`]), byte for
+/// byte what `summary()`'s `Value` gives through [`Encode`]: the members of each object in
+/// sorted key order (a `Value` object's map sorts them), `lastSequenceNumbers` sorted by turn
+/// id. No `Value` tree, no maps, one pass: the wasm's `exportDigest` writes this.
+pub struct Digest<'a>(&'a SessionView);
+
+impl Encode for Digest<'_> {
+    fn encode(&self, out: &mut String) {
+        let view = self.0;
+        let mut o = Object::open(out);
+        {
+            let mut d = Object::open(o.key("diagnostics"));
+            let mut seqs: Vec<(&str, u64)> = view
+                .turns()
+                .filter_map(|t| Some((t.turn_id.as_str(), t.last_sequence_number()?)))
+                .collect();
+            crate::sort::sort_by(&mut seqs, |a, b| a.0 < b.0);
+            let mut m = Object::open(d.key("lastSequenceNumbers"));
+            for (i, (turn_id, n)) in seqs.iter().enumerate() {
+                // A key seen again later: the map kept the last value.
+                if seqs.get(i + 1).is_some_and(|next| next.0 == *turn_id) {
+                    continue;
+                }
+                let out = m.raw_key();
+                string(out, turn_id);
+                out.push(':');
+                n.encode(out);
+            }
+            m.close();
+            d.member("warnings", &view.warning_count);
+            d.close();
+        }
+        list(o.key("pending"), view.pending.iter(), pending_text);
+        {
+            let (messages, by_parent, detached) = view.thread_links();
+            let tree = Tree {
+                threads: &view.threads,
+                by_parent: &by_parent,
+                messages: &messages,
+            };
+            let mut t = Object::open(o.key("threads"));
+            list(t.key("detached"), detached.iter(), |out, k| {
+                tree.node(out, k, 0)
+            });
+            let main = by_parent.get("main").map(Vec::as_slice).unwrap_or_default();
+            tree.children(t.key("main"), main, 0);
+            t.close();
+        }
+        list(o.key("turns"), view.turns(), turn_text);
+        let unmatched = view.unmatched_tool_results();
+        list(
+            o.key("unmatchedToolResults"),
+            unmatched.iter(),
+            |out, (_, key)| string(out, key),
+        );
+        usage_text(o.key("usage"), &view.usage);
+        o.close();
+    }
+}
+
+/// `[item, …]`, each written by `each`.
+fn list<T>(out: &mut String, items: impl Iterator<Item = T>, mut each: impl FnMut(&mut String, T)) {
+    out.push('[');
+    for (i, item) in items.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        each(out, item);
+    }
+    out.push(']');
+}
+
+fn usage_text(out: &mut String, u: &UsageView) {
+    let mut o = Object::open(out);
+    let mut b = Object::open(o.key("breakdown"));
+    b.member("harness", &u.breakdown.harness);
+    b.member("instructions", &u.breakdown.instructions);
+    b.member("messages", &u.breakdown.messages);
+    b.member("skills", &u.breakdown.skills);
+    b.member("toolDefinitions", &u.breakdown.tool_definitions);
+    b.close();
+    o.member("cacheRead", &u.cache_read_tokens);
+    o.member("input", &u.input_tokens);
+    o.member("output", &u.output_tokens);
+    o.member("total", &u.total_tokens);
+    o.close();
+}
+
+/// `[input, output]` tokens.
+fn pair_text(out: &mut String, u: &UsageView) {
+    [u.input_tokens, u.output_tokens].encode(out);
+}
+
+/// A JSON text member as `summary()` has it: parsed into a `Value` (keys sorted, numbers
+/// normalised), `null` when absent.
+fn json_value(out: &mut String, text: Option<&JsonText>) {
+    text.map(JsonText::to_value).encode(out);
+}
+
+fn turn_text(out: &mut String, t: &TurnView) {
+    let mut o = Object::open(out);
+    o.member("cancelReason", &t.cancel_reason().map(|r| r.as_str()));
+    o.member("errorMessage", &t.error_message().map(|m| m.as_str()));
+    o.member("id", t.turn_id.as_str());
+    let items = t.items.values().filter(|i| !is_interrupted(&i.body));
+    list(o.key("items"), items, |out, i| {
+        item_text(out, &i.key, i.thread_id.as_deref(), &i.body)
+    });
+    o.member("previousTurnId", &t.previous_turn_id.as_deref());
+    o.member("status", t.status.as_str());
+    usage_text(o.key("usage"), &t.usage.get());
+    o.close();
+}
+
+fn item_text(out: &mut String, key: &str, thread: Option<&str>, body: &ItemBody) {
+    if let ItemBody::Message(m) = body {
+        return message_text(out, key, m, thread);
+    }
+    let mut o = Object::open(out);
+    // The members of each kind in sorted key order, `id` and `kind` among them.
+    let head = |o: &mut Object<'_>, kind: &str| {
+        o.member("id", key);
+        o.member("kind", kind);
+    };
+    match body {
+        ItemBody::Message(_) => {}
+        ItemBody::ToolResult(r) => {
+            o.member("bound", &r.call_message_id.is_some());
+            o.member("content", &*r.content);
+            head(&mut o, "toolResult");
+            o.member("thread", &thread);
+            o.member("toolCallId", r.tool_call_id.as_str());
+        }
+        ItemBody::ActionRequired { action, tool_calls } => {
+            o.member("action", action.as_str());
+            head(&mut o, "actionRequired");
+            o.member("thread", &thread);
+            list(o.key("toolCalls"), tool_calls.iter(), |out, c| {
+                string(out, &c.tool_call_id)
+            });
+        }
+        ItemBody::McpAuthRequired { servers } => {
+            head(&mut o, "mcpAuthRequired");
+            list(o.key("servers"), servers.iter(), |out, s| {
+                string(out, &s.id)
+            });
+        }
+        ItemBody::McpInitialize { servers } => {
+            head(&mut o, "mcpInitialize");
+            list(o.key("servers"), servers.iter(), |out, s| {
+                string(out, &s.id)
+            });
+            o.member("thread", &thread);
+        }
+        ItemBody::SandboxCreated { sandbox_id } => {
+            head(&mut o, "sandboxCreated");
+            o.member("sandboxId", sandbox_id.as_str());
+        }
+        ItemBody::ThreadCreated {
+            parent_tool_call_id,
+            ..
+        } => {
+            head(&mut o, "threadCreated");
+            o.member("parentToolCallId", &parent_tool_call_id.as_deref());
+            o.member("thread", &thread);
+        }
+        ItemBody::ThreadDone { status, .. } => {
+            head(&mut o, "threadDone");
+            o.member("status", status.as_str());
+            o.member("thread", &thread);
+        }
+        ItemBody::Unknown { event_type, .. } => {
+            o.member("eventType", event_type.as_str());
+            head(&mut o, "unknown");
+        }
+    }
+    o.close();
+}
+
+fn message_text(out: &mut String, key: &str, m: &MessageView, thread: Option<&str>) {
+    let mut o = Object::open(out);
+    o.member(
+        "finishReason",
+        &m.finish_reason().map(crate::id::Id::as_str),
+    );
+    o.member("id", key);
+    o.member("kind", "message");
+    o.member("reasoning", &m.reasoning().map(|t| t.as_str()));
+    o.member("refusal", &m.refusal().map(|t| t.as_str()));
+    o.member("text", &m.content.as_ref().map(|c| c.text()));
+    o.member("thread", &thread);
+    list(o.key("toolCalls"), m.tool_calls().iter(), |out, c| {
+        let mut o = Object::open(out);
+        json_value(o.key("arguments"), c.arguments.as_ref());
+        o.member("argumentsError", &c.arguments_error().is_some());
+        o.member("argumentsText", c.arguments_text.as_str());
+        o.member("id", c.tool_call_id.as_str());
+        o.member("name", c.name.as_str());
+        o.member("result", &c.result_event_id.as_deref());
+        o.member("threads", c.spawned_thread_ids());
+        o.member("uncertain", &c.uncertain());
+        o.close();
+    });
+    match m.usage() {
+        Some(u) => pair_text(o.key("usage"), &u.get()),
+        None => o.key("usage").push_str("null"),
+    }
+    o.close();
+}
+
+fn pending_text(out: &mut String, p: &PendingAction) {
+    let mut o = Object::open(out);
+    json_value(o.key("arguments"), p.arguments.as_ref());
+    o.member(
+        "authUrl",
+        &p.mcp_server.as_ref().map(|s| s.auth_url.as_str()),
+    );
+    o.member("key", p.key.as_str());
+    o.member("kind", p.kind.as_str());
+    match &p.question {
+        Some(q) => {
+            let mut q_o = Object::open(o.key("question"));
+            q_o.member("options", &q.options);
+            q_o.member("question", q.question.as_str());
+            q_o.close();
+        }
+        None => o.key("question").push_str("null"),
+    }
+    o.member("sourceEventId", &p.source_event_id.as_deref());
+    o.member("thread", &p.thread_id.as_deref());
+    o.member("toolCallId", &p.tool_call_id.as_deref());
+    o.member("toolName", &p.tool_name.as_deref());
+    o.member("turnId", p.turn_id.as_str());
+    o.close();
+}
+
+/// The thread tree's maps, for [`Tree::node`].
+struct Tree<'v, 'a> {
+    threads: &'v IdMap<ThreadView>,
+    by_parent: &'v IdMap<Vec<&'a str>>,
+    messages: &'v IdMap<Vec<&'a str>>,
+}
+
+impl Tree<'_, '_> {
+    /// The nodes of the threads `kids` names (unknown ids left out).
+    fn children(&self, out: &mut String, kids: &[&str], depth: usize) {
+        list(
+            out,
+            kids.iter().filter_map(|k| self.threads.get(k)),
+            |out, k| self.node(out, k, depth),
+        );
+    }
+
+    fn node(&self, out: &mut String, t: &ThreadView, depth: usize) {
+        let mut o = Object::open(out);
+        // Depth bound: a parent cycle in hostile input must not recurse forever.
+        let kids = if depth > 32 {
+            &[][..]
+        } else {
+            self.by_parent
+                .get(t.thread_id.as_str())
+                .map(Vec::as_slice)
+                .unwrap_or_default()
+        };
+        self.children(o.key("children"), kids, depth + 1);
+        o.member("id", t.thread_id.as_str());
+        let messages = self.messages.get(t.thread_id.as_str());
+        o.member("messages", messages.map(Vec::as_slice).unwrap_or_default());
+        o.member("parentToolCallId", &t.parent_tool_call_id.as_deref());
+        o.member("placeholder", &t.placeholder);
+        o.member("status", t.status.as_str());
+        o.member("title", &t.title.as_deref());
+        pair_text(o.key("usage"), &t.usage);
+        o.close();
+    }
+}
+
+impl SessionView {
+    /// [`SessionView::summary`] as JSON text, written directly (the same bytes as
+    /// `summary()`'s `Value` written by [`Encode`], without building it): what the wasm's
+    /// `exportDigest` hands to JS.
+    pub fn digest(&self) -> Digest<'_> {
+        Digest(self)
     }
 }

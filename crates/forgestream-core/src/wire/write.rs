@@ -57,13 +57,20 @@ impl<'a> Object<'a> {
         Object { out, first: true }
     }
 
-    /// Writes the key of the next member (`key` as is: the SDK's keys are literals that need no
-    /// escaping) and returns the text for its value, which the caller must then write.
-    pub fn key(&mut self, key: &str) -> &mut String {
+    /// Writes the separator before the next member and returns the text, for a member whose
+    /// key is data: the caller writes the key ([`string`]), the `:`, then the value.
+    pub fn raw_key(&mut self) -> &mut String {
         if !self.first {
             self.out.push(',');
         }
         self.first = false;
+        self.out
+    }
+
+    /// Writes the key of the next member (`key` as is: the SDK's keys are literals that need no
+    /// escaping) and returns the text for its value, which the caller must then write.
+    pub fn key(&mut self, key: &str) -> &mut String {
+        self.raw_key();
         self.out.push('"');
         self.out.push_str(key);
         self.out.push_str("\":");
@@ -277,13 +284,10 @@ impl Encode for Map<String, Value> {
         let mut o = Object::open(out);
         for (key, value) in self {
             // Map keys are data, not literals: escaped.
-            if !o.first {
-                o.out.push(',');
-            }
-            o.first = false;
-            string(o.out, key);
-            o.out.push(':');
-            value.encode(o.out);
+            let out = o.raw_key();
+            string(out, key);
+            out.push(':');
+            value.encode(out);
         }
         o.close();
     }

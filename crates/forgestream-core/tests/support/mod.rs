@@ -275,9 +275,21 @@ pub fn subset_mismatch(expected: &Value, actual: &Value, path: &str) -> Option<S
     }
 }
 
+/// `view.summary()`, after checking that `view.digest()` (the direct writer the wasm's
+/// `exportDigest` uses) writes exactly the text of that `Value` (its oracle).
+pub fn checked_summary(view: &SessionView) -> Value {
+    let summary = view.summary();
+    assert_eq!(
+        forgestream_core::wire::write::to_string(&view.digest()),
+        serde_json::to_string(&summary).unwrap(),
+        "digest() differs from summary()"
+    );
+    summary
+}
+
 /// The summary without its transport-dependent `diagnostics`.
 pub fn content_summary(view: &SessionView) -> Value {
-    let mut summary = view.summary();
+    let mut summary = checked_summary(view);
     if let Some(obj) = summary.as_object_mut() {
         obj.remove("diagnostics");
     }
