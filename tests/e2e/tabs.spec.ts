@@ -1,6 +1,6 @@
 import { test } from "@playwright/test";
 import { turnsMadeElsewhere } from "./checks/elsewhere";
-import { eightSessionsAllStream, eightTabsOneStream, forgottenInAnotherTab, leaderCancels, leaderLiveStreamGone, leaderClosedMidStream, lateTabShowsALongReply, leaderFrozenMidStream, serverDownBothTabsReconnect, soloLeaderPostsNothing, stuckTurnEndsInBothTabs, twoTabs } from "./checks/tabs";
+import { eightSessionsAllStream, eightTabsOneStream, followerCancelsSameText, forgottenInAnotherTab, leaderCancels, leaderLiveStreamGone, leaderClosedMidStream, lateTabShowsALongReply, leaderFrozenMidStream, serverDownBothTabsReconnect, soloLeaderPostsNothing, stuckTurnEndsInBothTabs, twoTabs } from "./checks/tabs";
 
 // The checks live in checks/tabs.ts so that firefox.spec.ts runs the same code in Firefox.
 test("two tabs on one session show the same final text", ({ context, request }) => twoTabs({ context, request }));
@@ -13,6 +13,7 @@ test("the leader tab is frozen mid-stream: a follower steals the lock after the 
 test("a tab alone on its session posts nothing on the channel (no frames, no heartbeats); a follower heard gets both from then on", ({ context, request }) => soloLeaderPostsNothing({ context, request }));
 test("8 tabs on 8 different sessions all stream a turn to done; no idle tab holds a connection", ({ context, request }) => eightSessionsAllStream({ context, request }));
 test("the leader tab cancels: the follower shows the turn cancelled too (no turn.done frame to relay)", ({ context, request }) => leaderCancels({ context, request }));
+test("a follower presses Cancel mid-reply: both tabs end cancelled with the same stopped text", ({ context, request }) => followerCancelsSameText({ context, request }));
 test("the leader's live stream is gone (412): the follower shows it too and may send", ({ context, request }) => leaderLiveStreamGone({ context, request }));
 test("the leader cancels a turn whose live stream is gone: the follower shows it cancelled too", ({ context, request }) => stuckTurnEndsInBothTabs("cancel")({ context, request }));
 test("the leader sends over a turn whose live stream is gone: the follower shows it cancelled and the new turn done", ({ context, request }) => stuckTurnEndsInBothTabs("send")({ context, request }));

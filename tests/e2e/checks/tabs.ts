@@ -458,6 +458,36 @@ export const leaderCancels: Check<"context" | "request"> = async ({ context, req
 };
 
 /**
+ * A follower presses Cancel mid-reply: both tabs end cancelled with the same stopped text. A
+ * trial (2 of 5): the tab that pressed Cancel read the turn as soon as the cancel was taken and
+ * closed its relay, so it missed the deltas the server had sent before it took the cancel,
+ * which the leader still showed (1,894 vs 1,882 characters). Now a stream that brings frames
+ * ends with its own `turn.done`.
+ */
+export const followerCancelsSameText: Check<"context" | "request"> = async ({ context }) => {
+  const { pages, errors } = await tabsOnOneSession(context, 2);
+  const [leader] = await leaders(pages);
+  const follower = pages.find((p) => p !== leader)!;
+  for (let round = 0; round < 3; round++) {
+    // Fast deltas: several are on their way when the cancel is taken.
+    await sendMessage(leader!, "Tell a story, 3000 words, 4 ms");
+    await expect(follower.getByTestId("message-text").last()).toHaveText(/.{400,}/s, { timeout: 15_000 });
+    expect(await roleOf(follower)).toBe("follower");
+    await follower.getByTestId("cancel").click();
+    for (const page of pages) {
+      await expect(page.getByTestId("turn-status").last()).toHaveText("cancelled", { timeout: 10_000 });
+      await expect(page.getByTestId("connection")).toHaveText("cancelled");
+    }
+    const turnId = await lastTurnId(leader!);
+    expect(await lastTurnId(follower)).toBe(turnId);
+    const shown = await Promise.all(pages.map((p) => shownText(p, turnId)));
+    expect(shown[0]!.length).toBeGreaterThan(400);
+    expect(shown[1], `round ${round}: the same stopped text in both tabs`).toBe(shown[0]);
+  }
+  expect(errors).toEqual([]);
+};
+
+/**
  * A new-user trial (two tabs, the leader's live stream gone): the leading tab's resubscribe was
  * answered 412, so it rebuilt the turn from the listings and read "live stream unavailable";
  * the other tab read "live" with Send disabled for 75 s and more — the leader's heartbeats kept

@@ -84,6 +84,14 @@ pub const RENOTIFY_MS: u64 = 100;
 /// brings the buffer; this bound only matters for one that trickles or stalls (an idle stream
 /// is the watchdog's).
 pub const CATCH_UP_MAX_MS: u64 = 2_000;
+
+/// How long after the server took a cancel a run whose stream (or tab relay) still brings frames
+/// waits for the stream's `turn.done` before it reads the turn, ms. Why wait at all: reading at
+/// once closed the stream, so the deltas the server had sent before it took the cancel were not
+/// shown in the tab that pressed Cancel — but were in the others, which read on (a trial: two
+/// tabs kept different stopped text, 2 of 5). Why not forever: a cancel of a crashed owner's
+/// turn writes no `turn.done`.
+pub const CANCEL_CHECK_WAIT_MS: u64 = 1_000;
 pub mod checkpoint;
 mod create;
 mod effect;
@@ -385,6 +393,9 @@ struct Run {
     /// before the relay's (see `tabs`' "Relaying"): `Some(newest relayed sequence number seen
     /// since the gap, 0 before the first)`; back on the relay once its cursor reaches that.
     gap_subscribe: Option<u64>,
+    /// The server took a cancel while this run's stream brought frames: the turn is read at
+    /// this time (ms) unless its `turn.done` came first ([`CANCEL_CHECK_WAIT_MS`]).
+    cancel_check_at_ms: Option<u64>,
 }
 
 impl Run {
@@ -590,8 +601,12 @@ impl Session {
         }
         let run = self.run.as_ref().and_then(|r| r.conn.poll_timeout());
         let checks = self.checks_due.iter().map(|(at, _, _)| *at).min();
-        // Set only while catching up (`end_catch_up` clears it at the end of every input).
-        let catch_up = self.run.as_ref().and_then(|r| r.catch_up_until_ms);
+        // Set only while catching up (`end_catch_up` clears it at the end of every input), and
+        // for a second after a cancel.
+        let catch_up = self
+            .run
+            .as_ref()
+            .and_then(|r| resume::earliest(r.catch_up_until_ms, r.cancel_check_at_ms));
         let history_retry = self.history.as_ref().and_then(|h| h.retry_at_ms);
         let sync_follow = self.sync_follow.as_ref().map(|(at, _)| *at);
         // Folded pairwise (`resume::earliest` says why; `FORGESTREAM_BENCH_FRAMES=1` under
@@ -651,6 +666,16 @@ impl Session {
     /// (412 on subscribe: expired, or its replica crashed — PROTOCOL.md §9). Such a turn may never
     /// end: a new turn is the protocol's way on (the server cancels the stuck one as
     /// `cancelled-for-next-turn`), so `send` does not refuse it as `turn-running`.
+    /// Whether the run's live stream (or its tab relay) is open and brought frames (`live`,
+    /// frames flowing: no silent cycle).
+    fn streams_frames(&self) -> bool {
+        self.run.as_ref().is_some_and(|r| {
+            r.status == ConnectionStatus::Live
+                && r.conn.is_stream_open()
+                && r.conn.silence().is_none()
+        })
+    }
+
     fn live_unavailable(&self) -> bool {
         self.run
             .as_ref()
@@ -1338,6 +1363,7 @@ impl Session {
             outcome_waiters: Vec::new(),
             replaced_checked: false,
             gap_subscribe: None,
+            cancel_check_at_ms: None,
         });
         self.last_error = None;
         self.cause = None;
@@ -1521,6 +1547,14 @@ impl Session {
     fn on_timer(&mut self) {
         let now = self.now_ms;
         self.feed_conn(resume::Input::Tick);
+        let cancel_check = self
+            .run
+            .as_mut()
+            .and_then(|r| r.cancel_check_at_ms.take_if(|at| *at <= now));
+        if cancel_check.is_some() {
+            // No `turn.done` yet: read the turn (ended → rebuilt; running → back on the stream).
+            self.feed_conn(resume::Input::CheckTurn);
+        }
         self.on_tab_timer();
         self.follow_synced_due();
         let (due, later): (Vec<_>, Vec<_>) = core::mem::take(&mut self.checks_due)

@@ -516,6 +516,14 @@ impl Session {
                     // No stream will bring this turn's `turn.done`: read the turn again now that
                     // the server has cancelled it (the machine's refresh: state, then listing).
                     self.feed_conn(resume::Input::Refresh);
+                } else if ok && self.streams_frames() {
+                    // The stream (or the relay) brings what the server sent before it took the
+                    // cancel, then `turn.done`: every tab shows the same stopped text. The turn
+                    // is read only if that does not come (`CANCEL_CHECK_WAIT_MS`).
+                    let at = self.now_ms.saturating_add(super::CANCEL_CHECK_WAIT_MS);
+                    if let Some(run) = self.run.as_mut() {
+                        run.cancel_check_at_ms = Some(at);
+                    }
                 } else if ok {
                     // Read the turn now instead of waiting for the stream's `turn.done` (which a
                     // cancel of a crashed owner's turn never writes): ended → rebuilt and

@@ -745,9 +745,9 @@ impl Tab {
     }
 }
 
-/// Field trial (two tabs, the leader cancels): the leader confirms its cancel by reading the
-/// turn and rebuilding it from the listings, so no `turn.done` frame is relayed; it tells the
-/// followers the turn ended, once.
+/// Field trial (two tabs, the leader cancels): when no `turn.done` comes on its stream within
+/// the wait, the leader confirms its cancel by reading the turn and rebuilding it from the
+/// listings, so no `turn.done` frame is relayed; it tells the followers the turn ended, once.
 #[test]
 fn a_leader_whose_turn_ends_without_a_relayed_frame_tells_the_followers() {
     let mut t = Tab::new(Role::Leader);
@@ -759,6 +759,11 @@ fn a_leader_whose_turn_ends_without_a_relayed_frame_tells_the_followers() {
     let out = t.command(Command::Cancel);
     let post = request_to(&out, Method::Post, "/cancel").id;
     let out = t.respond(post, "{}");
+    assert!(
+        requests(&out).is_empty(),
+        "the stream may still bring turn.done: {out:#?}"
+    );
+    let out = t.at(Input::Timer, t.now + CANCEL_CHECK_WAIT_MS);
     let out = t.answer_cancelled_reads(out);
     assert_eq!(t.s.connection().status, Some(&ConnectionStatus::Done));
     assert_eq!(ended(&out), vec!["t1"], "{out:#?}");

@@ -1963,14 +1963,52 @@ fn a_restore_with_a_creating_marker_reads_the_whole_history_first() {
 /// Issue 14: after `cancel()`, the turn is read as soon as the cancel request returns — not
 /// when (or if) the stream brings `turn.done` — and the view ends it `cancelled` with the text
 /// already shown, once; late frames of the closed stream change nothing.
+/// A cancel the server took while the stream brings frames: the frames it sent before the
+/// cancel are shown, then its `turn.done` ends the turn — no read of the turn, so every tab
+/// (the one that pressed Cancel reads on like the others) keeps the same stopped text.
 #[test]
-fn cancel_reads_the_turn_as_soon_as_the_cancel_request_returns() {
+fn a_cancel_ends_with_the_streams_turn_done_and_keeps_the_frames_before_it() {
+    let mut d = Driver::new();
+    let (post, _) = running_turn(&mut d, "t1", None);
+    let (_, effects) = d.command(Command::Cancel);
+    let request = request_to(&effects, Method::Post, "/cancel").id;
+    assert!(requests(&d.respond(request, 200, "{}")).is_empty());
+    d.stream_bytes(post, 4, &delta("m-t1", " more"));
+    let done = r#"{"type":"turn.done","id":"e-done","thread_id":null,"state":{"status":"cancelled","reason":"client-cancelled","completed_at":"2026-12-01T00:00:09Z"}}"#;
+    let out = d.stream_bytes(post, 5, done);
+    assert!(requests(&out).is_empty(), "{out:#?}");
+    assert_eq!(d.s.view().turn("t1").unwrap().status, TurnStatus::Cancelled);
+    assert_eq!(d.s.connection().status, Some(&ConnectionStatus::Done));
+    assert_eq!(
+        message_texts(&d.s, "t1"),
+        vec![String::from("partial more")]
+    );
+    // The wait is over with the turn: its timer reads nothing.
+    d.now += CANCEL_CHECK_WAIT_MS;
+    assert!(requests(&d.feed(Input::Timer)).is_empty());
+}
+
+#[test]
+fn cancel_reads_the_turn_when_no_turn_done_came_within_the_wait() {
     let mut d = Driver::new();
     let (post, _) = running_turn(&mut d, "t1", None);
     let (cancel, effects) = d.command(Command::Cancel);
     assert_eq!(settled(&effects, cancel), Some(&Ok(Settled::Done)));
     let request = request_to(&effects, Method::Post, "/cancel").id;
     let out = d.respond(request, 200, "{}");
+    // The stream brings frames: what the server sent before it took the cancel is still shown,
+    // and the turn is read only if no `turn.done` comes within CANCEL_CHECK_WAIT_MS (a cancel
+    // of a crashed owner's turn writes none).
+    assert!(requests(&out).is_empty(), "{out:#?}");
+    let took = d.now;
+    assert!(d
+        .s
+        .poll_timeout()
+        .is_some_and(|at| at <= took + CANCEL_CHECK_WAIT_MS));
+    d.now = took + CANCEL_CHECK_WAIT_MS - 2;
+    assert!(requests(&d.feed(Input::Timer)).is_empty());
+    d.now = took + CANCEL_CHECK_WAIT_MS - 1;
+    let out = d.feed(Input::Timer);
     assert!(out.contains(&Effect::Abort { id: post }), "{out:#?}");
     let get = request_to(&out, Method::Get, "/turns/t1").id;
     let cancelled = r#"{"status":"cancelled","reason":"client-cancelled","completed_at":"2026-12-01T00:00:09Z"}"#;
@@ -2095,7 +2133,10 @@ fn a_send_while_a_cancelled_turn_is_rebuilt_waits_for_the_rebuild() {
     running_turn(&mut d, "t1", None);
     let (_, effects) = d.command(Command::Cancel);
     let request = request_to(&effects, Method::Post, "/cancel").id;
-    let out = d.respond(request, 200, "{}");
+    d.respond(request, 200, "{}");
+    // No `turn.done` on the stream within the wait: the turn is read.
+    d.now += CANCEL_CHECK_WAIT_MS;
+    let out = d.feed(Input::Timer);
     let get = request_to(&out, Method::Get, "/turns/t1").id;
     let cancelled = r#"{"status":"cancelled","reason":"client-cancelled","completed_at":"2026-12-01T00:00:09Z"}"#;
     let mut out = d.respond(get, 200, &turn_json("t1", None, cancelled));
