@@ -662,10 +662,6 @@ impl Session {
         })
     }
 
-    /// Whether the active run's turn still runs on the server but has no live stream to follow
-    /// (412 on subscribe: expired, or its replica crashed — PROTOCOL.md §9). Such a turn may never
-    /// end: a new turn is the protocol's way on (the server cancels the stuck one as
-    /// `cancelled-for-next-turn`), so `send` does not refuse it as `turn-running`.
     /// Whether the run's live stream (or its tab relay) is open and brought frames (`live`,
     /// frames flowing: no silent cycle).
     fn streams_frames(&self) -> bool {
@@ -676,6 +672,10 @@ impl Session {
         })
     }
 
+    /// Whether the active run's turn still runs on the server but has no live stream to follow
+    /// (412 on subscribe: expired, or its replica crashed — PROTOCOL.md §9). Such a turn may never
+    /// end: a new turn is the protocol's way on (the server cancels the stuck one as
+    /// `cancelled-for-next-turn`), so `send` does not refuse it as `turn-running`.
     fn live_unavailable(&self) -> bool {
         self.run
             .as_ref()
