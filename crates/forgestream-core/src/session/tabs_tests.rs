@@ -217,6 +217,21 @@ fn subscribe_frames(t: &mut Tab, sub: RequestId, from: usize, to: usize) -> Vec<
     out
 }
 
+/// The subscribe among `out` (after `after`), opened; its id.
+fn open_subscribe(t: &mut Tab, out: &[Effect], after: u64) -> RequestId {
+    let sub = subscribes(out)[0];
+    let cursor = format!("after_sequence_number={after}");
+    assert!(sub.url.contains(&cursor), "{}", sub.url);
+    let sub = sub.id;
+    t.feed(Input::StreamOpened {
+        request: sub,
+        status: 200,
+        content_type: Some("text/event-stream"),
+        redirected: false,
+    });
+    sub
+}
+
 fn aborted(effects: &[Effect], id: RequestId) -> bool {
     effects
         .iter()
@@ -253,15 +268,7 @@ fn a_gap_nobody_replays_is_read_from_the_live_stream_then_the_relay_again() {
         "{out:?}"
     );
     let out = t.respond(check, RUNNING);
-    let sub = subscribes(&out)[0];
-    assert!(sub.url.contains("after_sequence_number=1"), "{}", sub.url);
-    let sub = sub.id;
-    t.feed(Input::StreamOpened {
-        request: sub,
-        status: 200,
-        content_type: Some("text/event-stream"),
-        redirected: false,
-    });
+    let sub = open_subscribe(&mut t, &out, 1);
     // The leader goes on relaying meanwhile; those frames are past this tab's cursor.
     t.relayed(5, &f[4]);
     let out = subscribe_frames(&mut t, sub, 2, 4);
@@ -300,15 +307,7 @@ fn a_tab_opened_late_in_a_long_turn_subscribes_as_soon_as_the_leader_says_its_re
     // No wait for REPLAY_WAIT_MS: nothing came through the relay, so the machine still waits
     // for its subscribe, which a real one from the cursor now answers.
     let out = t.feed(Input::Tab(TabInput::ReplayShort { turn_id: "t1" }));
-    let sub = subscribes(&out)[0];
-    assert!(sub.url.contains("after_sequence_number=0"), "{}", sub.url);
-    let sub = sub.id;
-    t.feed(Input::StreamOpened {
-        request: sub,
-        status: 200,
-        content_type: Some("text/event-stream"),
-        redirected: false,
-    });
+    let sub = open_subscribe(&mut t, &out, 0);
     let out = subscribe_frames(&mut t, sub, 1, 3);
     assert!(!aborted(&out, sub));
     let out = t.frame(sub, 4);
@@ -325,13 +324,7 @@ fn a_follower_past_a_gap_that_becomes_leader_keeps_its_subscribe_as_the_live_str
     let f = frames();
     t.relayed(3, &f[2]);
     let out = t.feed(Input::Tab(TabInput::ReplayShort { turn_id: "t1" }));
-    let sub = subscribes(&out)[0].id;
-    t.feed(Input::StreamOpened {
-        request: sub,
-        status: 200,
-        content_type: Some("text/event-stream"),
-        redirected: false,
-    });
+    let sub = open_subscribe(&mut t, &out, 0);
     subscribe_frames(&mut t, sub, 1, 2);
     // The leader closed: this tab leads, and its subscribe is the session's stream now.
     let out = t.feed(Input::Tab(TabInput::Role(Role::Leader)));
