@@ -7,7 +7,7 @@ import { markupRendersAsText, servedWithCsp, unsafeAuthUrlNotLinked } from "./ch
 import { gracefulShutdownShowsAbandoned } from "./checks/shutdown";
 import { vueFollowsTheStreamAtPhoneWidth, vueReopensAfterReload, vueStreamsATurn } from "./checks/vue";
 import { dropConnectionMidStream, rebuildAfter412, refreshMidStream, refreshWhilePaused } from "./checks/resume";
-import { eightSessionsAllStream, eightTabsOneStream, followerCancelsSameText, forgottenInAnotherTab, leaderCancels, leaderLiveStreamGone, lateTabShowsALongReply, leaderClosedMidStream, serverDownBothTabsReconnect, soloLeaderPostsNothing, stuckTurnEndsInBothTabs, twoTabs } from "./checks/tabs";
+import { eightSessionsAllStream, eightTabsOneStream, followerCancelsSameText, lateTabCancelsWhileCatchingUp, forgottenInAnotherTab, leaderCancels, leaderLiveStreamGone, lateTabShowsALongReply, leaderClosedMidStream, serverDownBothTabsReconnect, soloLeaderPostsNothing, stuckTurnEndsInBothTabs, twoTabs } from "./checks/tabs";
 import { demoAnswerRaceSaysWhoWon, twoTabsApproveAtOnce } from "./checks/actions";
 import { turnsMadeElsewhere } from "./checks/elsewhere";
 import { cancelEndsStuckTurn, crashStuckTurnShowsLiveUnavailable, newTurnCancelsStuckTurn, stuckTurnThreadsEndInterrupted } from "./checks/lifecycle";
@@ -39,6 +39,7 @@ test("a session forgotten in one tab closes in the other, with a notice", ({ fx 
 test("8 tabs on one session: one live stream at a time, all 8 transcripts equal the persisted text", ({ fx }) => eightTabsOneStream(fx));
 test("the leader tab closes mid-stream: a follower takes over from its cursor, text intact", ({ fx }) => leaderClosedMidStream(fx));
 test("a tab opened late in a long reply shows it live from its start, then follows the leader again", ({ fx }) => lateTabShowsALongReply(fx));
+test("a late tab on a slow link cancels while it still catches up: both tabs keep the same stopped text", ({ fx }) => lateTabCancelsWhileCatchingUp(fx));
 test("a follower presses Cancel mid-reply: both tabs end cancelled with the same stopped text", ({ fx }) => followerCancelsSameText(fx));
 test("the leader tab cancels: the follower shows the turn cancelled too (no turn.done frame to relay)", ({ fx }) => leaderCancels(fx));
 test("the leader's live stream is gone (412): the follower shows it too and may send", ({ fx }) => leaderLiveStreamGone(fx));

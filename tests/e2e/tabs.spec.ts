@@ -1,11 +1,12 @@
 import { test } from "@playwright/test";
 import { turnsMadeElsewhere } from "./checks/elsewhere";
-import { eightSessionsAllStream, eightTabsOneStream, followerCancelsSameText, forgottenInAnotherTab, leaderCancels, leaderLiveStreamGone, leaderClosedMidStream, lateTabShowsALongReply, leaderFrozenMidStream, serverDownBothTabsReconnect, soloLeaderPostsNothing, stuckTurnEndsInBothTabs, twoTabs } from "./checks/tabs";
+import { eightSessionsAllStream, eightTabsOneStream, followerCancelsSameText, lateTabCancelsWhileCatchingUp, forgottenInAnotherTab, leaderCancels, leaderLiveStreamGone, leaderClosedMidStream, lateTabShowsALongReply, leaderFrozenMidStream, serverDownBothTabsReconnect, soloLeaderPostsNothing, stuckTurnEndsInBothTabs, twoTabs } from "./checks/tabs";
 
 // The checks live in checks/tabs.ts so that firefox.spec.ts runs the same code in Firefox.
 test("two tabs on one session show the same final text", ({ context, request }) => twoTabs({ context, request }));
 test("a session forgotten in one tab closes in the other, with a notice", ({ context, request }) => forgottenInAnotherTab({ context, request }));
 test("a tab opened late in a long reply shows it live from its start, then follows the leader again", ({ context, request }) => lateTabShowsALongReply({ context, request }));
+test("a late tab on a slow link cancels while it still catches up: both tabs keep the same stopped text", ({ context, request }) => lateTabCancelsWhileCatchingUp({ context, request }));
 test("8 tabs on one session: one live stream at a time, all 8 transcripts equal the persisted text", ({ context, request }) => eightTabsOneStream({ context, request }));
 test("the leader tab closes mid-stream: a follower takes over from its cursor, text intact", ({ context, request }) => leaderClosedMidStream({ context, request }));
 // Chromium only: freezing a page is a CDP command (`Page.setWebLifecycleState`).

@@ -189,6 +189,36 @@ export const lateTabShowsALongReply: Check<"context" | "request"> = async ({ con
 };
 
 /**
+ * The same late tab on a slow link (its own subscribe drips) cancels while it still catches up:
+ * both tabs end cancelled with the same stopped text. A re-check (2 of 2): the late tab kept a
+ * fifth of the reply (11,898 vs 59,422 characters) — it read the turn a second after its cancel
+ * was taken and closed the stream that was still replaying; now it reads on while frames come.
+ */
+export const lateTabCancelsWhileCatchingUp: Check<"context" | "request"> = async ({ context }) => {
+  const first = await context.newPage();
+  const errors = watchErrors(first);
+  await newSession(first, "storyteller");
+  await sendMessage(first, "Tell a story, 20000 words, 3 ms");
+  await expect(first.getByTestId("message-text").last()).toHaveText(/^[^]{45000}/, { timeout: 30_000 });
+  const second = await context.newPage();
+  errors.push(...watchErrors(second));
+  await second.goto("/?fault=drip-ms=1,on=subscribe");
+  await expect(second.getByTestId("message-text").last()).toHaveText(/^Il était une fois[^]{2000}/, { timeout: 15_000 });
+  await second.getByTestId("cancel").click();
+  for (const page of [first, second]) {
+    await expect(page.getByTestId("turn-status").last()).toHaveText("cancelled", { timeout: 30_000 });
+    await expect(page.getByTestId("connection")).toHaveText("cancelled");
+  }
+  const turnId = await lastTurnId(first);
+  expect(await lastTurnId(second)).toBe(turnId);
+  const [kept, late] = await Promise.all([first, second].map((p) => shownText(p, turnId)));
+  expect(kept!.length).toBeGreaterThan(45000);
+  expect(late!.length, "the late tab's stopped text is the other tab's").toBe(kept!.length);
+  expect(late).toBe(kept);
+  expect(errors).toEqual([]);
+};
+
+/**
  * The leader's page closes mid-stream: its lock is released, a follower takes over from its own
  * cursor (one new subscribe), and every remaining page shows the persisted text.
  */

@@ -85,12 +85,13 @@ pub const RENOTIFY_MS: u64 = 100;
 /// is the watchdog's).
 pub const CATCH_UP_MAX_MS: u64 = 2_000;
 
-/// How long after the server took a cancel a run whose stream (or tab relay) still brings frames
-/// waits for the stream's `turn.done` before it reads the turn, ms. Why wait at all: reading at
-/// once closed the stream, so the deltas the server had sent before it took the cancel were not
-/// shown in the tab that pressed Cancel — but were in the others, which read on (a trial: two
-/// tabs kept different stopped text, 2 of 5). Why not forever: a cancel of a crashed owner's
-/// turn writes no `turn.done`.
+/// How long after the server took a cancel — and after each frame since — a run whose stream
+/// (or tab relay) still brings frames waits for the stream's `turn.done` before it reads the
+/// turn, ms. Why wait at all: reading at once closed the stream, so the deltas the server had
+/// sent before it took the cancel were not shown in the tab that pressed Cancel — but were in
+/// the others, which read on (a trial: two tabs kept different stopped text, 2 of 5; a tab still
+/// catching up on a long reply kept a fifth of it). Why not forever: a cancel of a crashed
+/// owner's turn writes no `turn.done`.
 pub const CANCEL_CHECK_WAIT_MS: u64 = 1_000;
 pub mod checkpoint;
 mod create;
@@ -394,7 +395,8 @@ struct Run {
     /// since the gap, 0 before the first)`; back on the relay once its cursor reaches that.
     gap_subscribe: Option<u64>,
     /// The server took a cancel while this run's stream brought frames: the turn is read at
-    /// this time (ms) unless its `turn.done` came first ([`CANCEL_CHECK_WAIT_MS`]).
+    /// this time (ms; moved on by each frame) unless its `turn.done` came first
+    /// ([`CANCEL_CHECK_WAIT_MS`]).
     cancel_check_at_ms: Option<u64>,
 }
 

@@ -299,6 +299,11 @@ impl Session {
         if let Some(run) = self.run.as_mut() {
             run.turn_id = Some(turn_id);
             run.conn.handle(input, now);
+            if run.cancel_check_at_ms.is_some() {
+                // Frames still come after a cancel (a tab catching up on a slow link reads
+                // seconds of them): the turn is read only once they stop.
+                run.cancel_check_at_ms = Some(now.saturating_add(super::CANCEL_CHECK_WAIT_MS));
+            }
         }
     }
 

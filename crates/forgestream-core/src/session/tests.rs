@@ -1988,6 +1988,29 @@ fn a_cancel_ends_with_the_streams_turn_done_and_keeps_the_frames_before_it() {
     assert!(requests(&d.feed(Input::Timer)).is_empty());
 }
 
+/// A tab still catching up on a long reply when its cancel is taken (its stream replays seconds
+/// of frames on a slow link): the wait starts again with each frame, so the turn is read only
+/// once they stop — a fixed second cut such a tab's text to a fifth of the other tab's.
+#[test]
+fn a_cancel_waits_for_as_long_as_frames_keep_coming() {
+    let mut d = Driver::new();
+    let (post, _) = running_turn(&mut d, "t1", None);
+    let (_, effects) = d.command(Command::Cancel);
+    let request = request_to(&effects, Method::Post, "/cancel").id;
+    d.respond(request, 200, "{}");
+    for seq in 4..10 {
+        d.now += CANCEL_CHECK_WAIT_MS / 2;
+        let mut out = d.feed(Input::Timer);
+        out.extend(d.stream_bytes(post, seq, &delta("m-t1", " more")));
+        assert!(requests(&out).is_empty(), "frame {seq}: {out:#?}");
+    }
+    assert!(message_texts(&d.s, "t1")[0].ends_with(" more more more more more more"));
+    // The frames stop and no `turn.done` came: the turn is read.
+    d.now += CANCEL_CHECK_WAIT_MS;
+    let out = d.feed(Input::Timer);
+    request_to(&out, Method::Get, "/turns/t1");
+}
+
 #[test]
 fn cancel_reads_the_turn_when_no_turn_done_came_within_the_wait() {
     let mut d = Driver::new();
