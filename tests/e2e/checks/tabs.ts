@@ -501,7 +501,9 @@ export const followerCancelsSameText: Check<"context" | "request"> = async ({ co
   for (let round = 0; round < 3; round++) {
     // Fast deltas: several are on their way when the cancel is taken.
     await sendMessage(leader!, "Tell a story, 3000 words, 4 ms");
-    await expect(follower.getByTestId("message-text").last()).toHaveText(/.{400,}/s, { timeout: 15_000 });
+    // This round's turn (the page also shows the earlier rounds' turns).
+    await expect(follower.getByTestId("turn")).toHaveCount(round + 1);
+    await expect(follower.getByTestId("turn").nth(round).getByTestId("message-text").last()).toHaveText(/.{400,}/s, { timeout: 15_000 });
     expect(await roleOf(follower)).toBe("follower");
     await follower.getByTestId("cancel").click();
     for (const page of pages) {
