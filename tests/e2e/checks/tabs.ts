@@ -191,8 +191,8 @@ export const lateTabShowsALongReply: Check<"context" | "request"> = async ({ con
 /**
  * The same late tab on a slow link (its own subscribe drips) cancels while it still catches up:
  * both tabs end cancelled with the same stopped text. A re-check (2 of 2): the late tab kept a
- * fifth of the reply (11,898 vs 59,422 characters) — it read the turn a second after its cancel
- * was taken and closed the stream that was still replaying; now it reads on while frames come.
+ * fifth of the reply (11,898 vs 59,422 characters) — it read the turn once its cancel was taken
+ * and closed the stream that was still replaying; now it reads on while frames come.
  */
 export const lateTabCancelsWhileCatchingUp: Check<"context" | "request"> = async ({ context }) => {
   const first = await context.newPage();
